@@ -1,0 +1,1 @@
+"""Built-in Kubernetes kinds served in every space: names, schemas, defaults, validation, tables."""
