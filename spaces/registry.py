@@ -34,6 +34,10 @@ class Strategy:
         """Kind-specific validation of an update (immutable fields …), after defaulting."""
         return self.validate(new)
 
+    def validate_delete(self, obj: dict[str, Any]) -> list[Cause]:
+        """Causes that forbid deleting ``obj`` (e.g. the root space)."""
+        return []
+
 
 @dataclass(frozen=True)
 class Column:

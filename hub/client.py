@@ -1,0 +1,229 @@
+"""A small synchronous client for the hub's Kubernetes-style API, and the Space calls built on it.
+
+Owns turning a kubeconfig into HTTP requests (trust, bearer token, proxies via httpx's usual
+``HTTPS_PROXY``/``NO_PROXY`` handling) and turning failures into two exceptions the CLIs print
+without a traceback: :class:`HubError` for a ``Status`` from the server, :class:`ConnectionFailed`
+when the server could not be reached at all.
+"""
+
+from __future__ import annotations
+
+import ssl
+import time
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+import httpx
+import orjson
+
+from hub import kubeconfig
+from hub.kubeconfig import ClusterAccess
+
+SPACE_GROUP = "spacehub.io"
+SPACE_VERSION = "v1alpha1"
+SPACE_RESOURCE = "spaces"
+SPACE_KIND = "Space"
+ROOT_SPACE = "root"
+SPACES_PATH = f"/clusters/{ROOT_SPACE}/apis/{SPACE_GROUP}/{SPACE_VERSION}/{SPACE_RESOURCE}"
+
+
+class ClientError(Exception):
+    """A failure the CLIs report as one line, without a traceback."""
+
+    def render(self) -> str:
+        return f"error: {self}"
+
+
+class HubError(ClientError):
+    """The server answered with an error (a Kubernetes ``Status`` when it could)."""
+
+    def __init__(self, code: int, reason: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.reason = reason
+        self.message = message
+
+    def render(self) -> str:
+        # kubectl's wording, so that scripts and people read both tools the same way.
+        return f"Error from server ({self.reason}): {self.message}"
+
+
+class ConnectionFailed(ClientError):
+    """The server could not be reached, or its TLS certificate was not trusted."""
+
+
+class HubClient:
+    """JSON requests against paths relative to the hub base URL (``/clusters/<space>/…``)."""
+
+    def __init__(self, base_url: str, *, ca_pem: bytes | None = None, token: str | None = None,
+                 insecure_skip_tls_verify: bool = False, timeout: float = 30.0) -> None:
+        self.base_url = base_url.rstrip("/")
+        headers = {"Accept": "application/json", "User-Agent": "spacehub-cli"}
+        if token:
+            headers["Authorization"] = f"Bearer {token}"
+        self._http = httpx.Client(base_url=self.base_url, headers=headers, timeout=timeout,
+                                  verify=_verify(ca_pem, insecure_skip_tls_verify))
+
+    @classmethod
+    def from_access(cls, acc: ClusterAccess, *, timeout: float = 30.0) -> HubClient:
+        base, _ = kubeconfig.split_server(acc.server)
+        return cls(base, ca_pem=acc.ca_pem, token=acc.token,
+                   insecure_skip_tls_verify=acc.insecure_skip_tls_verify, timeout=timeout)
+
+    @classmethod
+    def from_kubeconfig(cls, cfg: dict[str, Any], base_dir: Path | None = None, *,
+                        timeout: float = 30.0) -> HubClient:
+        """A client for the hub behind the current context, whichever space that context is in."""
+        return cls.from_access(kubeconfig.access(cfg, base_dir), timeout=timeout)
+
+    def __enter__(self) -> HubClient:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self._http.close()
+
+    def get(self, path: str, params: dict[str, str] | None = None) -> dict[str, Any]:
+        return self._request("GET", path, params=params)
+
+    def post(self, path: str, body: dict[str, Any]) -> dict[str, Any]:
+        return self._request("POST", path, body=body)
+
+    def delete(self, path: str) -> dict[str, Any]:
+        return self._request("DELETE", path)
+
+    def _request(self, method: str, path: str, *, params: dict[str, str] | None = None,
+                 body: dict[str, Any] | None = None) -> dict[str, Any]:
+        content = orjson.dumps(body) if body is not None else None
+        headers = {"Content-Type": "application/json"} if body is not None else None
+        try:
+            response = self._http.request(method, path, params=params, content=content, headers=headers)
+        except httpx.ConnectError as exc:
+            raise ConnectionFailed(_connect_message(self.base_url, exc)) from None
+        except httpx.TimeoutException:
+            raise ConnectionFailed(f"the server {self.base_url} did not answer in time") from None
+        except httpx.TransportError as exc:
+            raise ConnectionFailed(f"request to {self.base_url} failed: {exc}") from None
+        if response.status_code >= 400:
+            raise _status_error(response)
+        if not response.content:
+            return {}
+        try:
+            data = orjson.loads(response.content)
+        except orjson.JSONDecodeError:
+            raise HubError(response.status_code, "InternalError",
+                           f"the server {self.base_url} sent a response that is not JSON") from None
+        if not isinstance(data, dict):
+            raise HubError(response.status_code, "InternalError",
+                           f"the server {self.base_url} sent JSON that is not an object")
+        return data
+
+
+def _verify(ca_pem: bytes | None, insecure: bool) -> ssl.SSLContext | bool:
+    if insecure:
+        return False
+    if ca_pem:
+        try:
+            return ssl.create_default_context(cadata=ca_pem.decode("ascii"))
+        except (ssl.SSLError, UnicodeDecodeError, ValueError):
+            raise ConnectionFailed("the kubeconfig's certificate authority is not a valid PEM certificate"
+                                   ) from None
+    return True
+
+
+def _connect_message(base_url: str, exc: httpx.ConnectError) -> str:
+    text = str(exc)
+    if "CERTIFICATE_VERIFY_FAILED" in text or "certificate verify failed" in text:
+        return (f"cannot verify the TLS certificate of {base_url}: {text} "
+                "(is certificate-authority-data the hub's pki/ca.crt?)")
+    if "refused" in text.lower():
+        return f"the connection to the server {base_url} was refused - is the hub running?"
+    return f"cannot connect to the server {base_url}: {text}"
+
+
+def _status_error(response: httpx.Response) -> HubError:
+    try:
+        body = orjson.loads(response.content)
+    except orjson.JSONDecodeError:
+        body = None
+    if isinstance(body, dict) and body.get("kind") == "Status":
+        return HubError(int(body.get("code") or response.status_code),
+                        str(body.get("reason") or _reason(response)),
+                        str(body.get("message") or response.reason_phrase))
+    # Not a Status: a proxy or something else answered; say what came back, briefly.
+    snippet = response.text.strip().splitlines()[0][:200] if response.text.strip() else response.reason_phrase
+    return HubError(response.status_code, _reason(response), snippet)
+
+
+def _reason(response: httpx.Response) -> str:
+    # The reasons apimachinery gives a bare HTTP status (errors.go NewGenericServerResponse).
+    known = {400: "BadRequest", 401: "Unauthorized", 403: "Forbidden", 404: "NotFound",
+             405: "MethodNotAllowed", 409: "Conflict", 410: "Gone", 415: "UnsupportedMediaType",
+             422: "Invalid", 429: "TooManyRequests", 500: "InternalError", 503: "ServiceUnavailable",
+             504: "Timeout"}
+    return known.get(response.status_code, response.reason_phrase.replace(" ", "") or "Unknown")
+
+
+# --- Spaces (``spacehub.io/v1alpha1 Space`` objects in the root space) ---------------------------
+
+def space_path(name: str) -> str:
+    return f"{SPACES_PATH}/{quote(name, safe='')}"
+
+
+def list_spaces(client: HubClient) -> dict[str, Any]:
+    """The ``SpaceList`` as the server returns it."""
+    return client.get(SPACES_PATH)
+
+
+def get_space(client: HubClient, name: str) -> dict[str, Any]:
+    return client.get(space_path(name))
+
+
+def find_space(client: HubClient, name: str) -> dict[str, Any] | None:
+    """The Space, or None when it does not exist."""
+    try:
+        return get_space(client, name)
+    except HubError as exc:
+        if exc.code == 404:
+            return None
+        raise
+
+
+def create_space(client: HubClient, name: str) -> dict[str, Any]:
+    body = {"apiVersion": f"{SPACE_GROUP}/{SPACE_VERSION}", "kind": SPACE_KIND, "metadata": {"name": name}}
+    return client.post(SPACES_PATH, body)
+
+
+def delete_space(client: HubClient, name: str) -> dict[str, Any]:
+    return client.delete(space_path(name))
+
+
+def space_phase(space: dict[str, Any]) -> str:
+    return str((space.get("status") or {}).get("phase") or "")
+
+
+def wait_space_deleted(client: HubClient, name: str, timeout: float, interval: float = 0.5) -> bool:
+    """Poll until the Space is gone; False if it still exists when ``timeout`` seconds have passed."""
+    deadline = time.monotonic() + timeout
+    while True:
+        if find_space(client, name) is None:
+            return True
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(min(interval, max(0.0, deadline - time.monotonic())))
+
+
+def wait_space_ready(client: HubClient, name: str, timeout: float,
+                     interval: float = 0.25) -> dict[str, Any] | None:
+    """Poll until the Space reports phase Ready; None if it has not when the deadline passes."""
+    deadline = time.monotonic() + timeout
+    while True:
+        space = find_space(client, name)
+        if space is not None and space_phase(space) == "Ready":
+            return space
+        if time.monotonic() >= deadline:
+            return None
+        time.sleep(min(interval, max(0.0, deadline - time.monotonic())))

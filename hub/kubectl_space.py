@@ -1,0 +1,227 @@
+"""The ``kubectl space`` plugin: move a kubeconfig between spaces, like kcp's ``kubectl ws``.
+
+kubectl runs ``kubectl-space`` from ``$PATH`` with only the plugin's own arguments and the
+environment, so this reads ``--kubeconfig`` from its own argv, then ``$KUBECONFIG``, then
+``~/.kube/config`` (kubectl's default; ``spacehub`` itself defaults to the hub's admin kubeconfig).
+
+Entering a space rewrites the ``server`` of the *current context's cluster* to
+``<hub>/clusters/<space>``; kubectl then sends every request there without knowing about spaces.
+
+The space left behind is remembered as a context named ``spacehub-previous`` whose cluster (also
+``spacehub-previous``) is a copy of the current one at the old URL, in the manner of kcp's
+``workspace.kcp.io/previous``. A context was chosen over ``preferences.extensions`` because
+``kubectl config`` round-trips contexts faithfully and the user can still
+``kubectl --context spacehub-previous …``. ``kubectl space use -`` swaps the two.
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import re
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from hub import cli, kubeconfig
+from hub import client as hub_client
+from hub.client import ClientError, HubClient
+
+PREVIOUS = "spacehub-previous"
+ROOT = hub_client.ROOT_SPACE
+PLUGIN_DEFAULT_KUBECONFIG = Path("~/.kube/config")
+DEFAULT_READY_TIMEOUT = 60.0
+# Kubernetes object names (DNS-1123 subdomain). Checked before a name goes into a URL path so that
+# something like "../x" can never point the kubeconfig somewhere other than a space.
+_NAME = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
+
+# Raises SpaceUnavailable (or a ClientError) unless ``name`` can be entered; injected so tests and
+# other callers can decide existence without a running hub.
+SpaceCheck = Callable[[str], None]
+
+
+class SpaceUnavailable(ClientError):
+    """The target space does not exist or cannot be entered."""
+
+
+def validate_name(name: str) -> None:
+    if len(name) > 253 or not _NAME.match(name):
+        raise SpaceUnavailable(f'invalid space name "{name}": must be a lowercase DNS-1123 name')
+
+
+def use_space(cfg: dict[str, Any], target: str, check: SpaceCheck) -> str:
+    """Point the current context's cluster at ``target`` and return the space now in use.
+
+    ``target`` is a space name, ``root`` or ``..`` for the root space, or ``-`` for the previous
+    one. ``cfg`` is changed in place only after ``check`` accepted the target.
+    """
+    cluster = kubeconfig.current_cluster(cfg)
+    server = kubeconfig.current_server(cfg)
+    base, _ = kubeconfig.split_server(server)
+
+    if target == "-":
+        new_server = previous_server(cfg)
+        if new_server is None:
+            raise SpaceUnavailable("no previous space to go back to")
+        previous_base, name = kubeconfig.split_server(new_server)
+        if previous_base != base:
+            raise SpaceUnavailable(f"the previous space is on another server ({previous_base}), "
+                                   f"not {base}")
+        if name is None:
+            name = ROOT
+            new_server = kubeconfig.with_space(base, ROOT)
+    elif target in ("..", ROOT):
+        name, new_server = ROOT, kubeconfig.with_space(base, ROOT)
+    else:
+        validate_name(target)
+        name, new_server = target, kubeconfig.with_space(base, target)
+
+    if name != ROOT:
+        check(name)
+    if new_server != server:
+        _remember_previous(cfg, server)
+        cluster["server"] = new_server
+    return name
+
+
+def previous_server(cfg: dict[str, Any]) -> str | None:
+    entry = kubeconfig.named(cfg, "clusters", PREVIOUS)
+    if entry is None:
+        return None
+    server = (entry.get("cluster") or {}).get("server")
+    return str(server) if server else None
+
+
+def _remember_previous(cfg: dict[str, Any], server: str) -> None:
+    context_name, context = kubeconfig.current_context(cfg)
+    if context_name == PREVIOUS or context.get("cluster") == PREVIOUS:
+        # The user is working *in* the remembered context; overwriting it would also move the
+        # cluster being switched, so this one switch is simply not remembered.
+        return
+    cluster = copy.deepcopy(kubeconfig.current_cluster(cfg))
+    cluster["server"] = server
+    remembered = {**copy.deepcopy(context), "cluster": PREVIOUS}
+    _put(cfg, "clusters", PREVIOUS, "cluster", cluster)
+    _put(cfg, "contexts", PREVIOUS, "context", remembered)
+
+
+def _put(cfg: dict[str, Any], section: str, name: str, key: str, body: dict[str, Any]) -> None:
+    entry = kubeconfig.named(cfg, section, name)
+    if entry is None:
+        cfg.setdefault(section, []).append({"name": name, key: body})
+    else:
+        entry[key] = body
+
+
+def current_space(cfg: dict[str, Any]) -> tuple[str, str]:
+    """The current space's name and server URL."""
+    server = kubeconfig.current_server(cfg)
+    _, name = kubeconfig.split_server(server)
+    if name is None:
+        raise SpaceUnavailable(f"the current server {server} is not a space URL (…/clusters/<name>); "
+                               f"run 'kubectl space use {ROOT}'")
+    return name, server
+
+
+def remote_check(client: HubClient) -> SpaceCheck:
+    """A SpaceCheck that asks the hub for the Space object in the root space."""
+
+    def check(name: str) -> None:
+        space = hub_client.find_space(client, name)
+        if space is None:
+            raise SpaceUnavailable(f'space "{name}" does not exist')
+        if hub_client.space_phase(space) == "Terminating":
+            raise SpaceUnavailable(f'space "{name}" is being deleted')
+
+    return check
+
+
+# --- commands ------------------------------------------------------------------------------------
+
+def _cmd_use(args: argparse.Namespace) -> int:
+    path, cfg = _load(args)
+    with HubClient.from_kubeconfig(cfg, path.parent) as client:
+        name = use_space(cfg, args.name, remote_check(client))
+    kubeconfig.save(path, cfg)
+    print(f'Current space is "{name}".')
+    return 0
+
+
+def _cmd_current(args: argparse.Namespace) -> int:
+    _, cfg = _load(args)
+    name, server = current_space(cfg)
+    print(f"{name} {server}" if args.verbose else name)
+    return 0
+
+
+def _cmd_list(args: argparse.Namespace) -> int:
+    path, cfg = _load(args)
+    with HubClient.from_kubeconfig(cfg, path.parent) as client:
+        spaces = hub_client.list_spaces(client)
+    cli.print_spaces(spaces, args.output)
+    return 0
+
+
+def _cmd_create(args: argparse.Namespace) -> int:
+    validate_name(args.name)
+    path, cfg = _load(args)
+    with HubClient.from_kubeconfig(cfg, path.parent) as client:
+        hub_client.create_space(client, args.name)
+        print(f"{cli.SPACE_RESOURCE_NAME}/{args.name} created")
+        if not args.enter:
+            return 0
+        if hub_client.wait_space_ready(client, args.name, args.timeout) is None:
+            raise ClientError(f'space "{args.name}" did not become Ready within {args.timeout:g}s')
+        name = use_space(cfg, args.name, remote_check(client))
+    kubeconfig.save(path, cfg)
+    print(f'Current space is "{name}".')
+    return 0
+
+
+def _load(args: argparse.Namespace) -> tuple[Path, dict[str, Any]]:
+    path = kubeconfig.resolve_path(getattr(args, "kubeconfig", None),
+                                   default=PLUGIN_DEFAULT_KUBECONFIG.expanduser())
+    return path, kubeconfig.load(path)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--kubeconfig", default=argparse.SUPPRESS, metavar="PATH",
+                        help="kubeconfig to use and rewrite (default: $KUBECONFIG, else ~/.kube/config)")
+    parser = argparse.ArgumentParser(prog="kubectl space", parents=[common],
+                                     description="Switch between, list and create spacehub spaces.")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    use = sub.add_parser("use", parents=[common], help="enter a space (root or .. for root, - for previous)")
+    use.add_argument("name", metavar="NAME|root|..|-")
+    use.set_defaults(func=_cmd_use)
+
+    current = sub.add_parser("current", parents=[common], help="print the current space")
+    current.add_argument("-v", "--verbose", action="store_true", help="also print the server URL")
+    current.set_defaults(func=_cmd_current)
+
+    listing = sub.add_parser("list", parents=[common], help="list spaces")
+    cli.add_output_flag(listing)
+    listing.set_defaults(func=_cmd_list)
+
+    create = sub.add_parser("create", parents=[common], help="create a space")
+    create.add_argument("name")
+    create.add_argument("--enter", action="store_true", help="enter the space once it is Ready")
+    create.add_argument("--timeout", type=float, default=DEFAULT_READY_TIMEOUT, metavar="SECONDS",
+                        help="how long --enter waits for the space to be Ready (default 60)")
+    create.set_defaults(func=_cmd_create)
+
+    # A bare `kubectl space` says where you are, like `kubectl ws .`.
+    parser.set_defaults(func=_cmd_current, verbose=False)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    return cli.run_guarded(lambda: args.func(args))
+
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,51 @@
+"""Prometheus metrics of the hub process (served at /metrics)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Awaitable, Callable, MutableMapping
+from typing import Any
+
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+
+Scope = MutableMapping[str, Any]
+ASGIApp = Callable[[Scope, Callable[[], Awaitable[Any]], Callable[[Any], Awaitable[None]]], Awaitable[None]]
+
+
+class HubMetrics:
+    def __init__(self) -> None:
+        self.registry = CollectorRegistry()
+        self.requests = Counter("spacehub_http_requests_total", "HTTP requests by method and status code",
+                                ["method", "code"], registry=self.registry)
+        self.latency = Histogram("spacehub_http_request_duration_seconds",
+                                 "Time to the first response byte", ["method"], registry=self.registry,
+                                 buckets=(0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5))
+        self.commit_batch = Histogram("spacehub_store_commit_batch_size", "Writes per store transaction",
+                                      registry=self.registry, buckets=(1, 2, 4, 8, 16, 32, 64, 128, 256))
+        self.commit_seconds = Histogram("spacehub_store_commit_duration_seconds",
+                                        "Duration of one store transaction (including fsync)",
+                                        registry=self.registry)
+        self.watchers = Gauge("spacehub_watchers", "Open watch subscriptions", registry=self.registry)
+        self.revision = Gauge("spacehub_store_revision", "Newest committed revision", registry=self.registry)
+
+    def observe_batch(self, size: int, seconds: float) -> None:
+        self.commit_batch.observe(size)
+        self.commit_seconds.observe(seconds)
+
+    def middleware(self, app: ASGIApp) -> ASGIApp:
+        async def wrapped(scope: Scope, receive: Any, send: Any) -> None:
+            if scope["type"] != "http":
+                await app(scope, receive, send)
+                return
+            started = time.perf_counter()
+            method = scope["method"]
+
+            async def send_wrapper(message: dict[str, Any]) -> None:
+                if message["type"] == "http.response.start":
+                    self.requests.labels(method, str(message["status"])).inc()
+                    self.latency.labels(method).observe(time.perf_counter() - started)
+                await send(message)
+
+            await app(scope, receive, send_wrapper)
+
+        return wrapped

@@ -1,0 +1,1 @@
+"""Inventory: SyncTarget and Location objects (edge.kubestellar.io/v2alpha1) and cluster registration."""

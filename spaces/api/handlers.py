@@ -1,0 +1,334 @@
+"""Route one space's Kubernetes API requests to discovery, OpenAPI and the object service."""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable
+from typing import Any
+
+from starlette.requests import Request
+from starlette.responses import Response, StreamingResponse
+
+from spaces import errors
+from spaces.api import discovery
+from spaces.api.codec import decode_body, json_response, media_type, status_response, table_version
+from spaces.api.paths import ResourcePath, parse_resource_path
+from spaces.api.tables import to_table
+from spaces.api.watchstream import WatchRequest, WatchStream, watch_timeout
+from spaces.catalog import Catalog, definitions
+from spaces.openapi import group_version_path, openapi_document, openapi_index
+from spaces.patching import apply_patch
+from spaces.registry import ResourceType
+from spaces.selectors import parse_field_selector, parse_label_selector
+from spaces.service import DeleteOptions, Objects, WriteOptions
+
+APPLY_PATCH = "application/apply-patch+yaml"
+_TRUE = ("true", "1")
+
+
+def _manager(request: Request) -> str:
+    explicit = request.query_params.get("fieldManager")
+    if explicit:
+        if len(explicit) > 128:
+            raise errors.bad_request("fieldManager: Too long: may not be longer than 128")
+        return explicit
+    # kube-apiserver derives the manager from the User-Agent's product token when none is given.
+    return (request.headers.get("user-agent") or "unknown").split("/", 1)[0][:128] or "unknown"
+
+
+def _write_options(request: Request) -> WriteOptions:
+    dry = request.query_params.getlist("dryRun")
+    if any(d != "All" for d in dry):
+        raise errors.bad_request(f"Invalid dryRun value {dry}: only 'All' is supported")
+    validation = request.query_params.get("fieldValidation") or "Warn"
+    if validation not in ("Strict", "Warn", "Ignore"):
+        raise errors.bad_request(f'Invalid fieldValidation "{validation}": must be one of Strict, Warn, Ignore')
+    return WriteOptions(dry_run=bool(dry), manager=_manager(request), field_validation=validation)
+
+
+def _warning_headers(opts: WriteOptions) -> dict[str, str] | None:
+    if not opts.warnings:
+        return None
+    # One header value per warning is what clients print; Starlette joins duplicates, so send them
+    # comma-separated as RFC 7234 allows.
+    return {"Warning": ", ".join(f'299 - "{w}"' for w in opts.warnings)}
+
+
+def _scale_of(rtype: ResourceType, obj: dict[str, Any]) -> dict[str, Any]:
+    meta = obj["metadata"]
+    selector = (obj.get("spec") or {}).get("selector") or {}
+    labels = ",".join(f"{k}={v}" for k, v in sorted((selector.get("matchLabels") or {}).items()))
+    return {
+        "kind": "Scale", "apiVersion": "autoscaling/v1",
+        "metadata": {k: meta[k] for k in ("name", "namespace", "uid", "resourceVersion", "creationTimestamp")
+                     if k in meta},
+        "spec": {"replicas": (obj.get("spec") or {}).get("replicas", 0)},
+        "status": {"replicas": (obj.get("status") or {}).get("replicas", 0), "selector": labels},
+    }
+
+
+class SpaceAPI:
+    def __init__(self, objects: Objects, catalog: Catalog, space_phase: Callable[[str], str | None],
+                 version_info: dict[str, str]) -> None:
+        self.objects = objects
+        self.catalog = catalog
+        self.space_phase = space_phase
+        self.version_info = version_info
+
+    async def handle(self, request: Request, space: str, path: str) -> Response:
+        try:
+            if self.space_phase(space) is None:
+                raise errors.StatusError(404, "NotFound", f'spaces.spacehub.io "{space}" not found',
+                                         name=space, group="spacehub.io", kind="spaces")
+            return await self._route(request, space, [s for s in path.split("/") if s])
+        except errors.StatusError as exc:
+            return status_response(exc)
+
+    async def _route(self, request: Request, space: str, segs: list[str]) -> Response:
+        types = self.catalog.types(space)
+        if request.method == "GET":
+            if segs == ["version"]:
+                return json_response(self.version_info)
+            if segs and segs[0] == "openapi":
+                return self._openapi(request, space, segs[1:])
+            if segs in (["api"], ["apis"]):
+                return self._discovery_root(request, types, legacy=segs == ["api"])
+            if len(segs) == 2 and segs[0] == "api":
+                body = discovery.resource_list(types, "", segs[1])
+                return self._bytes(body)
+            if len(segs) == 2 and segs[0] == "apis":
+                doc = discovery.group(types, segs[1])
+                if doc is None:
+                    raise self._not_served()
+                return json_response(doc)
+            if len(segs) == 3 and segs[0] == "apis":
+                return self._bytes(discovery.resource_list(types, segs[1], segs[2]))
+        rp = parse_resource_path(segs)
+        if rp is None:
+            raise self._not_served()
+        rtype = self.catalog.lookup(space, rp.group, rp.version, rp.plural)
+        if rtype is None or (rp.namespace is not None and not rtype.namespaced):
+            raise self._not_served()
+        if rp.subresource and rp.subresource not in rtype.subresources:
+            raise self._not_served()
+        return await self._resource(request, space, rtype, rp)
+
+    @staticmethod
+    def _not_served() -> errors.StatusError:
+        return errors.StatusError(404, "NotFound", "the server could not find the requested resource")
+
+    @staticmethod
+    def _bytes(body: bytes | None) -> Response:
+        if body is None:
+            raise SpaceAPI._not_served()
+        return Response(body, media_type="application/json")
+
+    def _discovery_root(self, request: Request, types: tuple[ResourceType, ...], legacy: bool) -> Response:
+        if discovery.wants_aggregated(request.headers.get("accept")):
+            body, etag = discovery.aggregated(types, legacy)
+            headers = {"ETag": etag, "Vary": "Accept"}
+            if request.headers.get("if-none-match") == etag:
+                return Response(status_code=304, headers=headers)
+            return Response(body, media_type=discovery.AGGREGATED_V2, headers=headers)
+        if legacy:
+            return json_response(discovery.api_versions())
+        return Response(discovery.group_list(types), media_type="application/json")
+
+    def _openapi(self, request: Request, space: str, segs: list[str]) -> Response:
+        if not segs or segs[0] != "v3":
+            raise self._not_served()
+        types = self.catalog.types(space)
+        by_gv: dict[tuple[str, str], list[ResourceType]] = {}
+        for t in types:
+            by_gv.setdefault((t.group, t.version), []).append(t)
+        if len(segs) == 1:
+            hashes = {group_version_path(g, v): openapi_document(g, v, tuple(ts), definitions())[1]
+                      for (g, v), ts in by_gv.items()}
+            return json_response(openapi_index(hashes, ""))
+        wanted = "/".join(segs[1:])
+        for (g, v), ts in by_gv.items():
+            if group_version_path(g, v) == wanted:
+                body, digest = openapi_document(g, v, tuple(ts), definitions())
+                headers = {"ETag": f'"{digest}"'}
+                if request.query_params.get("hash") == digest:
+                    headers["Cache-Control"] = "public, immutable"
+                return Response(body, media_type="application/json", headers=headers)
+        raise self._not_served()
+
+    # --- resources ----------------------------------------------------------------------------
+
+    async def _resource(self, request: Request, space: str, rtype: ResourceType, rp: ResourcePath) -> Response:
+        method = request.method
+        namespace = rp.namespace
+        if rtype.namespaced and rp.name is not None and namespace is None:
+            raise self._not_served()
+        ns = namespace or ""
+        if rp.name is None:
+            if method == "GET":
+                return await self._list_or_watch(request, space, rtype, namespace)
+            if method == "POST":
+                if rtype.namespaced and namespace is None:
+                    raise errors.method_not_allowed("the server does not allow this method on the requested "
+                                                    "resource")
+                return await self._create(request, space, rtype, ns)
+            if method == "DELETE":
+                return await self._delete_collection(request, space, rtype, namespace)
+            raise errors.method_not_allowed(f"the server does not allow method {method} on a collection")
+        name = rp.name
+        if rp.subresource == "scale":
+            return await self._scale(request, space, rtype, ns, name)
+        if method == "GET":
+            obj = await self.objects.get(space, rtype, ns, name)
+            return self._object_response(request, rtype, obj)
+        if method == "PUT":
+            opts = _write_options(request)
+            body = decode_body(await request.body(), request.headers.get("content-type"))
+            obj = await self.objects.update(space, rtype, ns, name, body, opts, subresource=rp.subresource)
+            return json_response(obj, headers=_warning_headers(opts))
+        if method == "PATCH":
+            return await self._patch(request, space, rtype, ns, name, rp.subresource)
+        if method == "DELETE" and not rp.subresource:
+            return await self._delete(request, space, rtype, ns, name)
+        raise errors.method_not_allowed(f"the server does not allow method {method} on this resource")
+
+    def _object_response(self, request: Request, rtype: ResourceType, obj: dict[str, Any],
+                         status: int = 200, headers: dict[str, str] | None = None) -> Response:
+        tv = table_version(request.headers.get("accept"))
+        if tv is not None:
+            include = request.query_params.get("includeObject") or "Metadata"
+            return json_response(to_table(rtype, [obj], version=tv, include=include,
+                                          resource_version=obj["metadata"].get("resourceVersion", "")))
+        return json_response(obj, status, headers)
+
+    async def _create(self, request: Request, space: str, rtype: ResourceType, ns: str) -> Response:
+        opts = _write_options(request)
+        body = decode_body(await request.body(), request.headers.get("content-type"))
+        obj = await self.objects.create(space, rtype, ns, body, opts)
+        return json_response(obj, 201, _warning_headers(opts))
+
+    async def _patch(self, request: Request, space: str, rtype: ResourceType, ns: str, name: str,
+                     subresource: str) -> Response:
+        opts = _write_options(request)
+        content_type = media_type(request.headers.get("content-type"))
+        if content_type == APPLY_PATCH:
+            raise errors.unsupported_media_type(content_type)
+        obj = await self.objects.patch(space, rtype, ns, name, await request.body(), content_type, opts,
+                                       subresource=subresource)
+        return json_response(obj, headers=_warning_headers(opts))
+
+    def _selectors(self, request: Request, rtype: ResourceType) -> tuple[Any, Any]:
+        q = request.query_params
+        labels = parse_label_selector(q["labelSelector"]) if q.get("labelSelector") else None
+        fields = parse_field_selector(q["fieldSelector"], rtype.kind) if q.get("fieldSelector") else None
+        return labels, fields
+
+    async def _list_or_watch(self, request: Request, space: str, rtype: ResourceType,
+                             namespace: str | None) -> Response:
+        q = request.query_params
+        labels, fields = self._selectors(request, rtype)
+        tv = table_version(request.headers.get("accept"))
+        include = q.get("includeObject") or "Metadata"
+        if q.get("watch") in _TRUE:
+            send_initial = q.get("sendInitialEvents") in _TRUE
+            if send_initial and q.get("resourceVersionMatch") != "NotOlderThan":
+                raise errors.invalid("ListOptions", "meta.k8s.io", "", [errors.Cause(
+                    "FieldValueForbidden", "sendInitialEvents requires setting resourceVersionMatch to "
+                    "NotOlderThan", "resourceVersionMatch")])
+            req = WatchRequest(space, rtype, namespace, labels, fields, q.get("resourceVersion") or "",
+                               send_initial, q.get("allowWatchBookmarks") in _TRUE,
+                               watch_timeout(q.get("timeoutSeconds")), tv, include)
+            return StreamingResponse(WatchStream(self.objects, req).body(), media_type="application/json")
+        limit_text = q.get("limit") or "0"
+        try:
+            limit = max(0, int(limit_text))
+        except ValueError as exc:
+            raise errors.bad_request(f"invalid limit {limit_text!r}") from exc
+        result = await self.objects.list(space, rtype, namespace, labels=labels, fields=fields, limit=limit,
+                                         continue_token=q.get("continue") or "",
+                                         resource_version=q.get("resourceVersion") or "",
+                                         resource_version_match=q.get("resourceVersionMatch") or "")
+        if tv is not None:
+            return json_response(to_table(rtype, result.items, version=tv, include=include,
+                                          resource_version=result.resource_version,
+                                          continue_token=result.continue_token))
+        meta: dict[str, Any] = {"resourceVersion": result.resource_version}
+        if result.continue_token:
+            meta["continue"] = result.continue_token
+        return json_response({"kind": rtype.list_kind, "apiVersion": rtype.api_version, "metadata": meta,
+                              "items": result.items})
+
+    async def _delete_options(self, request: Request) -> DeleteOptions:
+        raw = await request.body()
+        body: dict[str, Any] = {}
+        if raw.strip():
+            decoded = decode_body(raw, request.headers.get("content-type"))
+            if not isinstance(decoded, dict):
+                raise errors.bad_request("DeleteOptions must be a JSON object")
+            body = decoded
+        q = request.query_params
+        propagation = body.get("propagationPolicy") or q.get("propagationPolicy") or ""
+        orphan = body.get("orphanDependents", q.get("orphanDependents"))
+        if not propagation:
+            propagation = "Orphan" if orphan in (True, "true") else "Background"
+        if propagation not in ("Background", "Foreground", "Orphan"):
+            raise errors.bad_request(f'unsupported propagationPolicy "{propagation}"')
+        pre = body.get("preconditions") or {}
+        dry = body.get("dryRun") or q.getlist("dryRun")
+        if any(d != "All" for d in dry):
+            raise errors.bad_request(f"Invalid dryRun value {dry}: only 'All' is supported")
+        return DeleteOptions(propagation=propagation, uid=pre.get("uid"),
+                             resource_version=pre.get("resourceVersion"), dry_run=bool(dry))
+
+    async def _delete(self, request: Request, space: str, rtype: ResourceType, ns: str, name: str) -> Response:
+        options = await self._delete_options(request)
+        obj, _gone = await self.objects.delete(space, rtype, ns, name, options)
+        return json_response(obj)
+
+    async def _delete_collection(self, request: Request, space: str, rtype: ResourceType,
+                                 namespace: str | None) -> Response:
+        options = await self._delete_options(request)
+        labels, fields = self._selectors(request, rtype)
+        result = await self.objects.list(space, rtype, namespace, labels=labels, fields=fields)
+        deleted = []
+        for obj in result.items:
+            meta = obj["metadata"]
+            try:
+                done, _ = await self.objects.delete(space, rtype, meta.get("namespace", ""), meta["name"],
+                                                    options)
+            except errors.StatusError as exc:
+                if exc.code == 404:
+                    continue
+                raise
+            deleted.append(done)
+        return json_response({"kind": rtype.list_kind, "apiVersion": rtype.api_version,
+                              "metadata": {"resourceVersion": result.resource_version}, "items": deleted})
+
+    async def _scale(self, request: Request, space: str, rtype: ResourceType, ns: str, name: str) -> Response:
+        if request.method == "GET":
+            return json_response(_scale_of(rtype, await self.objects.get(space, rtype, ns, name)))
+        if request.method not in ("PUT", "PATCH"):
+            raise errors.method_not_allowed(f"the server does not allow method {request.method} on scale")
+        opts = _write_options(request)
+        raw = await request.body()
+        content_type = media_type(request.headers.get("content-type"))
+        scale_type = ResourceType(group="autoscaling", version="v1", kind="Scale", plural="scale",
+                                  singular="scale", namespaced=True)
+
+        def compute(obj: dict[str, Any]) -> dict[str, Any]:
+            current = _scale_of(rtype, obj)
+            if request.method == "PUT":
+                wanted = decode_body(raw, request.headers.get("content-type"))
+            else:
+                wanted = apply_patch(copy.deepcopy(current), raw, content_type, scale_type)
+            replicas = ((wanted or {}).get("spec") or {}).get("replicas")
+            if not isinstance(replicas, int) or replicas < 0:
+                raise errors.invalid("Scale", "autoscaling", name, [errors.Cause(
+                    "FieldValueInvalid", f"Invalid value: {replicas!r}: must be greater than or equal to 0",
+                    "spec.replicas")])
+            obj.setdefault("spec", {})["replicas"] = replicas
+            return obj
+
+        obj = await self.objects.guaranteed_update(space, rtype, ns, name, compute, opts)
+        return json_response(_scale_of(rtype, obj))
+
+

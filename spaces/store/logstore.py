@@ -1,0 +1,301 @@
+"""SQL access for the revision log: schema, point reads, snapshot lists, history and compaction.
+
+All methods are synchronous and run in worker threads; the asyncio side never blocks on SQL.
+Revisions are assigned by the database (SQLite ``AUTOINCREMENT`` / PostgreSQL ``BIGSERIAL``) inside
+one serialised writer transaction, so commit order equals revision order and a reader that takes
+``max(id)`` first and then filters ``id <= max`` sees a consistent snapshot on either backend.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any, NamedTuple
+
+from sqlalchemy import (
+    BigInteger,
+    Boolean,
+    Column,
+    Connection,
+    Engine,
+    Index,
+    Integer,
+    LargeBinary,
+    MetaData,
+    String,
+    Table,
+    create_engine,
+    event,
+    text,
+)
+
+metadata = MetaData()
+
+kv_log = Table(
+    "kv_log",
+    metadata,
+    # AUTOINCREMENT on SQLite: ids must never be reused after compaction deletes the newest rows.
+    Column("id", BigInteger().with_variant(Integer, "sqlite"), primary_key=True, autoincrement=True),
+    Column("space", String(253), nullable=False),
+    Column("resource", String(317), nullable=False),
+    Column("namespace", String(63), nullable=False),
+    Column("name", String(253), nullable=False),
+    Column("created", Boolean, nullable=False),
+    Column("deleted", Boolean, nullable=False),
+    Column("prev_revision", BigInteger, nullable=False),
+    Column("value", LargeBinary, nullable=False),
+    sqlite_autoincrement=True,
+)
+Index("kv_log_key", kv_log.c.space, kv_log.c.resource, kv_log.c.namespace, kv_log.c.name, kv_log.c.id)
+Index("kv_log_space_ns", kv_log.c.space, kv_log.c.namespace, kv_log.c.id)
+
+kv_state = Table(
+    "kv_state",
+    metadata,
+    Column("key", String(64), primary_key=True),
+    Column("value", BigInteger, nullable=False),
+)
+
+
+class Key(NamedTuple):
+    space: str
+    resource: str  # group-qualified plural, e.g. "deployments.apps"
+    namespace: str  # "" for cluster-scoped objects
+    name: str
+
+
+@dataclass(frozen=True)
+class LogRow:
+    revision: int
+    key: Key
+    created: bool
+    deleted: bool
+    prev_revision: int
+    value: bytes
+
+
+class Compacted(Exception):
+    """The requested revision is older than the compaction horizon."""
+
+    def __init__(self, requested: int, compacted: int) -> None:
+        super().__init__(f"revision {requested} is compacted (oldest available: {compacted})")
+        self.requested = requested
+        self.compacted = compacted
+
+
+class PreconditionFailed(Exception):
+    """A write's expectation about the current revision of its key did not hold."""
+
+    def __init__(self, key: Key, current: int) -> None:
+        super().__init__(f"{key} is at revision {current}")
+        self.key = key
+        self.current = current
+
+
+_COLUMNS = "id, space, resource, namespace, name, created, deleted, prev_revision, value"
+
+
+def _row(r: Any) -> LogRow:
+    return LogRow(int(r[0]), Key(r[1], r[2], r[3], r[4]), bool(r[5]), bool(r[6]), int(r[7]), bytes(r[8]))
+
+
+def make_engine(url: str) -> Engine:
+    if url.startswith("sqlite"):
+        engine = create_engine(url, connect_args={"check_same_thread": False, "timeout": 30},
+                               pool_size=8, max_overflow=8)
+
+        @event.listens_for(engine, "connect")
+        def _sqlite_pragmas(dbapi_conn: Any, _record: Any) -> None:
+            cur = dbapi_conn.cursor()
+            cur.execute("PRAGMA journal_mode=WAL")
+            # FULL: a commit returns only after the WAL is fsynced, so an acknowledged write
+            # survives a crash or power loss (NORMAL would only survive a process crash).
+            cur.execute("PRAGMA synchronous=FULL")
+            cur.execute("PRAGMA busy_timeout=30000")
+            cur.close()
+
+        return engine
+    return create_engine(url, pool_size=8, max_overflow=8, pool_pre_ping=True)
+
+
+class LogStore:
+    """Reads and maintenance of the revision log; writes go through :class:`GroupCommitWriter`."""
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+        self.engine = make_engine(url)
+        self.is_postgres = self.engine.dialect.name == "postgresql"
+        metadata.create_all(self.engine)
+        self._compacted_lock = threading.Lock()
+        self._compacted = self._read_state("compact_revision")
+
+    def close(self) -> None:
+        self.engine.dispose()
+
+    # --- state -----------------------------------------------------------------------------
+
+    def _read_state(self, key: str) -> int:
+        with self.engine.connect() as conn:
+            v = conn.execute(text("SELECT value FROM kv_state WHERE key = :k"), {"k": key}).scalar()
+        return int(v or 0)
+
+    @property
+    def compacted_revision(self) -> int:
+        with self._compacted_lock:
+            return self._compacted
+
+    def refresh_compacted_revision(self) -> int:
+        value = self._read_state("compact_revision")
+        with self._compacted_lock:
+            self._compacted = max(self._compacted, value)
+            return self._compacted
+
+    def current_revision(self, conn: Connection | None = None) -> int:
+        sql = text("SELECT COALESCE(MAX(id), 0) FROM kv_log")
+        if conn is not None:
+            return int(conn.execute(sql).scalar() or 0)
+        with self.engine.connect() as c:
+            return int(c.execute(sql).scalar() or 0)
+
+    # --- point reads -------------------------------------------------------------------------
+
+    @staticmethod
+    def latest_in(conn: Connection, key: Key) -> LogRow | None:
+        r = conn.execute(text(
+            f"SELECT {_COLUMNS} FROM kv_log WHERE space = :s AND resource = :r AND namespace = :n "
+            "AND name = :m ORDER BY id DESC LIMIT 1"),
+            {"s": key.space, "r": key.resource, "n": key.namespace, "m": key.name}).first()
+        return _row(r) if r is not None else None
+
+    def get(self, key: Key) -> LogRow | None:
+        """The current row of a key, or None if it does not exist (never created, or deleted)."""
+        with self.engine.connect() as conn:
+            row = self.latest_in(conn, key)
+        return None if row is None or row.deleted else row
+
+    def get_revision(self, revision: int) -> LogRow | None:
+        with self.engine.connect() as conn:
+            r = conn.execute(text(f"SELECT {_COLUMNS} FROM kv_log WHERE id = :i"), {"i": revision}).first()
+        return _row(r) if r is not None else None
+
+    # --- lists -------------------------------------------------------------------------------
+
+    def list(self, space: str, resource: str | None, namespace: str | None, *, at: int | None = None,
+             after: tuple[str, str] | None = None, limit: int | None = None,
+             name: str | None = None) -> tuple[int, list[LogRow]]:
+        """Live objects as of revision ``at`` (default: now), ordered by (namespace, name).
+
+        Returns the snapshot revision with the rows. ``after`` resumes a paged list after that
+        (namespace, name); ``resource`` None lists every kind (namespace and space clean-up).
+        """
+        with self.engine.connect() as conn:
+            current = self.current_revision(conn)
+            rev = current if at is None else at
+            if at is not None and at > current:
+                raise ValueError(f"revision {at} is ahead of the store ({current})")
+            compacted = self.compacted_revision
+            if at is not None and at < compacted:
+                raise Compacted(at, compacted)
+            where = ["space = :s", "id <= :rev"]
+            params: dict[str, Any] = {"s": space, "rev": rev}
+            group = "namespace, name"
+            if resource is not None:
+                where.append("resource = :r")
+                params["r"] = resource
+            else:
+                group = "resource, namespace, name"
+            if namespace is not None:
+                where.append("namespace = :n")
+                params["n"] = namespace
+            if name is not None:
+                where.append("name = :m")
+                params["m"] = name
+            if after is not None:
+                where.append("(namespace > :an OR (namespace = :an AND name > :am))")
+                params["an"], params["am"] = after
+            sql = (f"SELECT {', '.join('l.' + c.strip() for c in _COLUMNS.split(','))} FROM kv_log l JOIN "
+                   f"(SELECT MAX(id) AS mid FROM kv_log WHERE {' AND '.join(where)} GROUP BY {group}) m "
+                   "ON l.id = m.mid WHERE l.deleted = :f ORDER BY l.namespace, l.name, l.resource")
+            params["f"] = False
+            if limit is not None:
+                sql += " LIMIT :lim"
+                params["lim"] = limit
+            rows = [_row(r) for r in conn.execute(text(sql), params)]
+        return rev, rows
+
+    def list_resource_everywhere(self, resource: str) -> list[LogRow]:
+        """Live objects of one kind in every space (startup of in-memory indexes)."""
+        with self.engine.connect() as conn:
+            rev = self.current_revision(conn)
+            sql = (f"SELECT {', '.join('l.' + c.strip() for c in _COLUMNS.split(','))} FROM kv_log l JOIN "
+                   "(SELECT MAX(id) AS mid FROM kv_log WHERE resource = :r AND id <= :rev "
+                   "GROUP BY space, namespace, name) m ON l.id = m.mid WHERE l.deleted = :f")
+            return [_row(r) for r in conn.execute(text(sql), {"r": resource, "rev": rev, "f": False})]
+
+    def list_spaces_rows(self) -> Iterator[LogRow]:
+        """Every live object in every space (startup indexing)."""
+        with self.engine.connect() as conn:
+            rev = self.current_revision(conn)
+            sql = (f"SELECT {', '.join('l.' + c.strip() for c in _COLUMNS.split(','))} FROM kv_log l JOIN "
+                   "(SELECT MAX(id) AS mid FROM kv_log WHERE id <= :rev "
+                   "GROUP BY space, resource, namespace, name) m ON l.id = m.mid WHERE l.deleted = :f")
+            for r in conn.execute(text(sql), {"rev": rev, "f": False}):
+                yield _row(r)
+
+    # --- history -----------------------------------------------------------------------------
+
+    def history(self, after: int, *, space: str | None = None, resource: str | None = None,
+                limit: int = 1000) -> list[LogRow]:
+        """Log rows with revision > ``after``, oldest first; Compacted if ``after`` is too old."""
+        compacted = self.compacted_revision
+        if after < compacted:
+            raise Compacted(after, compacted)
+        where = ["id > :after"]
+        params: dict[str, Any] = {"after": after, "lim": limit}
+        if space is not None:
+            where.append("space = :s")
+            params["s"] = space
+        if resource is not None:
+            where.append("resource = :r")
+            params["r"] = resource
+        with self.engine.connect() as conn:
+            rows = conn.execute(text(
+                f"SELECT {_COLUMNS} FROM kv_log WHERE {' AND '.join(where)} ORDER BY id LIMIT :lim"), params)
+            out = [_row(r) for r in rows]
+        # Rows compacted while we read would make the answer incomplete: check again.
+        if after < self.refresh_compacted_revision():
+            raise Compacted(after, self.compacted_revision)
+        return out
+
+    # --- compaction --------------------------------------------------------------------------
+
+    def compact(self, keep: int) -> int:
+        """Drop superseded rows and tombstones older than ``current - keep``; returns the horizon."""
+        with self.engine.begin() as conn:
+            current = self.current_revision(conn)
+            horizon = current - keep
+            if horizon <= self.compacted_revision:
+                return self.compacted_revision
+            # A row at or below the horizon is needed only if it is the newest row of its key
+            # at the horizon and is not a tombstone: lists at revisions >= horizon read exactly those.
+            conn.execute(text(
+                "DELETE FROM kv_log WHERE id <= :h AND (deleted = :t OR id < ("
+                "SELECT MAX(k.id) FROM kv_log k WHERE k.space = kv_log.space "
+                "AND k.resource = kv_log.resource "
+                "AND k.namespace = kv_log.namespace AND k.name = kv_log.name AND k.id <= :h))"),
+                {"h": horizon, "t": True})
+            if self.is_postgres:
+                conn.execute(text(
+                    "INSERT INTO kv_state (key, value) VALUES ('compact_revision', :h) "
+                    "ON CONFLICT (key) DO UPDATE SET value = GREATEST(kv_state.value, EXCLUDED.value)"),
+                    {"h": horizon})
+            else:
+                conn.execute(text(
+                    "INSERT INTO kv_state (key, value) VALUES ('compact_revision', :h) "
+                    "ON CONFLICT (key) DO UPDATE SET value = MAX(kv_state.value, excluded.value)"),
+                    {"h": horizon})
+        with self._compacted_lock:
+            self._compacted = max(self._compacted, horizon)
+            return self._compacted
+

@@ -1,0 +1,151 @@
+"""Group-commit writer: the only code that appends to the revision log.
+
+Writes from many concurrent requests are queued and committed together, one transaction per batch,
+so that the cost of a durable commit (an fsync on SQLite) is shared. Each write carries its
+precondition (key must not exist / must be at revision N); a failed precondition fails only that
+write. A write's future resolves only after its batch committed, so nothing is acknowledged before
+it is durable. After each commit the batch's rows are handed, in revision order, to ``on_commit``
+on the event loop (the watch fan-out).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import queue
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from sqlalchemy import text
+
+from spaces.store.logstore import Key, LogRow, LogStore, PreconditionFailed
+
+log = logging.getLogger(__name__)
+
+MUST_NOT_EXIST = -1  # precondition for creates
+ANY_REVISION = -2  # no precondition (e.g. purging a deleted space)
+
+_MAX_BATCH = 256
+
+
+@dataclass
+class Write:
+    key: Key
+    value: bytes  # the object's JSON without resourceVersion; for deletes, its final state
+    deleted: bool = False
+    # MUST_NOT_EXIST, ANY_REVISION, or the revision the key must currently have.
+    expect: int = ANY_REVISION
+    future: asyncio.Future[LogRow] | None = field(default=None, repr=False)
+
+
+class GroupCommitWriter:
+    def __init__(self, store: LogStore, loop: asyncio.AbstractEventLoop,
+                 on_commit: Callable[[Sequence[LogRow]], None],
+                 observe_batch: Callable[[int, float], None] | None = None) -> None:
+        self.store = store
+        self.loop = loop
+        self.on_commit = on_commit
+        self.observe_batch = observe_batch
+        self._queue: queue.SimpleQueue[Write | None] = queue.SimpleQueue()
+        self._thread = threading.Thread(target=self._run, name="spacehub-writer", daemon=True)
+        self._stopped = False
+        self._thread.start()
+
+    async def write(self, w: Write) -> LogRow:
+        if self._stopped:
+            raise RuntimeError("store writer is stopped")
+        w.future = self.loop.create_future()
+        self._queue.put(w)
+        return await w.future
+
+    async def write_many(self, writes: Sequence[Write]) -> list[LogRow | BaseException]:
+        """Queue several independent writes; each succeeds or fails on its own."""
+        futures = []
+        for w in writes:
+            w.future = self.loop.create_future()
+            futures.append(w.future)
+            self._queue.put(w)
+        return list(await asyncio.gather(*futures, return_exceptions=True))
+
+    def stop(self) -> None:
+        self._stopped = True
+        self._queue.put(None)
+        self._thread.join(timeout=30)
+
+    # --- writer thread ----------------------------------------------------------------------
+
+    def _run(self) -> None:
+        while True:
+            first = self._queue.get()
+            if first is None:
+                return
+            batch = [first]
+            while len(batch) < _MAX_BATCH:
+                try:
+                    nxt = self._queue.get_nowait()
+                except queue.Empty:
+                    break
+                if nxt is None:
+                    self._commit(batch)
+                    return
+                batch.append(nxt)
+            self._commit(batch)
+
+    def _commit(self, batch: list[Write]) -> None:
+        started = time.perf_counter()
+        results: list[LogRow | BaseException] = []
+        committed: list[LogRow] = []
+        try:
+            with self.store.engine.begin() as conn:
+                if self.store.is_postgres:
+                    # Serialise writers across hub replicas so revision order equals commit order.
+                    conn.execute(text("SELECT pg_advisory_xact_lock(7405112)"))
+                current: dict[Key, tuple[int, bool]] = {}
+                for w in batch:
+                    if w.key in current:
+                        prev_rev, prev_deleted = current[w.key]
+                    else:
+                        prev = self.store.latest_in(conn, w.key)
+                        prev_rev, prev_deleted = (prev.revision, prev.deleted) if prev else (0, True)
+                    exists = not prev_deleted
+                    ok = (
+                        w.expect == ANY_REVISION
+                        or (w.expect == MUST_NOT_EXIST and not exists)
+                        or (w.expect >= 0 and exists and prev_rev == w.expect)
+                    )
+                    if not ok or (w.deleted and not exists):
+                        results.append(PreconditionFailed(w.key, prev_rev if exists else 0))
+                        continue
+                    created = not exists
+                    rev = conn.execute(text(
+                        "INSERT INTO kv_log (space, resource, namespace, name, created, deleted, "
+                        "prev_revision, value) VALUES (:s, :r, :n, :m, :c, :d, :p, :v) RETURNING id"),
+                        {"s": w.key.space, "r": w.key.resource, "n": w.key.namespace, "m": w.key.name,
+                         "c": created, "d": w.deleted, "p": prev_rev if exists else 0, "v": w.value},
+                    ).scalar_one()
+                    row = LogRow(int(rev), w.key, created, w.deleted, prev_rev if exists else 0, w.value)
+                    current[w.key] = (row.revision, w.deleted)
+                    results.append(row)
+                    committed.append(row)
+        except Exception as exc:  # the whole batch failed to commit: nothing was acknowledged
+            log.exception("store commit failed")
+            results = [exc for _ in batch]
+            committed = []
+        if self.observe_batch is not None:
+            self.observe_batch(len(batch), time.perf_counter() - started)
+        self.loop.call_soon_threadsafe(self._deliver, batch, results, committed)
+
+    def _deliver(self, batch: list[Write], results: list[Any], committed: list[LogRow]) -> None:
+        if committed:
+            self.on_commit(committed)
+        for w, res in zip(batch, results, strict=True):
+            fut = w.future
+            if fut is None or fut.done():
+                continue
+            if isinstance(res, BaseException):
+                fut.set_exception(res)
+            else:
+                fut.set_result(res)

