@@ -49,5 +49,12 @@ class Catalog:
                 return t
         return None
 
+    def by_kind(self, space: str, group: str, kind: str) -> ResourceType | None:
+        """The served type of a kind (any version), e.g. to resolve an ownerReference."""
+        for t in self.types(space):
+            if t.group == group and t.kind == kind:
+                return t
+        return None
+
     def schema(self, rtype: ResourceType) -> dict[str, Any] | None:
         return definitions().get(rtype.schema_name) if rtype.schema_name else None

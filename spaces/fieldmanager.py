@@ -463,9 +463,24 @@ def _definition_name(schema: Mapping[str, Any] | None, defs: Mapping[str, dict])
     return None
 
 
+# Schemas and definitions live as long as the process (or their CRD); the zero value of each is
+# computed once. Keyed by identity, holding the objects so their ids cannot be reused.
+_ZERO_CACHE: dict[tuple[int, int], tuple[Any, Any, dict[str, Any]]] = {}
+
+
 def zero_value(schema: Mapping[str, Any] | None, defs: Mapping[str, dict]) -> dict[str, Any]:
     """What the apiserver diffs a create against: the Go zero value of a built-in kind, or an
-    empty object for custom resources (whose zero value is an empty unstructured object)."""
+    empty object for custom resources (whose zero value is an empty unstructured object).
+    The result is shared: callers must not mutate it."""
+    key = (id(schema), id(defs))
+    cached = _ZERO_CACHE.get(key)
+    if cached is None:
+        cached = (schema, defs, _compute_zero_value(schema, defs))
+        _ZERO_CACHE[key] = cached
+    return cached[2]
+
+
+def _compute_zero_value(schema: Mapping[str, Any] | None, defs: Mapping[str, dict]) -> dict[str, Any]:
     name = _definition_name(schema, defs)
     if name is None or name not in defs:
         return {}

@@ -14,6 +14,7 @@ import base64
 import copy
 import re
 import secrets
+import time
 import uuid
 from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -44,8 +45,16 @@ _PATH_TOKEN = re.compile(r"([^.\[\]]+)|\[(\d+)\]")
 _UPDATE_RETRIES = 16
 
 
+_last_timestamp: tuple[int, str] = (0, "")
+
+
 def now_rfc3339() -> str:
-    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    """The current time as Kubernetes writes it (RFC 3339, whole seconds); formatted once a second."""
+    global _last_timestamp
+    second = int(time.time())
+    if _last_timestamp[0] != second:
+        _last_timestamp = (second, datetime.fromtimestamp(second, UTC).strftime("%Y-%m-%dT%H:%M:%SZ"))
+    return _last_timestamp[1]
 
 
 @dataclass

@@ -1,9 +1,12 @@
 """Garbage collection by ownerReferences, with Background, Foreground and Orphan propagation.
 
-Keeps an in-memory graph of live objects by uid and of dependents by owner uid (loaded at startup,
-then fed by the watch bus). When an owner disappears its dependents are deleted unless another live
-owner remains; a ``foregroundDeletion`` owner waits until its dependents are gone; an ``orphan``
-owner first strips its ownerReferences from its dependents.
+Keeps an in-memory index of dependents by owner uid (loaded at startup, then fed by the watch bus).
+Only objects that have ownerReferences, tombstones and objects being deleted are decoded, so the
+collector costs nothing on the write path of ordinary objects. When an owner disappears, each
+dependent is deleted unless another of its owners still exists (then only the dead reference is
+dropped); a ``foregroundDeletion`` owner waits until its dependents are gone; an ``orphan`` owner
+first strips its reference from its dependents. Owner existence is checked in the store by kind,
+name and uid, as kube's collector does.
 """
 
 from __future__ import annotations
@@ -17,15 +20,15 @@ from spaces.catalog import Catalog
 from spaces.controllers import WorkQueue
 from spaces.errors import StatusError
 from spaces.service import DeleteOptions, Objects, WriteOptions
-from spaces.store import Key
+from spaces.store import Key, LogRow
 from spaces.watch import Entry
 
 FOREGROUND = "foregroundDeletion"
 ORPHAN = "orphan"
 
 
-def _owner_uids(obj: dict[str, Any]) -> set[str]:
-    return {ref.get("uid", "") for ref in obj.get("metadata", {}).get("ownerReferences") or [] if ref.get("uid")}
+def _interesting(row: LogRow) -> bool:
+    return row.deleted or b'"ownerReferences"' in row.value or b'"deletionTimestamp"' in row.value
 
 
 class GarbageCollector(WorkQueue):
@@ -33,61 +36,56 @@ class GarbageCollector(WorkQueue):
         super().__init__("garbage-collector")
         self.objects = objects
         self.catalog = catalog
-        self.alive: dict[str, Key] = {}  # uid → key of every live object
         self.dependents: dict[str, set[Key]] = {}  # owner uid → dependents' keys
-        self._owners_of: dict[Key, set[str]] = {}
-        self._uid_of: dict[Key, str] = {}
+        self._refs: dict[Key, list[dict[str, Any]]] = {}  # dependent → its ownerReferences
 
     def load(self) -> None:
         for row in self.objects.store.list_spaces_rows():
-            self._observe(row.key, orjson.loads(row.value), deleted=False)
+            if b'"ownerReferences"' in row.value:
+                self._index(row.key, orjson.loads(row.value))
 
-    def _observe(self, key: Key, obj: dict[str, Any], deleted: bool) -> None:
-        uid = obj.get("metadata", {}).get("uid", "")
-        for owner in self._owners_of.pop(key, set()):
-            deps = self.dependents.get(owner)
+    def _unindex(self, key: Key) -> None:
+        for ref in self._refs.pop(key, []):
+            deps = self.dependents.get(ref.get("uid", ""))
             if deps is not None:
                 deps.discard(key)
                 if not deps:
-                    del self.dependents[owner]
-        old_uid = self._uid_of.pop(key, None)
-        if old_uid is not None:
-            self.alive.pop(old_uid, None)
-        if deleted:
-            return
-        if uid:
-            self.alive[uid] = key
-            self._uid_of[key] = uid
-        owners = _owner_uids(obj)
-        if owners:
-            self._owners_of[key] = owners
-            for owner in owners:
-                self.dependents.setdefault(owner, set()).add(key)
+                    del self.dependents[ref.get("uid", "")]
+
+    def _index(self, key: Key, obj: dict[str, Any]) -> None:
+        self._unindex(key)
+        refs = [r for r in obj.get("metadata", {}).get("ownerReferences") or [] if r.get("uid")]
+        if refs:
+            self._refs[key] = refs
+            for ref in refs:
+                self.dependents.setdefault(ref["uid"], set()).add(key)
 
     def on_commit(self, entries: Sequence[Entry]) -> None:
         for entry in entries:
+            key = entry.row.key
+            if not (_interesting(entry.row) or key in self._refs):
+                continue
             obj = entry.obj()
             meta = obj.get("metadata", {})
-            uid = meta.get("uid", "")
-            self._observe(entry.row.key, obj, entry.row.deleted)
             if entry.row.deleted:
-                if uid in self.dependents:
-                    self.add(("owner-gone", uid))
-            else:
-                finalizers = meta.get("finalizers") or []
-                if meta.get("deletionTimestamp") and (FOREGROUND in finalizers or ORPHAN in finalizers):
-                    self.add(("owner-deleting", entry.row.key))
-                owners = _owner_uids(obj)
-                if owners and not any(o in self.alive for o in owners):
-                    # Created with (or left with) only owners that no longer exist.
-                    self.add(("dangling", entry.row.key))
+                self._unindex(key)
+                if meta.get("uid") in self.dependents:
+                    self.add(("owner-gone", meta["uid"]))
+                continue
+            had_refs = key in self._refs
+            self._index(key, obj)
+            finalizers = meta.get("finalizers") or []
+            if meta.get("deletionTimestamp") and (FOREGROUND in finalizers or ORPHAN in finalizers):
+                self.add(("owner-deleting", key))
+            if key in self._refs and not had_refs:
+                # A new dependent: its owners may already be gone (kube collects those too).
+                self.add(("dependent", key))
 
     def start(self) -> None:
         self.objects.bus.add_listener(self.on_commit)
         super().start()
-        for key in list(self._owners_of):
-            if not any(o in self.alive for o in self._owners_of[key]):
-                self.add(("dangling", key))
+        for key in list(self._refs):
+            self.add(("dependent", key))
 
     async def handle(self, item: Any) -> bool:
         kind, ref = item
@@ -95,22 +93,39 @@ class GarbageCollector(WorkQueue):
             for dep in list(self.dependents.get(ref, ())):
                 await self._collect(dep)
             return False
-        if kind == "dangling":
+        if kind == "dependent":
             await self._collect(ref)
             return False
         return await self._owner_deleting(ref)
 
+    async def _owner_exists(self, dependent: Key, ref: dict[str, Any]) -> bool:
+        group = ref.get("apiVersion", "").rpartition("/")[0]
+        rtype = self.catalog.by_kind(dependent.space, group, ref.get("kind", ""))
+        if rtype is None:
+            return False
+        namespace = dependent.namespace if rtype.namespaced else ""
+        row = await self.objects.run_sync(self.objects.store.get, self.objects.key(
+            dependent.space, rtype, namespace, ref.get("name", "")))
+        return row is not None and orjson.loads(row.value).get("metadata", {}).get("uid") == ref.get("uid")
+
     async def _collect(self, key: Key) -> None:
-        """Delete a dependent if none of its owners is alive any more."""
-        owners = self._owners_of.get(key)
-        if not owners or any(o in self.alive for o in owners):
+        """Delete a dependent whose owners are all gone; drop references to gone owners otherwise."""
+        refs = self._refs.get(key)
+        if not refs:
+            return
+        alive = [r for r in refs if await self._owner_exists(key, r)]
+        if len(alive) == len(refs):
             return
         rtype = self.catalog.by_group_resource(key.space, key.resource)
         if rtype is None:
             return
         try:
-            await self.objects.delete(key.space, rtype, key.namespace, key.name,
-                                      DeleteOptions(propagation="Background"))
+            if alive:
+                dead = {r["uid"] for r in refs} - {r["uid"] for r in alive}
+                await self._strip_owners(key, dead)
+            else:
+                await self.objects.delete(key.space, rtype, key.namespace, key.name,
+                                          DeleteOptions(propagation="Background"))
         except StatusError as exc:
             if exc.code != 404:
                 raise
@@ -131,7 +146,7 @@ class GarbageCollector(WorkQueue):
         deps = list(self.dependents.get(uid, ()))
         if ORPHAN in finalizers:
             for dep in deps:
-                await self._strip_owner(dep, uid)
+                await self._strip_owners(dep, {uid})
             await self.objects.remove_finalizer(key.space, rtype, key.namespace, key.name, ORPHAN)
             return False
         if FOREGROUND in finalizers:
@@ -150,13 +165,13 @@ class GarbageCollector(WorkQueue):
             await self.objects.remove_finalizer(key.space, rtype, key.namespace, key.name, FOREGROUND)
         return False
 
-    async def _strip_owner(self, key: Key, owner_uid: str) -> None:
+    async def _strip_owners(self, key: Key, owner_uids: set[str]) -> None:
         rtype = self.catalog.by_group_resource(key.space, key.resource)
         if rtype is None:
             return
 
         def compute(obj: dict[str, Any]) -> dict[str, Any]:
-            refs = [r for r in obj["metadata"].get("ownerReferences") or [] if r.get("uid") != owner_uid]
+            refs = [r for r in obj["metadata"].get("ownerReferences") or [] if r.get("uid") not in owner_uids]
             if refs:
                 obj["metadata"]["ownerReferences"] = refs
             else:

@@ -126,6 +126,14 @@ class LogStore:
         self.url = url
         self.engine = make_engine(url)
         self.is_postgres = self.engine.dialect.name == "postgresql"
+        mark = "%s" if self.is_postgres else "?"
+        # (latest revision of a key, append a row): the writer's two statements in the driver's style.
+        self.writer_statements = (
+            f"SELECT id, deleted FROM kv_log WHERE space = {mark} AND resource = {mark} AND namespace = {mark} "
+            f"AND name = {mark} ORDER BY id DESC LIMIT 1",
+            "INSERT INTO kv_log (space, resource, namespace, name, created, deleted, prev_revision, value) "
+            f"VALUES ({mark}, {mark}, {mark}, {mark}, {mark}, {mark}, {mark}, {mark}) RETURNING id",
+        )
         metadata.create_all(self.engine)
         self._compacted_lock = threading.Lock()
         self._compacted = self._read_state("compact_revision")

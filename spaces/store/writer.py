@@ -19,8 +19,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from sqlalchemy import text
-
 from spaces.store.logstore import Key, LogRow, LogStore, PreconditionFailed
 
 log = logging.getLogger(__name__)
@@ -100,16 +98,21 @@ class GroupCommitWriter:
         committed: list[LogRow] = []
         try:
             with self.store.engine.begin() as conn:
+                # The writer is the hottest SQL path: it uses the driver's cursor directly with
+                # two fixed statements instead of SQLAlchemy's per-execute statement handling.
+                cur = conn.connection.driver_connection.cursor()  # type: ignore[union-attr]
                 if self.store.is_postgres:
                     # Serialise writers across hub replicas so revision order equals commit order.
-                    conn.execute(text("SELECT pg_advisory_xact_lock(7405112)"))
+                    cur.execute("SELECT pg_advisory_xact_lock(7405112)")
+                select_latest, insert = self.store.writer_statements
                 current: dict[Key, tuple[int, bool]] = {}
                 for w in batch:
                     if w.key in current:
                         prev_rev, prev_deleted = current[w.key]
                     else:
-                        prev = self.store.latest_in(conn, w.key)
-                        prev_rev, prev_deleted = (prev.revision, prev.deleted) if prev else (0, True)
+                        cur.execute(select_latest, w.key)
+                        found = cur.fetchone()
+                        prev_rev, prev_deleted = (int(found[0]), bool(found[1])) if found else (0, True)
                     exists = not prev_deleted
                     ok = (
                         w.expect == ANY_REVISION
@@ -120,12 +123,8 @@ class GroupCommitWriter:
                         results.append(PreconditionFailed(w.key, prev_rev if exists else 0))
                         continue
                     created = not exists
-                    rev = conn.execute(text(
-                        "INSERT INTO kv_log (space, resource, namespace, name, created, deleted, "
-                        "prev_revision, value) VALUES (:s, :r, :n, :m, :c, :d, :p, :v) RETURNING id"),
-                        {"s": w.key.space, "r": w.key.resource, "n": w.key.namespace, "m": w.key.name,
-                         "c": created, "d": w.deleted, "p": prev_rev if exists else 0, "v": w.value},
-                    ).scalar_one()
+                    cur.execute(insert, (*w.key, created, w.deleted, prev_rev if exists else 0, w.value))
+                    rev = cur.fetchone()[0]
                     row = LogRow(int(rev), w.key, created, w.deleted, prev_rev if exists else 0, w.value)
                     current[w.key] = (row.revision, w.deleted)
                     results.append(row)
