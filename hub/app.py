@@ -21,9 +21,12 @@ from starlette.routing import Route
 
 from hub.auth import TokenAuth
 from hub.metrics import HubMetrics
+from spaces.admission.engine import AdmissionEngine
+from spaces.admission.hook import AdmissionHook
 from spaces.api.handlers import SpaceAPI
 from spaces.builtin.definitions import schema_release
 from spaces.catalog import ROOT_SPACE, Catalog
+from spaces.controllers.crds import CRDController
 from spaces.controllers.gc import GarbageCollector
 from spaces.controllers.lifecycle import Lifecycle
 from spaces.service import Objects
@@ -67,10 +70,17 @@ class HubCore:
         self.objects = Objects(self.store, self.writer, self.bus, self.catalog, self.executor)
         self.lifecycle = Lifecycle(self.objects, self.catalog, self.settings.public_url)
         self.gc = GarbageCollector(self.objects, self.catalog)
+        self.crds = CRDController(self.objects, self.catalog)
+        self.admission = AdmissionEngine(self.store)
         await loop.run_in_executor(self.executor, self.lifecycle.load)
         await loop.run_in_executor(self.executor, self.gc.load)
+        await loop.run_in_executor(self.executor, self.crds.load)
+        await loop.run_in_executor(self.executor, self.admission.load)
+        self.bus.add_listener(self.admission.on_commit)
+        self.objects.admit = AdmissionHook(self.admission, self.objects, self.catalog)
         self.lifecycle.start()
         self.gc.start()
+        self.crds.start()
         await self.lifecycle.ensure_default_namespaces(ROOT_SPACE)
         self.api = SpaceAPI(self.objects, self.catalog, self.lifecycle.space_phase, version_info())
         self._tasks.append(asyncio.create_task(self._compact_loop(), name="compaction"))
@@ -82,6 +92,7 @@ class HubCore:
             task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await task
+        await self.crds.stop()
         await self.gc.stop()
         await self.lifecycle.stop()
         await asyncio.get_running_loop().run_in_executor(self.executor, self.writer.stop)

