@@ -12,15 +12,22 @@ import logging
 from collections.abc import AsyncIterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from typing import Any
 
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
-from starlette.routing import Route
+from starlette.routing import Mount, Route
 
 from hub.auth import TokenAuth
 from hub.metrics import HubMetrics
+from hub.tokens import TokenStore
+from inventory.kinds import inventory_types
+from placement.api import build_placement_api
+from placement.desired_view import DesiredSetAPI
+from placement.kinds import placement_types
+from placement.service import PlacementService
 from spaces.admission.engine import AdmissionEngine
 from spaces.admission.hook import AdmissionHook
 from spaces.api.handlers import SpaceAPI
@@ -29,7 +36,8 @@ from spaces.catalog import ROOT_SPACE, Catalog
 from spaces.controllers.crds import CRDController
 from spaces.controllers.gc import GarbageCollector
 from spaces.controllers.lifecycle import Lifecycle
-from spaces.service import Objects
+from spaces.errors import StatusError
+from spaces.service import Objects, WriteOptions
 from spaces.store import GroupCommitWriter, LogStore
 from spaces.watch import WatchBus
 
@@ -42,7 +50,9 @@ class HubSettings:
     admin_token: str
     compact_horizon: int = 10_000
     compact_interval: float = 60.0
-    public_url: str = ""  # how clients reach this hub, for Space status.url
+    public_url: str = ""  # how clients reach this hub, for Space status.url and syncer bootstraps
+    inventory_space: str = "inventory"
+    ca_pem: bytes | None = None  # the CA syncers must trust (None when serving plain HTTP)
 
 
 def version_info() -> dict[str, str]:
@@ -56,7 +66,7 @@ class HubCore:
     def __init__(self, settings: HubSettings) -> None:
         self.settings = settings
         self.metrics = HubMetrics()
-        self.catalog = Catalog()
+        self.catalog = Catalog(extra_types=inventory_types() + placement_types())
         self.ready = False
         self._tasks: list[asyncio.Task[None]] = []
 
@@ -82,12 +92,31 @@ class HubCore:
         self.gc.start()
         self.crds.start()
         await self.lifecycle.ensure_default_namespaces(ROOT_SPACE)
+        await self._ensure_inventory_space()
+        self.tokens = await loop.run_in_executor(self.executor, TokenStore, self.store.engine,
+                                                 self.settings.admin_token)
+        self.placement = PlacementService(self.objects, self.catalog, self.tokens, self.settings.inventory_space,
+                                          self.settings.public_url, self.settings.ca_pem,
+                                          self.lifecycle.space_phase)
+        await loop.run_in_executor(self.executor, self.placement.load)
+        self.placement.start()
+        self.desired_view = DesiredSetAPI(self.placement, version_info())
         self.api = SpaceAPI(self.objects, self.catalog, self.lifecycle.space_phase, version_info())
         self._tasks.append(asyncio.create_task(self._compact_loop(), name="compaction"))
         self.ready = True
 
+    async def _ensure_inventory_space(self) -> None:
+        name = self.settings.inventory_space
+        if self.lifecycle.space_phase(name) is not None:
+            return
+        space_type = self.catalog.by_group_resource(ROOT_SPACE, "spaces.spacehub.io")
+        assert space_type is not None
+        await self.objects.create(ROOT_SPACE, space_type, "", {"metadata": {"name": name}},
+                                  WriteOptions(manager="spacehub"))
+
     async def stop(self) -> None:
         self.ready = False
+        await self.placement.stop()
         for task in self._tasks:
             task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
@@ -108,6 +137,19 @@ class HubCore:
                 log.exception("compaction failed")
 
 
+class _LazyPlacementAPI:
+    """The placement REST API needs the started core; build it on first use."""
+
+    def __init__(self, core: HubCore) -> None:
+        self.core = core
+        self.app: Any = None
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if self.app is None:
+            self.app = build_placement_api(self.core.placement)
+        await self.app(scope, receive, send)
+
+
 def build_app(settings: HubSettings) -> tuple[object, HubCore]:
     core = HubCore(settings)
 
@@ -118,6 +160,13 @@ def build_app(settings: HubSettings) -> tuple[object, HubCore]:
             yield
         finally:
             await core.stop()
+
+    async def desired_endpoint(request: Request) -> Response:
+        params = request.path_params
+        if params["space"] != settings.inventory_space:
+            return await core.api.handle(request, params["space"],
+                                         f"synctargets/{params['target']}/{params.get('path', '')}")
+        return await core.desired_view.handle(request, params["target"], params.get("path", ""))
 
     async def space_endpoint(request: Request) -> Response:
         params = request.path_params
@@ -137,12 +186,23 @@ def build_app(settings: HubSettings) -> tuple[object, HubCore]:
     async def version(_request: Request) -> Response:
         return JSONResponse(version_info())
 
+    async def not_found(_request: Request, _exc: Exception) -> Response:
+        # Unknown paths answer like kube-apiserver: a Status, never a plain-text page.
+        return JSONResponse(StatusError(404, "NotFound", "the server could not find the requested resource")
+                            .to_status(), status_code=404)
+
+    async def method_not_allowed(_request: Request, _exc: Exception) -> Response:
+        return JSONResponse(StatusError(405, "MethodNotAllowed", "the server does not allow this method on the "
+                                        "requested resource").to_status(), status_code=405)
+
     methods = ["GET", "POST", "PUT", "PATCH", "DELETE"]
     app = Starlette(routes=[
         Route("/healthz", healthz), Route("/livez", healthz), Route("/readyz", readyz),
         Route("/metrics", metrics), Route("/version", version),
+        Route("/clusters/{space}/synctargets/{target}/{path:path}", desired_endpoint, methods=methods),
         Route("/clusters/{space}", space_endpoint, methods=methods),
         Route("/clusters/{space}/{path:path}", space_endpoint, methods=methods),
-    ], lifespan=lifespan)
-    wrapped = TokenAuth(core.metrics.middleware(app), lambda: (settings.admin_token,))
+        Mount("/placement/v1", app=_LazyPlacementAPI(core)),
+    ], lifespan=lifespan, exception_handlers={404: not_found, 405: method_not_allowed})
+    wrapped = TokenAuth(core.metrics.middleware(app), lambda: core.tokens, settings.inventory_space)
     return wrapped, core

@@ -22,6 +22,7 @@ from hub import client as hub_client
 from hub import kubeconfig
 from hub.client import ClientError, HubClient
 from hub.kubeconfig import KubeconfigError
+from placement.cli import register_placement_commands
 
 DEFAULT_LISTEN = "127.0.0.1:6443"
 DEFAULT_DATA_DIR = Path(".spacehub")
@@ -59,6 +60,9 @@ def register_hub_commands(sub: Subparsers, common: argparse.ArgumentParser) -> N
                        metavar="SECONDS", help="seconds between compactions (default 60)")
     serve.add_argument("--insecure-http", action="store_true",
                        help="serve plain HTTP instead of HTTPS (local experiments only)")
+    serve.add_argument("--inventory-space", default="inventory", metavar="NAME",
+                       help="the space holding SyncTargets and Locations, created on first start "
+                            "(default: inventory)")
     serve.set_defaults(func=_hub_serve)
 
 
@@ -258,6 +262,7 @@ def run_guarded(command: Callable[[], int]) -> int:
 COMMAND_GROUPS: list[Registrar] = [
     register_hub_commands,
     register_space_commands,
+    register_placement_commands,
 ]
 
 

@@ -27,18 +27,18 @@ from typing import Any, cast
 
 from spaces.errors import StatusError, bad_request
 from spaces.fieldmanager import (
-    _SERVER_FIELDS,
+    SERVER_FIELDS,
     FieldSet,
+    OwnedFields,
     PathElement,
     UntrackableError,
-    _cap_updaters,
-    _decode,
-    _encode,
-    _equal,
-    _identifier,
-    _Owned,
+    cap_update_managers,
     compare,
+    decode_managed_fields,
+    encode_managed_fields,
+    manager_identifier,
     update_managed_fields,
+    values_equal,
 )
 from spaces.ssa.conflicts import conflict_error
 from spaces.ssa.lastapplied import KUBECTL, allowed_conflicts, sync_last_applied
@@ -134,14 +134,14 @@ class _Applier:
         self.subresource = subresource
         self.status_subresource = status_subresource
         self.typed = TypedSchema(schema, defs)
-        self.me = _identifier(manager, "Apply", api_version, subresource)
+        self.me = manager_identifier(manager, "Apply", api_version, subresource)
 
-    def run(self, managed: dict[str, _Owned], force: bool) -> tuple[dict[str, Any], dict[str, _Owned]]:
+    def run(self, managed: dict[str, OwnedFields], force: bool) -> tuple[dict[str, Any], dict[str, OwnedFields]]:
         """The new object and the new ownership; raises _Conflicts."""
         managers = dict(managed)
         previous = managers.get(self.me)
         applied_set = _in_scope(self.typed.field_set(self.config), self.subresource, self.status_subresource)
-        managers[self.me] = _Owned(applied_set, self.api_version, previous.time if previous else None)
+        managers[self.me] = OwnedFields(applied_set, self.api_version, previous.time if previous else None)
 
         merged = self.typed.merge(self.base, self.config)
         if previous is not None and previous.fields:
@@ -164,24 +164,24 @@ class _Applier:
                 continue
             kept = owned.fields - conflicts.get(key, FieldSet()) - diff.removed
             if kept:
-                managers[key] = _Owned(kept, owned.api_version, owned.time)
+                managers[key] = OwnedFields(kept, owned.api_version, owned.time)
             else:
                 del managers[key]
 
-        changed = not _equal(self.base, result)
+        changed = not values_equal(self.base, result)
         # The server's own fields are owned by no one (they were owned while pruning, so that
         # nothing removed them).
-        mine = applied_set - _SERVER_FIELDS
+        mine = applied_set - SERVER_FIELDS
         if mine:
             time = self.now if changed else (previous.time if previous else None)
-            managers[self.me] = _Owned(mine, self.api_version, time)
+            managers[self.me] = OwnedFields(mine, self.api_version, time)
         else:
             del managers[self.me]
-        _cap_updaters(managers)
+        cap_update_managers(managers)
         # Unchanged: the live object as it was (upstream returns a copy of it).
         return (result if changed else copy.deepcopy(self.base)), managers
 
-    def _prune(self, merged: dict[str, Any], managers: Mapping[str, _Owned], last: FieldSet) -> dict[str, Any]:
+    def _prune(self, merged: dict[str, Any], managers: Mapping[str, OwnedFields], last: FieldSet) -> dict[str, Any]:
         """Remove what the applier applied last time and not now, unless someone owns it: drop
         everything last applied, add back what anyone (the new configuration included) owns,
         then add back whatever the applier did not own before (unowned or defaulted fields)."""
@@ -201,14 +201,14 @@ class _Applier:
 
 
 def _before_first_apply(base: dict[str, Any], *, api_version: str, now: str, schema: Mapping[str, Any] | None,
-                        defs: Mapping[str, dict], subresource: str, status_subresource: bool) -> dict[str, _Owned]:
+                        defs: Mapping[str, dict], subresource: str, status_subresource: bool) -> dict[str, OwnedFields]:
     """Ownership of an untracked object: everything it holds, as an Update by ``before-first-apply``
     against the kind's zero value."""
     obj = copy.deepcopy(base)
     # The schema object itself, not a copy: the zero value is cached per schema object.
     update_managed_fields(None, obj, BEFORE_FIRST_APPLY, api_version, now, cast("dict[str, Any] | None", schema),
                           defs, subresource, status_subresource=status_subresource)
-    return _decode(obj.get("metadata", {}).get("managedFields")) or {}
+    return decode_managed_fields(obj.get("metadata", {}).get("managedFields")) or {}
 
 
 def server_side_apply(live: Mapping[str, Any] | None, applied: Mapping[str, Any], *, manager: str, force: bool,
@@ -235,14 +235,14 @@ def server_side_apply(live: Mapping[str, Any] | None, applied: Mapping[str, Any]
 
     if live is None:
         base: dict[str, Any] = {}
-        managed: dict[str, _Owned] | None = {}
+        managed: dict[str, OwnedFields] | None = {}
     else:
         base = _without_managed_fields(live)
         try:
             typed.validate(base, allow_duplicates=True)
         except TypedError as err:
             raise _internal(f"failed to create typed live object ({_describe(live)}): {err}") from None
-        managed = _decode((live.get("metadata") or {}).get("managedFields"))
+        managed = decode_managed_fields((live.get("metadata") or {}).get("managedFields"))
         if managed is None:
             raise _internal("failed to decode managed fields: invalid metadata.managedFields")
         if not managed:
@@ -272,7 +272,7 @@ def server_side_apply(live: Mapping[str, Any] | None, applied: Mapping[str, Any]
         raise _internal(f"failed to update managed fields ({_describe(applied)}): {err}") from None
 
     meta = result.setdefault("metadata", {})
-    entries = _encode(owners)
+    entries = encode_managed_fields(owners)
     if entries:
         meta["managedFields"] = entries
     else:

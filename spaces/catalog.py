@@ -36,9 +36,12 @@ def _with_full_crd_checks(types: tuple[ResourceType, ...]) -> tuple[ResourceType
 
 
 class Catalog:
-    def __init__(self) -> None:
-        self._builtin = _with_full_crd_checks(tuple(builtin_types()))
+    def __init__(self, extra_types: tuple[ResourceType, ...] = ()) -> None:
+        """``extra_types``: kinds other layers serve in every space (inventory, placement)."""
+        self._builtin = _with_full_crd_checks(tuple(builtin_types())) + extra_types
         self._root = self._builtin + tuple(root_types())
+        self._base_defs: Mapping[str, dict[str, Any]] = (
+            ChainMap(openapi_definitions(extra_types), definitions()) if extra_types else definitions())
         self._custom: dict[str, tuple[ResourceType, ...]] = {}
         self._types: dict[str, tuple[ResourceType, ...]] = {}
         self._index: dict[str, TypeIndex] = {}
@@ -93,7 +96,7 @@ class Catalog:
         defs = self._defs.get(space)
         if defs is None:
             custom = self._custom.get(space)
-            defs = ChainMap(openapi_definitions(custom), definitions()) if custom else definitions()
+            defs = ChainMap(openapi_definitions(custom), self._base_defs) if custom else self._base_defs
             self._defs[space] = defs
         return defs
 

@@ -1,318 +1,57 @@
 """Field ownership: ``metadata.managedFields`` as kube-apiserver records it for Update operations.
 
-Owns three things that server-side apply will build on:
+Owns what decides and records ownership (the field paths and sets themselves live in
+:mod:`spaces.fieldpath`, re-exported here):
 
-* :class:`FieldSet`, a set of field paths with the ``FieldsV1`` wire format (``f:``/``k:``/``v:``/``i:``
-  keys, ``.`` for a node that is itself a member), serialised byte for byte as structured-merge-diff
-  does, so sets read from clients and written back compare equal;
+* the schema view: the upstream definitions read with structured-merge-diff's list and map
+  semantics (:func:`schema_view`, :func:`list_keys`, :func:`item_keyer` …), shared with
+  :mod:`spaces.ssa.typed`;
+* :func:`zero_value`, the Go zero value of a kind that a create is diffed against;
 * :func:`compare`, the typed diff of two objects (added / modified / removed paths) that decides
-  ownership, driven by the upstream schemas' list and map semantics;
+  ownership;
 * :func:`update_managed_fields`, the apiserver's Update pipeline (decode live-or-request managed
-  fields, diff, move ownership, strip server fields, cap the number of updaters, encode).
+  fields, diff, move ownership, strip server fields, cap the number of updaters, encode), and the
+  managedFields helpers server-side apply reuses (:func:`decode_managed_fields`,
+  :func:`encode_managed_fields`, :func:`manager_identifier`, :func:`cap_update_managers`).
 """
 
 from __future__ import annotations
 
 import json
-import re
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
-from decimal import Decimal
-from functools import lru_cache
 from typing import Any
 
 from spaces.builtin.definitions import ref_name, resolve
+from spaces.fieldpath import FieldSet, Path, PathElement, format_path, go_json, go_json_string
 
-# ----------------------------------------------------------------------------------------------
-# JSON exactly as Go writes it (jsoniter, standard-library compatible): sorted map keys, HTML-safe
-# strings, shortest floats without a trailing ".0". Key and value path elements embed this text.
-
-_GO_ESCAPES = {'"': '\\"', "\\": "\\\\", "\n": "\\n", "\r": "\\r", "\t": "\\t",
-               "<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "\u2028": "\\u2028", "\u2029": "\\u2029"}
-
-
-def _go_string(s: str) -> str:
-    out = ['"']
-    for ch in s:
-        esc = _GO_ESCAPES.get(ch)
-        if esc is not None:
-            out.append(esc)
-        elif ch < " ":
-            out.append(f"\\u{ord(ch):04x}")
-        else:
-            out.append(ch)
-    out.append('"')
-    return "".join(out)
-
-
-def _go_float(f: float) -> str:
-    if f == 0:
-        return "0"
-    if 1e-6 <= abs(f) < 1e21:
-        text = format(Decimal(repr(f)), "f")
-        return text.rstrip("0").rstrip(".") if "." in text else text
-    # Exponent form; Go drops the leading zero of a negative exponent ("1e-07" -> "1e-7").
-    return re.sub(r"e-0(\d)$", r"e-\1", repr(f))
-
-
-def go_json(value: Any) -> str:
-    """Compact JSON of ``value`` as structured-merge-diff serialises values in path elements."""
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, int):
-        return str(value)
-    if isinstance(value, float):
-        return _go_float(value)
-    if isinstance(value, str):
-        return _go_string(value)
-    if isinstance(value, Mapping):
-        return "{" + ",".join(f"{_go_string(k)}:{go_json(value[k])}" for k in sorted(value)) + "}"
-    if isinstance(value, list | tuple):
-        return "[" + ",".join(go_json(v) for v in value) + "]"
-    raise TypeError(f"not a JSON value: {value!r}")
-
-
-# ----------------------------------------------------------------------------------------------
-# Paths
-
-
-class PathElement(str):
-    """One step of a field path, held as its canonical ``FieldsV1`` key: ``f:<field>``,
-    ``k:<item keys as JSON>``, ``v:<set value as JSON>`` or ``i:<index>``.
-
-    A ``str`` so that paths hash fast (CPython caches string hashes) and equal elements are equal
-    strings; build elements with the constructors, which canonicalise the JSON.
-    """
-
-    __slots__ = ()
-
-    @property
-    def kind(self) -> str:
-        return self[0]
-
-    @property
-    def text(self) -> str:
-        return self[2:]
-
-    @classmethod
-    def field(cls, name: str) -> PathElement:
-        return cls("f:" + name)
-
-    @classmethod
-    def key(cls, fields: Mapping[str, Any]) -> PathElement:
-        return cls("k:" + go_json(dict(fields)))
-
-    @classmethod
-    def value(cls, value: Any) -> PathElement:
-        return cls("v:" + go_json(value))
-
-    @classmethod
-    def index(cls, i: int) -> PathElement:
-        return cls(f"i:{i}")
-
-    @classmethod
-    def parse(cls, key: str) -> PathElement | None:
-        """Parse a ``FieldsV1`` key; None for element kinds this version does not know (skipped,
-        as upstream does)."""
-        if len(key) < 2 or key[1] != ":":
-            raise ValueError(f"invalid path element {key!r}")
-        kind, body = key[0], key[2:]
-        if kind == "f":
-            return cls.field(body)
-        if kind == "k":
-            fields = json.loads(body)
-            if not isinstance(fields, dict):
-                raise ValueError(f"invalid key path element {key!r}")
-            return cls.key(fields)
-        if kind == "v":
-            return cls.value(json.loads(body))
-        if kind == "i":
-            return cls.index(int(body))
-        return None
-
-    def __repr__(self) -> str:
-        return f"PathElement({str.__repr__(self)})"
-
-
-Path = tuple[PathElement, ...]
-
-
-def _value_order(v: Any) -> tuple[Any, ...]:
-    # structured-merge-diff's total order: numbers < strings < booleans < lists < maps < null.
-    if isinstance(v, bool):
-        return (2, v)
-    if isinstance(v, int | float):
-        return (0, v)
-    if isinstance(v, str):
-        return (1, v)
-    if isinstance(v, list):
-        return (3, tuple(_value_order(x) for x in v))
-    if isinstance(v, dict):
-        return (4, tuple((k, _value_order(v[k])) for k in sorted(v)))
-    return (5,)
-
-
-@lru_cache(maxsize=65536)
-def _element_order(pe: PathElement) -> tuple[Any, ...]:
-    if pe.kind == "f":
-        return (0, pe.text)
-    if pe.kind == "k":
-        fields = json.loads(pe.text)
-        return (1, tuple((k, _value_order(fields[k])) for k in sorted(fields)))
-    if pe.kind == "v":
-        return (2, _value_order(json.loads(pe.text)))
-    return (3, int(pe.text))
-
-
-def _path_order(path: Path) -> tuple[tuple[Any, ...], ...]:
-    return tuple(_element_order(pe) for pe in path)
-
-
-def format_path(path: Path) -> str:
-    """Human form used in conflict messages: ``.spec.containers[name="nginx"].image``."""
-    parts = []
-    for pe in path:
-        if pe.kind == "f":
-            parts.append("." + pe.text)
-        elif pe.kind == "k":
-            fields = json.loads(pe.text)
-            parts.append("[" + ",".join(f"{k}={go_json(fields[k])}" for k in sorted(fields)) + "]")
-        elif pe.kind == "v":
-            parts.append(f"[={pe.text}]")
-        else:
-            parts.append(f"[{pe.text}]")
-    return "".join(parts)
-
-
-class FieldSet:
-    """An immutable set of field paths.
-
-    Membership is per path, exactly as in structured-merge-diff: owning ``.spec.template`` says
-    nothing about ``.spec.template.metadata``; :meth:`recursive_difference` removes whole subtrees.
-    """
-
-    __slots__ = ("_paths",)
-
-    def __init__(self, paths: Iterable[Path] = ()) -> None:
-        self._paths = frozenset(p for p in paths if p)
-
-    # -- FieldsV1 --------------------------------------------------------------------------
-    @classmethod
-    def from_fields_v1(cls, fields: Mapping[str, Any] | None) -> FieldSet:
-        """Read a ``fieldsV1`` object; raises ValueError when it is malformed."""
-        if fields is None:
-            return cls()
-        if not isinstance(fields, Mapping):
-            raise ValueError("fieldsV1 must be an object")
-        paths: set[Path] = set()
-        _read_fields_v1(fields, (), paths)
-        return cls(paths)
-
-    def to_fields_v1(self) -> dict[str, Any]:
-        root = _Trie()
-        for path in self._paths:
-            node = root
-            for pe in path[:-1]:
-                node = node.children.setdefault(pe, _Trie())
-            node.members.add(path[-1])
-        return root.emit(include_self=False)
-
-    # -- set algebra -----------------------------------------------------------------------
-    def union(self, other: FieldSet) -> FieldSet:
-        return FieldSet(self._paths | other._paths)
-
-    def intersection(self, other: FieldSet) -> FieldSet:
-        return FieldSet(self._paths & other._paths)
-
-    def difference(self, other: FieldSet) -> FieldSet:
-        return FieldSet(self._paths - other._paths)
-
-    __or__ = union
-    __and__ = intersection
-    __sub__ = difference
-
-    def recursive_difference(self, prefixes: FieldSet) -> FieldSet:
-        """Drop every path that lies at or under one of ``prefixes``."""
-        if not prefixes:
-            return self
-        cut = prefixes._paths
-        return FieldSet(p for p in self._paths if not any(p[:n] in cut for n in range(1, len(p) + 1)))
-
-    def under(self, prefix: Path) -> FieldSet:
-        """The paths at or under ``prefix``."""
-        return FieldSet(p for p in self._paths if p[:len(prefix)] == prefix)
-
-    @property
-    def empty(self) -> bool:
-        return not self._paths
-
-    def __bool__(self) -> bool:
-        return bool(self._paths)
-
-    def __len__(self) -> int:
-        return len(self._paths)
-
-    def __contains__(self, path: object) -> bool:
-        return path in self._paths
-
-    def __iter__(self) -> Iterator[Path]:
-        """All member paths, in structured-merge-diff order."""
-        return iter(sorted(self._paths, key=_path_order))
-
-    def leaves(self) -> Iterator[Path]:
-        """Member paths with no other member below them."""
-        parents = {p[:n] for p in self._paths for n in range(1, len(p))}
-        return (p for p in self if p not in parents)
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, FieldSet) and self._paths == other._paths
-
-    def __hash__(self) -> int:
-        return hash(self._paths)
-
-    def __repr__(self) -> str:
-        return f"FieldSet({[format_path(p) for p in self]})"
-
-
-class _Trie:
-    __slots__ = ("children", "members")
-
-    def __init__(self) -> None:
-        self.members: set[PathElement] = set()
-        self.children: dict[PathElement, _Trie] = {}
-
-    def emit(self, include_self: bool) -> dict[str, Any]:
-        out: dict[str, Any] = {}
-        if include_self:
-            out["."] = {}
-        for pe in sorted(self.members | self.children.keys(), key=_element_order):
-            child = self.children.get(pe)
-            out[str(pe)] = {} if child is None else child.emit(include_self=pe in self.members)
-        return out
-
-
-def _read_fields_v1(node: Mapping[str, Any], prefix: Path, out: set[Path]) -> bool:
-    """Collect the paths under ``prefix``; returns whether ``prefix`` itself is a member (it has a
-    ``.`` entry, or nothing below it)."""
-    member = False
-    has_children = False
-    for key, value in node.items():
-        if key == ".":
-            member = True
-            continue
-        pe = PathElement.parse(key)
-        if pe is None:
-            continue
-        if not isinstance(value, Mapping):
-            raise ValueError(f"fieldsV1 entry {key!r} must be an object")
-        has_children = True
-        if _read_fields_v1(value, (*prefix, pe), out):
-            out.add((*prefix, pe))
-    return member or not has_children
-
+__all__ = [
+    "MAX_UPDATE_MANAGERS",
+    "SERVER_FIELDS",
+    "Comparison",
+    "FieldSet",
+    "OwnedFields",
+    "Path",
+    "PathElement",
+    "UntrackableError",
+    "cap_update_managers",
+    "child_schema",
+    "compare",
+    "decode_managed_fields",
+    "encode_managed_fields",
+    "fields_of",
+    "format_path",
+    "go_json",
+    "item_keyer",
+    "list_keys",
+    "manager_identifier",
+    "root_schema",
+    "schema_view",
+    "update_managed_fields",
+    "values_equal",
+    "zero_value",
+]
 
 # ----------------------------------------------------------------------------------------------
 # Schema view: the upstream definitions, read with structured-merge-diff's semantics
@@ -329,7 +68,7 @@ _KEY_DEFAULTS: dict[tuple[str, str], Any] = {
 }
 
 
-def _view(node: Mapping[str, Any] | None, defs: Mapping[str, dict]) -> Mapping[str, Any] | None:
+def schema_view(node: Mapping[str, Any] | None, defs: Mapping[str, dict]) -> Mapping[str, Any] | None:
     """The schema node with ``$ref`` followed; extensions on the referring node win."""
     if node is None:
         return None
@@ -355,7 +94,8 @@ def _ref_of(node: Mapping[str, Any] | None) -> str | None:
     return None
 
 
-def _child_schema(view: Mapping[str, Any] | None, key: str) -> Mapping[str, Any] | None:
+def child_schema(view: Mapping[str, Any] | None, key: str) -> Mapping[str, Any] | None:
+    """The (unresolved) schema of ``key`` in a map or struct view; None when untyped."""
     if view is None:
         return None  # untyped: maps stay granular, lists atomic
     props = view.get("properties")
@@ -365,7 +105,7 @@ def _child_schema(view: Mapping[str, Any] | None, key: str) -> Mapping[str, Any]
     return extra if isinstance(extra, Mapping) else None
 
 
-def _list_keys(view: Mapping[str, Any] | None) -> tuple[str, ...] | None:
+def list_keys(view: Mapping[str, Any] | None) -> tuple[str, ...] | None:
     """None for an atomic list; the key fields of an associative list (empty for a set)."""
     if view is None:
         return None
@@ -382,13 +122,14 @@ def _list_keys(view: Mapping[str, Any] | None) -> tuple[str, ...] | None:
     return None
 
 
-def _root_schema(schema: Mapping[str, Any] | None, defs: Mapping[str, dict]) -> Mapping[str, Any] | None:
-    view = _view(schema, defs)
+def root_schema(schema: Mapping[str, Any] | None, defs: Mapping[str, dict]) -> Mapping[str, Any] | None:
+    """The view of a kind's schema that paths are computed with (metadata typed as ObjectMeta)."""
+    view = schema_view(schema, defs)
     if _OBJECT_META not in defs:
         return view
     # Custom resource schemas leave metadata out or opaque; the apiserver types it as ObjectMeta.
     props = (view or {}).get("properties") or {}
-    if (_view(props.get("metadata"), defs) or {}).get("properties"):
+    if (schema_view(props.get("metadata"), defs) or {}).get("properties"):
         return view
     return {**(view or {}), "properties": {**props, "metadata": {"$ref": f"#/$defs/{_OBJECT_META}"}}}
 
@@ -552,19 +293,58 @@ def _is_empty(value: Any) -> bool:
     return isinstance(value, list) and not value
 
 
-def _equal(a: Any, b: Any) -> bool:
+def values_equal(a: Any, b: Any) -> bool:
+    """Whether two values are the same leaf for ownership: null map entries count as absent, a
+    boolean never equals a number, and the zero value's nulls equal only themselves."""
     if a is _NULL or b is _NULL:
         return a is b
     if isinstance(a, bool) or isinstance(b, bool):
         return type(a) is type(b) and a == b
     if isinstance(a, dict) and isinstance(b, dict):
         keys = {k for k, v in a.items() if v is not None} | {k for k, v in b.items() if v is not None}
-        return all(_equal(a.get(k), b.get(k)) for k in keys)
+        return all(values_equal(a.get(k), b.get(k)) for k in keys)
     if isinstance(a, list) and isinstance(b, list):
-        return len(a) == len(b) and all(_equal(x, y) for x, y in zip(a, b, strict=True))
+        return len(a) == len(b) and all(values_equal(x, y) for x, y in zip(a, b, strict=True))
     if isinstance(a, dict | list) or isinstance(b, dict | list):
         return False
     return bool(a == b)
+
+
+def item_keyer(keys: tuple[str, ...], items: Mapping[str, Any] | None,
+               defs: Mapping[str, dict]) -> Callable[[Any], PathElement]:
+    """How items of an associative list with key fields ``keys`` (empty for a set) and item schema
+    ``items`` are addressed: ``k:`` by their key fields (optional keys take their defaults), ``v:`` by
+    value. The keyer raises UntrackableError for items it cannot address."""
+    if not keys:
+        def by_value(item: Any) -> PathElement:
+            if isinstance(item, dict | list):
+                raise UntrackableError("associative list without keys has a non-scalar element")
+            return PathElement.value(item)
+        return by_value
+
+    props = (schema_view(items, defs) or {}).get("properties") or {}
+    item_ref = _ref_of(items)
+    defaults = {}
+    for key in keys:
+        if "default" in (props.get(key) or {}):
+            defaults[key] = props[key]["default"]
+        elif (item_ref, key) in _KEY_DEFAULTS:
+            defaults[key] = _KEY_DEFAULTS[(item_ref, key)]
+
+    def by_key(item: Any) -> PathElement:
+        if not isinstance(item, dict):
+            raise UntrackableError("associative list with keys has an element that is not an object")
+        fields = {}
+        for key in keys:
+            if item.get(key) is not None:
+                fields[key] = item[key]
+            elif key in defaults:
+                fields[key] = defaults[key]
+        if not fields:
+            raise UntrackableError(
+                f"associative list with keys has an element that omits all key fields {list(keys)}")
+        return PathElement.key(fields)
+    return by_key
 
 
 class _Comparer:
@@ -578,7 +358,7 @@ class _Comparer:
         self.removed: set[Path] = set()
 
     def walk(self, lhs: Any, rhs: Any, schema: Mapping[str, Any] | None, path: Path) -> None:
-        view = _view(schema, self.defs)
+        view = schema_view(schema, self.defs)
         lshape, rshape = _shape(lhs), _shape(rhs)
         if lshape and rshape and lshape != rshape:
             # The value changed type: a modified leaf, and each side's content on its own.
@@ -602,7 +382,7 @@ class _Comparer:
             self.added.add(path)
         elif rhs is _ABSENT:
             self.removed.add(path)
-        elif not _equal(lhs, rhs):
+        elif not values_equal(lhs, rhs):
             self.modified.add(path)
 
     def _container(self, lhs: Any, rhs: Any, view: Mapping[str, Any] | None, path: Path, shape: str) -> bool:
@@ -617,9 +397,9 @@ class _Comparer:
             for key in dict.fromkeys([*left, *right]):
                 lv, rv = _get(left, key), _get(right, key)
                 if lv is not _ABSENT or rv is not _ABSENT:
-                    self.walk(lv, rv, _child_schema(view, key), (*path, PathElement.field(key)))
+                    self.walk(lv, rv, child_schema(view, key), (*path, PathElement.field(key)))
             return True
-        keys = _list_keys(view)
+        keys = list_keys(view)
         if keys is None:
             return False
         items = view.get("items") if view is not None else None
@@ -629,7 +409,7 @@ class _Comparer:
 
     def _list_items(self, lhs: list[Any], rhs: list[Any], keys: tuple[str, ...],
                     items: Mapping[str, Any] | None, path: Path) -> None:
-        key_of = self._item_keyer(keys, items)
+        key_of = item_keyer(keys, items, self.defs)
         left, right = _index(lhs, key_of), _index(rhs, key_of)
         for pe in dict.fromkeys([*left, *right]):
             lvals, rvals = left.get(pe, []), right.get(pe, [])
@@ -638,7 +418,7 @@ class _Comparer:
                 self.walk(lvals[0] if lvals else _ABSENT, rvals[0] if rvals else _ABSENT, items, item_path)
             elif len(lvals) >= 2 and len(rvals) >= 2:
                 # Duplicated items are owned as a whole.
-                if not _equal(lvals, rvals):
+                if not values_equal(lvals, rvals):
                     self.modified.add(item_path)
             elif len(lvals) >= 2:
                 if rvals:
@@ -648,40 +428,6 @@ class _Comparer:
                 if lvals:
                     self.walk(lvals[0], _ABSENT, items, item_path)
                 self.added.add(item_path)
-
-    def _item_keyer(self, keys: tuple[str, ...],
-                    items: Mapping[str, Any] | None) -> Callable[[Any], PathElement]:
-        """How items of an associative list are addressed: ``k:`` by their key fields, ``v:`` by value."""
-        if not keys:
-            def by_value(item: Any) -> PathElement:
-                if isinstance(item, dict | list):
-                    raise UntrackableError("associative list without keys has a non-scalar element")
-                return PathElement.value(item)
-            return by_value
-
-        props = (_view(items, self.defs) or {}).get("properties") or {}
-        item_ref = _ref_of(items)
-        defaults = {}
-        for key in keys:
-            if "default" in (props.get(key) or {}):
-                defaults[key] = props[key]["default"]
-            elif (item_ref, key) in _KEY_DEFAULTS:
-                defaults[key] = _KEY_DEFAULTS[(item_ref, key)]
-
-        def by_key(item: Any) -> PathElement:
-            if not isinstance(item, dict):
-                raise UntrackableError("associative list with keys has an element that is not an object")
-            fields = {}
-            for key in keys:
-                if item.get(key) is not None:
-                    fields[key] = item[key]
-                elif key in defaults:
-                    fields[key] = defaults[key]
-            if not fields:
-                raise UntrackableError(
-                    f"associative list with keys has an element that omits all key fields {list(keys)}")
-            return PathElement.key(fields)
-        return by_key
 
 
 def _index(values: list[Any], key_of: Callable[[Any], PathElement]) -> dict[PathElement, list[Any]]:
@@ -696,7 +442,7 @@ def compare(old: Mapping[str, Any], new: Mapping[str, Any], schema: Mapping[str,
             defs: Mapping[str, dict]) -> Comparison:
     """The paths ``new`` adds, modifies and removes relative to ``old`` (raises UntrackableError)."""
     walker = _Comparer(defs)
-    walker.walk(dict(old), dict(new), _root_schema(schema, defs), ())
+    walker.walk(dict(old), dict(new), root_schema(schema, defs), ())
     return Comparison(FieldSet(walker.added), FieldSet(walker.modified), FieldSet(walker.removed))
 
 
@@ -717,7 +463,7 @@ def _f(*names: str) -> Path:
 
 # Never owned by anyone (the fieldmanager's "strip meta" step); removed as members only, so owning
 # metadata.labels is unaffected by stripping metadata.
-_SERVER_FIELDS = FieldSet([
+SERVER_FIELDS = FieldSet([
     _f("apiVersion"), _f("kind"), _f("metadata"), _f("metadata", "name"), _f("metadata", "namespace"),
     _f("metadata", "creationTimestamp"), _f("metadata", "selfLink"), _f("metadata", "uid"),
     _f("metadata", "clusterName"), _f("metadata", "generation"), _f("metadata", "managedFields"),
@@ -729,13 +475,15 @@ _ANCIENT_CHANGES = "ancient-changes"
 
 
 @dataclass(frozen=True)
-class _Owned:
+class OwnedFields:
+    """One managedFields entry's fields, version and time (its manager identity is the key)."""
+
     fields: FieldSet
     api_version: str
     time: str | None
 
 
-def _identifier(manager: str, operation: str, api_version: str, subresource: str) -> str:
+def manager_identifier(manager: str, operation: str, api_version: str, subresource: str) -> str:
     """The apiserver's manager identity: the entry without fields and time (and without the
     version for Apply), as JSON in Go field order."""
     entry: dict[str, str] = {"manager": manager, "operation": operation}
@@ -743,16 +491,16 @@ def _identifier(manager: str, operation: str, api_version: str, subresource: str
         entry["apiVersion"] = api_version
     if subresource:
         entry["subresource"] = subresource
-    return "{" + ",".join(f"{_go_string(k)}:{_go_string(v)}" for k, v in entry.items() if v) + "}"
+    return "{" + ",".join(f"{go_json_string(k)}:{go_json_string(v)}" for k, v in entry.items() if v) + "}"
 
 
-def _decode(entries: Any) -> dict[str, _Owned] | None:
+def decode_managed_fields(entries: Any) -> dict[str, OwnedFields] | None:
     """Managed fields by manager identity; None when any entry is malformed."""
     if entries is None:
         return {}
     if not isinstance(entries, list):
         return None
-    out: dict[str, _Owned] = {}
+    out: dict[str, OwnedFields] = {}
     for entry in entries:
         if not isinstance(entry, Mapping):
             return None
@@ -764,13 +512,13 @@ def _decode(entries: Any) -> dict[str, _Owned] | None:
             fields = FieldSet.from_fields_v1(entry.get("fieldsV1") or {})
         except (ValueError, TypeError):
             return None
-        key = _identifier(str(entry.get("manager") or ""), operation, api_version,
+        key = manager_identifier(str(entry.get("manager") or ""), operation, api_version,
                           str(entry.get("subresource") or ""))
-        out[key] = _Owned(fields, api_version, entry.get("time"))
+        out[key] = OwnedFields(fields, api_version, entry.get("time"))
     return out
 
 
-def _encode(managed: Mapping[str, _Owned]) -> list[dict[str, Any]]:
+def encode_managed_fields(managed: Mapping[str, OwnedFields]) -> list[dict[str, Any]]:
     entries = []
     for key, owned in managed.items():
         ident = json.loads(key)
@@ -806,7 +554,7 @@ def _is_reset(sent: Any) -> bool:
     return len(sent) == 1 and isinstance(sent[0], Mapping) and all(v in (None, "") for v in sent[0].values())
 
 
-def _cap_updaters(managed: dict[str, _Owned]) -> None:
+def cap_update_managers(managed: dict[str, OwnedFields]) -> None:
     """Fold the oldest Update managers into one ``ancient-changes`` entry per version, keeping at
     most MAX_UPDATE_MANAGERS of them (the apiserver's cap)."""
     updaters = [k for k in managed if json.loads(k)["operation"] == "Update"]
@@ -820,13 +568,13 @@ def _cap_updaters(managed: dict[str, _Owned]) -> None:
             break
         owned = managed[key]
         version = owned.api_version
-        bucket = _identifier(_ANCIENT_CHANGES, "Update", version, "")
+        bucket = manager_identifier(_ANCIENT_CHANGES, "Update", version, "")
         if version not in first_by_version:
             first_by_version[version] = key
             continue
         if bucket not in managed:
             managed[bucket] = managed.pop(first_by_version[version])
-        managed[bucket] = _Owned(owned.fields | managed[bucket].fields, version, owned.time)
+        managed[bucket] = OwnedFields(owned.fields | managed[bucket].fields, version, owned.time)
         del managed[key]
         remaining -= 1
 
@@ -860,13 +608,13 @@ def update_managed_fields(old: Mapping[str, Any] | None, new: dict[str, Any], ma
     sent = meta.pop("managedFields", None)
     creating = not live_meta.get("uid")
 
-    managed: dict[str, _Owned] | None
+    managed: dict[str, OwnedFields] | None
     if subresource:
-        managed = _decode(live_entries) or {}
+        managed = decode_managed_fields(live_entries) or {}
     elif _is_reset(sent):
         managed = {}
     else:
-        managed = _decode(sent) or _decode(live_entries) or {}
+        managed = decode_managed_fields(sent) or decode_managed_fields(live_entries) or {}
     if not managed and not creating:
         return
 
@@ -886,15 +634,15 @@ def update_managed_fields(old: Mapping[str, Any] | None, new: dict[str, Any], ma
     for key, owned in list(managed.items()):
         kept = owned.fields - changed - diff.removed
         if kept:
-            managed[key] = _Owned(kept, owned.api_version, owned.time)
+            managed[key] = OwnedFields(kept, owned.api_version, owned.time)
         else:
             del managed[key]
 
-    mine = changed - _SERVER_FIELDS
+    mine = changed - SERVER_FIELDS
     if mine:
-        me = _identifier(manager or "unknown", "Update", api_version, subresource)
+        me = manager_identifier(manager or "unknown", "Update", api_version, subresource)
         previous = managed.get(me)
-        managed[me] = _Owned(mine | previous.fields if previous else mine, api_version, now)
-    _cap_updaters(managed)
+        managed[me] = OwnedFields(mine | previous.fields if previous else mine, api_version, now)
+    cap_update_managers(managed)
     if managed:
-        meta["managedFields"] = _encode(managed)
+        meta["managedFields"] = encode_managed_fields(managed)

@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from typing import Any
 
 _TOKEN = re.compile(
-    r"""\.(?P<field>[A-Za-z0-9_\-$]+)"""
+    r"""\.(?P<field>(?:\\\.|[A-Za-z0-9_\-$/])+)"""
     r"""|\[\s*'(?P<quoted>[^']*)'\s*\]"""
     r"""|\[\s*"(?P<dquoted>[^"]*)"\s*\]"""
     r"""|\[\s*(?P<index>-?\d+)\s*\]"""
@@ -40,7 +40,8 @@ def parse(path: str) -> list[Step]:
         if m is None:
             raise JSONPathError(f"invalid JSONPath {path!r} at position {pos}")
         if m.group("field") is not None:
-            steps.append(("field", m.group("field")))
+            # Label keys contain dots; kubectl's JSONPath escapes them as "\.".
+            steps.append(("field", m.group("field").replace("\\.", ".")))
         elif m.group("quoted") is not None or m.group("dquoted") is not None:
             steps.append(("field", m.group("quoted") if m.group("quoted") is not None else m.group("dquoted")))
         elif m.group("index") is not None:

@@ -22,14 +22,23 @@ def hub(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Hub]:
     h.stop()
 
 
-@pytest.fixture
-def fresh_hub(tmp_path: Path) -> Iterator[Hub]:
-    """A hub of the test's own (restarts, compaction settings); stopped at the end."""
-    h = Hub(data_dir=tmp_path / "data", port=free_port(), home=tmp_path / "home",
-            extra_args=["--compact-interval", "0.5", "--compact-horizon", "20"])
+def _own_hub(tmp_path: Path, *extra_args: str) -> Iterator[Hub]:
+    h = Hub(data_dir=tmp_path / "data", port=free_port(), home=tmp_path / "home", extra_args=extra_args)
     h.start()
     yield h
     h.stop()
+
+
+@pytest.fixture
+def fresh_hub(tmp_path: Path) -> Iterator[Hub]:
+    """A hub of the test's own, for tests that kill or restart it; stopped at the end."""
+    yield from _own_hub(tmp_path)
+
+
+@pytest.fixture
+def compacting_hub(tmp_path: Path) -> Iterator[Hub]:
+    """A hub that compacts every 0.5 s keeping only 20 revisions, for tests of expiry (410)."""
+    yield from _own_hub(tmp_path, "--compact-interval", "0.5", "--compact-horizon", "20")
 
 
 @pytest.fixture

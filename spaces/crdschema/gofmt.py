@@ -14,6 +14,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from spaces.errors import Cause
+from spaces.fieldpath import go_json_string
 
 # --- numbers -------------------------------------------------------------------------------------
 
@@ -134,26 +135,6 @@ def go_quote(text: str) -> str:
     return "".join(out)
 
 
-_JSON_ESCAPES = {'"': '\\"', "\\": "\\\\", "\n": "\\n", "\r": "\\r", "\t": "\\t", "\b": "\\b", "\f": "\\f",
-                 "<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "\u2028": "\\u2028", "\u2029": "\\u2029"}
-
-
-def _json_string(text: str) -> str:
-    out = ['"']
-    for ch in text:
-        esc = _JSON_ESCAPES.get(ch)
-        if esc is not None:
-            out.append(esc)
-        elif ch < " ":
-            out.append(f"\\u{ord(ch):04x}")
-        elif 0xD800 <= ord(ch) <= 0xDFFF:
-            out.append("\\ufffd")
-        else:
-            out.append(ch)
-    out.append('"')
-    return "".join(out)
-
-
 def json_marshal(value: Any) -> str:
     """``encoding/json.Marshal`` of a decoded JSON value: sorted keys, compact, HTML-safe."""
     if value is None:
@@ -167,13 +148,13 @@ def json_marshal(value: Any) -> str:
     if isinstance(value, float):
         return json_float(value)
     if isinstance(value, str):
-        return _json_string(value)
+        return go_json_string(value)
     if isinstance(value, Mapping):
-        return "{" + ",".join(f"{_json_string(str(k))}:{json_marshal(value[k])}"
+        return "{" + ",".join(f"{go_json_string(str(k))}:{json_marshal(value[k])}"
                               for k in sorted(value, key=lambda k: str(k).encode())) + "}"
     if isinstance(value, (list, tuple)):
         return "[" + ",".join(json_marshal(v) for v in value) + "]"
-    return _json_string(str(value))
+    return go_json_string(str(value))
 
 
 class GoJSON:

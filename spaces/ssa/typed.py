@@ -30,12 +30,12 @@ from spaces.fieldmanager import (
     Path,
     PathElement,
     UntrackableError,
-    _child_schema,
-    _Comparer,
-    _list_keys,
-    _root_schema,
-    _view,
+    child_schema,
     format_path,
+    item_keyer,
+    list_keys,
+    root_schema,
+    schema_view,
 )
 
 ABSENT: Any = object()  # a value that is not there at all (Go's nil), unlike JSON null (None)
@@ -86,15 +86,14 @@ class TypedSchema:
 
     def __init__(self, schema: Mapping[str, Any] | None, defs: Mapping[str, dict]) -> None:
         self.defs = defs
-        self.root: View = _root_schema(schema, defs)
-        self._comparer = _Comparer(defs)
+        self.root: View = root_schema(schema, defs)
 
     # -- schema navigation -------------------------------------------------------------------
     def child(self, view: View, key: str) -> View:
-        return _view(_child_schema(view, key), self.defs)
+        return schema_view(child_schema(view, key), self.defs)
 
     def items(self, view: View) -> View:
-        return _view(view.get("items"), self.defs) if view is not None else None
+        return schema_view(view.get("items"), self.defs) if view is not None else None
 
     @staticmethod
     def is_field(view: View, key: str) -> bool:
@@ -108,11 +107,11 @@ class TypedSchema:
     @staticmethod
     def list_keys(view: View) -> tuple[str, ...] | None:
         """None for an atomic list, else the key fields of the associative list (empty for a set)."""
-        return _list_keys(view)
+        return list_keys(view)
 
     def keyer(self, view: View, keys: tuple[str, ...]) -> Callable[[Any], PathElement]:
         """How items of an associative list are addressed; raises :class:`_ItemError`."""
-        by_key = self._comparer._item_keyer(keys, view.get("items") if view is not None else None)
+        by_key = item_keyer(keys, view.get("items") if view is not None else None, self.defs)
         if not keys:
             def by_value(item: Any) -> PathElement:
                 if isinstance(item, dict):

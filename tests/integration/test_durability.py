@@ -66,8 +66,8 @@ def test_sigkill_mid_write_storm_keeps_every_acknowledged_write(fresh_hub: Hub) 
     assert not missing, f"{len(missing)} acknowledged writes lost"
 
 
-def test_compaction_expires_old_watches_and_continue_tokens(fresh_hub: Hub) -> None:
-    hub = fresh_hub  # compaction every 0.5 s keeping 20 revisions
+def test_compaction_expires_old_watches_and_continue_tokens(compacting_hub: Hub) -> None:
+    hub = compacting_hub  # compaction every 0.5 s keeping 20 revisions
     with hub.client() as c:
         start = c.get(CM).json()["metadata"]["resourceVersion"]
         for i in range(30):

@@ -49,8 +49,8 @@ def test_kubernetes_client_lists_watches_from_a_version_and_patches(hub: Hub, sp
     assert seen == [("MODIFIED", "patched")]
 
 
-def test_kubernetes_client_gets_410_after_compaction(fresh_hub: Hub) -> None:
-    api = core_api(fresh_hub, "root")
+def test_kubernetes_client_gets_410_after_compaction(compacting_hub: Hub) -> None:
+    api = core_api(compacting_hub, "root")
     first = api.create_namespaced_config_map("default", k8s.V1ConfigMap(metadata=k8s.V1ObjectMeta(name="c")))
     for i in range(60):
         api.patch_namespaced_config_map("c", "default", {"data": {"i": str(i)}})

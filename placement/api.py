@@ -1,0 +1,457 @@
+"""The placement REST API: clusters, desired sets, placements, objects and explain, at ``/placement/v1``.
+
+Owns the HTTP layer only: routes, response shapes (``placement.api_models``) and turning every failure
+into a Kubernetes ``Status`` body. It reads placement results from a :class:`PlacementView` (the hub
+glue, ``placement.service``) and its in-memory engine; it never reads the store or computes placement
+itself. Routes are relative to the mount point, so the served OpenAPI document (whose ``servers`` entry
+is the mount's root path) works for a client whose base URL is ``https://<hub>/placement/v1``.
+
+Every endpoint is ``async``: the engine is synchronous and is updated on the event loop by the glue,
+so reading it from the loop (never from a worker thread) always sees a consistent state.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Annotated, Any, Protocol
+
+from fastapi import Body, FastAPI, Path, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from fastapi.routing import APIRoute
+from pydantic.alias_generators import to_camel
+from starlette.exceptions import HTTPException
+from starlette.routing import BaseRoute
+
+from placement import api_models as m
+from placement.model import EDGE_GROUP, ObjectRef
+from placement.where import LocationSpec, compile_location
+from spaces.errors import Cause, StatusError, not_found
+
+if TYPE_CHECKING:
+    from placement.engine import PlacementEngine
+
+log = logging.getLogger(__name__)
+
+MOUNT_PATH = "/placement/v1"
+SYNC_TARGETS = "synctargets"
+PLACEMENTS = "edgeplacements"
+
+
+ClusterPath = Annotated[str, Path(description="The SyncTarget's name.")]
+SpacePath = Annotated[str, Path(description="The workload space.")]
+PlacementPath = Annotated[str, Path(description="The EdgePlacement's name.")]
+ResourcePath = Annotated[str, Path(description='The resource as plural.group ("deployments.apps"); just the '
+                                               'plural for the core group ("configmaps").')]
+ObjectNamePath = Annotated[str, Path(description="The object's name.")]
+NamespacePath = Annotated[str, Path(description="The object's namespace.")]
+ExplainBody = Annotated[m.ExplainRequest, Body(description="An EdgePlacement, or just its spec.")]
+
+
+class PlacementView(Protocol):
+    """What the API reads; implemented by the hub glue (``placement.service.PlacementService``)."""
+
+    inventory_space: str
+    engine: PlacementEngine
+
+    def sync_targets(self) -> list[dict[str, Any]]:
+        """Every SyncTarget object of the inventory space."""
+        ...
+
+    def locations(self) -> list[dict[str, Any]]:
+        """Every Location object of the inventory space."""
+        ...
+
+    def placements(self, space: str) -> list[dict[str, Any]] | None:
+        """The EdgePlacement objects of ``space``; None if the space does not exist."""
+        ...
+
+    def object_info(self, ref: ObjectRef) -> dict[str, Any] | None:
+        """``{"kind", "apiVersion", "labels", "resourceVersion"}`` of a workload object, or None."""
+        ...
+
+    async def register_cluster(self, name: str, labels: dict[str, str]) -> dict[str, Any]:
+        """Create SyncTarget and Location ``name`` and a syncer credential; ``{"name", "bootstrap"}``."""
+        ...
+
+    async def delete_cluster(self, name: str) -> None:
+        """Delete SyncTarget and Location ``name`` and revoke the credential; StatusError 404 if absent."""
+        ...
+
+
+# --- documented responses ------------------------------------------------------------------------
+
+def _status_response(description: str) -> dict[str, Any]:
+    return {"model": m.Status, "description": description}
+
+
+AUTH_ERRORS: dict[int | str, dict[str, Any]] = {
+    401: _status_response("No bearer token, or one the hub does not know."),
+    403: _status_response("The credential may not use this API (syncer credentials reach only their own data)."),
+}
+NOT_FOUND = {404: _status_response("The space, cluster, placement or object does not exist.")}
+INVALID = {422: _status_response("The request does not match this schema; `details.causes` names each field.")}
+BAD_REQUEST = {400: _status_response("The request body is not JSON.")}
+CONFLICT = {409: _status_response("A SyncTarget or Location of that name already exists.")}
+
+DESCRIPTION = """\
+Placement in spacehub follows KubeStellar PoC2023q4 (`edge.kubestellar.io/v2alpha1`): SyncTargets and
+Locations live in the inventory space, EdgePlacements and workload objects in workload spaces.
+
+This API shows what placement resolved (destinations, selected objects, each cluster's desired set),
+explains a placement before (or after) it is created, and registers clusters. Authenticate with the
+hub's bearer token. Every error is a Kubernetes `Status` object.
+"""
+
+
+def build_placement_api(view: PlacementView) -> FastAPI:
+    """The FastAPI application the hub mounts at ``/placement/v1``."""
+    app = FastAPI(title="spacehub placement API", version="v1", description=DESCRIPTION,
+                  openapi_url="/openapi.json", docs_url="/docs", redoc_url=None,
+                  responses=AUTH_ERRORS, generate_unique_id_function=operation_id,
+                  openapi_tags=[{"name": "clusters", "description": "SyncTargets: register, list, desired sets."},
+                                {"name": "placements", "description": "EdgePlacements: results and explain."},
+                                {"name": "objects", "description": "Where one workload object goes."}])
+    _install_error_handlers(app)
+    _document_security(app)
+    _add_cluster_routes(app, view)
+    _add_placement_routes(app, view)
+    _add_object_routes(app, view)
+    return app
+
+
+def operation_id(route: APIRoute) -> str:
+    """The endpoint function's name in camelCase (``list_clusters`` → ``listClusters``)."""
+    return to_camel(route.name)
+
+
+# --- clusters ------------------------------------------------------------------------------------
+
+def _add_cluster_routes(app: FastAPI, view: PlacementView) -> None:
+    @app.get("/clusters", response_model=m.ClusterList, tags=["clusters"], summary="List clusters")
+    async def list_clusters() -> m.ClusterList:
+        """Every SyncTarget of the inventory space with its readiness, capacity and Locations."""
+        locations = [compile_location(obj) for obj in view.locations()]
+        return m.ClusterList(items=[cluster_info(t, locations) for t in view.sync_targets()])
+
+    @app.post("/clusters", response_model=m.RegisteredCluster, status_code=201, tags=["clusters"],
+              summary="Register a cluster", responses={**BAD_REQUEST, **CONFLICT, **INVALID})
+    async def register_cluster(request: m.RegisterClusterRequest) -> m.RegisteredCluster:
+        """Create SyncTarget and Location NAME in the inventory space (the Location selects the SyncTarget by
+        its `id` label, set to NAME) and mint a credential for the cluster's syncer. The response's
+        `bootstrap` is all the syncer needs; it holds a secret, so keep it safe."""
+        result = await view.register_cluster(request.name, dict(request.labels))
+        return m.RegisteredCluster(name=str(result.get("name", request.name)),
+                                   bootstrap=dict(result.get("bootstrap") or {}))
+
+    @app.get("/clusters/{name}", response_model=m.Cluster, tags=["clusters"], summary="Get a cluster",
+             responses={**NOT_FOUND, **INVALID})
+    async def get_cluster(name: ClusterPath) -> m.Cluster:
+        return cluster_info(_sync_target(view, name), [compile_location(obj) for obj in view.locations()])
+
+    @app.delete("/clusters/{name}", response_model=m.Status, response_model_exclude_none=True,
+                tags=["clusters"], summary="Delete a cluster", responses={**NOT_FOUND, **INVALID})
+    async def delete_cluster(name: ClusterPath) -> m.Status:
+        """Delete SyncTarget and Location NAME and revoke the syncer's credential."""
+        await view.delete_cluster(name)
+        return m.Status(status="Success", code=200,
+                        details=m.StatusDetails(name=name, group=EDGE_GROUP, kind=SYNC_TARGETS))
+
+    @app.get("/clusters/{name}/desired", response_model=m.DesiredSet, tags=["clusters"],
+             summary="A cluster's desired set", responses={**NOT_FOUND, **INVALID})
+    async def get_desired_set(name: ClusterPath) -> m.DesiredSet:
+        """Everything the cluster must have, in apply order, with the placements that put each entry there."""
+        _sync_target(view, name)
+        items = []
+        for entry in view.engine.desired(name):
+            ref = entry.ref
+            info = view.object_info(ref) or {}
+            items.append(m.DesiredSetEntry(
+                space=ref.space, group=ref.group, resource=ref.plural, namespace=ref.namespace, name=ref.name,
+                kind=str(info.get("kind") or _DEFAULT_KINDS.get(entry.kind, "")), entry_kind=entry.kind,
+                implicit=entry.implicit,
+                placements=[m.PlacementRef(space=s, name=n) for s, n in entry.placements]))
+        return m.DesiredSet(cluster=name, seq=view.engine.current_seq(name), items=items)
+
+
+_DEFAULT_KINDS = {"namespace": "Namespace", "crd": "CustomResourceDefinition"}
+
+
+def _sync_target(view: PlacementView, name: str) -> dict[str, Any]:
+    for target in view.sync_targets():
+        if (target.get("metadata") or {}).get("name") == name:
+            return target
+    raise not_found(SYNC_TARGETS, EDGE_GROUP, name)
+
+
+def cluster_info(target: Mapping[str, Any], locations: Iterable[LocationSpec]) -> m.Cluster:
+    """A SyncTarget object as the API shows it, with the Locations (compiled once per request) reaching it."""
+    meta = target.get("metadata") or {}
+    status = target.get("status") or {}
+    labels = {str(k): str(v) for k, v in (meta.get("labels") or {}).items()}
+    ready = next((c for c in status.get("conditions") or [] if isinstance(c, dict) and c.get("type") == "Ready"),
+                 None)
+    condition = None
+    if ready is not None:
+        condition = m.Condition(type="Ready", status=str(ready.get("status", "Unknown")),
+                                reason=_opt_str(ready.get("reason")), message=_opt_str(ready.get("message")),
+                                last_transition_time=_opt_str(ready.get("lastTransitionTime")))
+    return m.Cluster(name=str(meta.get("name", "")), uid=str(meta.get("uid", "")), labels=labels,
+                     ready=condition is not None and condition.status == "True", ready_condition=condition,
+                     last_heartbeat=_opt_str(status.get("lastSyncerHeartbeatTime")),
+                     unschedulable=bool((target.get("spec") or {}).get("unschedulable")),
+                     capacity=m.quantities(status.get("capacity")),
+                     allocatable=m.quantities(status.get("allocatable")),
+                     locations=locations_reaching(labels, locations))
+
+
+def locations_reaching(labels: Mapping[str, str], locations: Iterable[LocationSpec]) -> list[str]:
+    """Names of the Locations whose instanceSelector selects a SyncTarget with ``labels`` (engine semantics)."""
+    return sorted(loc.name for loc in locations if loc.problem is None and loc.instance_selector.matches(labels))
+
+
+def _opt_str(value: Any) -> str | None:
+    return None if value is None else str(value)
+
+
+# --- placements ----------------------------------------------------------------------------------
+
+def _add_placement_routes(app: FastAPI, view: PlacementView) -> None:
+    @app.get("/spaces/{space}/placements", response_model=m.PlacementList, tags=["placements"],
+             summary="List a space's placements", responses={**NOT_FOUND, **INVALID})
+    async def list_placements(space: SpacePath) -> m.PlacementList:
+        """Each EdgePlacement of the space with its destinations and what it selects."""
+        engine = view.engine
+        items = []
+        for placement in _space_placements(view, space):
+            name = _name(placement)
+            spec = placement.get("spec") or {}
+            items.append(m.PlacementSummary(
+                name=name, location_selectors=m.label_selectors(spec.get("locationSelectors")),
+                want_singleton_reported_state=bool(spec.get("wantSingletonReportedState")),
+                destinations=[m.destination(d) for d in engine.destinations(space, name)],
+                matching_location_count=engine.matching_location_count(space, name),
+                selected_object_count=len(engine.selected_objects(space, name)),
+                missing_crds=list(engine.missing_crds(space, name))))
+        return m.PlacementList(space=space, items=items)
+
+    @app.get("/spaces/{space}/placements/{name}", response_model=m.PlacementDetail, tags=["placements"],
+             summary="One placement in detail", responses={**NOT_FOUND, **INVALID})
+    async def get_placement(space: SpacePath, name: PlacementPath) -> m.PlacementDetail:
+        """Destinations with the locationSelectors each Location matched, and the selected objects with the
+        downsync tests each matched."""
+        placement = _placement(view, space, name)
+        spec = placement.get("spec") or {}
+        engine = view.engine
+        matched = engine.explain(space, spec).matched_locations
+        destinations = [m.MatchedDestination(**m.destination(d).model_dump(),
+                                             selector_indexes=sorted(matched.get(d.location_name, [])))
+                        for d in engine.destinations(space, name)]
+        return m.PlacementDetail(
+            space=space, name=name, location_selectors=m.label_selectors(spec.get("locationSelectors")),
+            downsync=m.downsync_tests(spec.get("downsync")),
+            want_singleton_reported_state=bool(spec.get("wantSingletonReportedState")),
+            destinations=destinations, matching_location_count=engine.matching_location_count(space, name),
+            objects=m.selected_objects(engine.selected_objects(space, name)),
+            missing_crds=list(engine.missing_crds(space, name)))
+
+    @app.post("/spaces/{space}/placements:explain", response_model=m.PlacementExplanation, tags=["placements"],
+              summary="Explain a placement", responses={**NOT_FOUND, **BAD_REQUEST, **INVALID})
+    async def explain_placement(space: SpacePath, body: ExplainBody) -> m.PlacementExplanation:
+        """What this EdgePlacement would select in the space (nothing is created), and for everything it
+        does not select, why: each Location's and object's reasons per selector and test."""
+        _space_placements(view, space)
+        spec = body.spec if isinstance(body, m.EdgePlacement) else body
+        result = view.engine.explain(space, spec.model_dump(by_alias=True, exclude_unset=True))
+        return m.PlacementExplanation(
+            destinations=[m.destination(d) for d in result.destinations],
+            matched_locations=[m.MatchedLocation(location=name, selector_indexes=sorted(indexes))
+                               for name, indexes in sorted(result.matched_locations.items())],
+            location_mismatches=m.not_matched(result.location_mismatches),
+            target_mismatches=m.not_matched(result.target_mismatches),
+            objects=m.selected_objects(result.objects),
+            object_mismatches=m.not_matched(result.object_mismatches),
+            missing_crds=list(result.missing_crds), problems=list(result.problems))
+
+
+def _space_placements(view: PlacementView, space: str) -> list[dict[str, Any]]:
+    placements = view.placements(space)
+    if placements is None:
+        raise not_found("spaces", "spacehub.io", space)
+    return placements
+
+
+def _placement(view: PlacementView, space: str, name: str) -> dict[str, Any]:
+    for placement in _space_placements(view, space):
+        if _name(placement) == name:
+            return placement
+    raise not_found(PLACEMENTS, EDGE_GROUP, name)
+
+
+def _name(obj: Mapping[str, Any]) -> str:
+    return str((obj.get("metadata") or {}).get("name", ""))
+
+
+# --- objects -------------------------------------------------------------------------------------
+
+def _add_object_routes(app: FastAPI, view: PlacementView) -> None:
+    @app.get("/spaces/{space}/objects/{resource}/{name}", response_model=m.ObjectPlacement, tags=["objects"],
+             summary="Where a cluster-scoped object goes", responses={**NOT_FOUND, **INVALID})
+    async def get_cluster_scoped_object(space: SpacePath, resource: ResourcePath,
+                                        name: ObjectNamePath) -> m.ObjectPlacement:
+        return object_placement(view, ObjectRef(space, resource, "", name))
+
+    @app.get("/spaces/{space}/namespaces/{namespace}/objects/{resource}/{name}", response_model=m.ObjectPlacement,
+             tags=["objects"], summary="Where a namespaced object goes", responses={**NOT_FOUND, **INVALID})
+    async def get_namespaced_object(space: SpacePath, namespace: NamespacePath, resource: ResourcePath,
+                                    name: ObjectNamePath) -> m.ObjectPlacement:
+        return object_placement(view, ObjectRef(space, resource, namespace, name))
+
+
+def object_placement(view: PlacementView, ref: ObjectRef) -> m.ObjectPlacement:
+    """One object's destinations, the placements selecting it and whether its status is singleton."""
+    placements = _space_placements(view, ref.space)
+    info = view.object_info(ref)
+    if info is None:
+        raise not_found(ref.plural, ref.group, ref.name)
+    selecting = [p for p in placements if ref in view.engine.selected_objects(ref.space, _name(p))]
+    want = view.engine.wants_singleton_status(ref)
+    destinations = sorted(view.engine.object_destinations(ref))
+    labels = info.get("labels") or {}
+    return m.ObjectPlacement(
+        space=ref.space, group=ref.group, resource=ref.plural, namespace=ref.namespace, name=ref.name,
+        kind=str(info.get("kind", "")), api_version=str(info.get("apiVersion", "")),
+        resource_version=str(info.get("resourceVersion", "")),
+        labels={str(k): str(v) for k, v in dict(labels).items()}, destinations=destinations,
+        placements=[m.PlacementRef(space=ref.space, name=_name(p)) for p in selecting],
+        want_singleton_reported_state=want, singleton_status=want and len(destinations) == 1)
+
+
+# --- errors as Status ----------------------------------------------------------------------------
+
+_REASONS = {400: "BadRequest", 401: "Unauthorized", 403: "Forbidden", 404: "NotFound", 405: "MethodNotAllowed",
+            406: "NotAcceptable", 409: "Conflict", 413: "RequestEntityTooLarge", 415: "UnsupportedMediaType",
+            422: "Invalid", 429: "TooManyRequests", 500: "InternalError", 503: "ServiceUnavailable"}
+_CAUSE_TYPES = {"missing": "FieldValueRequired", "extra_forbidden": "FieldValueForbidden",
+                "literal_error": "FieldValueNotSupported", "union_tag_invalid": "FieldValueNotSupported",
+                "string_too_long": "FieldValueTooLong", "too_long": "FieldValueTooMany"}
+
+
+def status_json(err: StatusError) -> JSONResponse:
+    headers = {"Retry-After": str(err.retry_after)} if err.retry_after is not None else None
+    return JSONResponse(err.to_status(), status_code=err.code, headers=headers)
+
+
+def _install_error_handlers(app: FastAPI) -> None:
+    async def on_status_error(_request: Request, exc: Exception) -> JSONResponse:
+        assert isinstance(exc, StatusError)
+        return status_json(exc)
+
+    async def on_validation_error(_request: Request, exc: Exception) -> JSONResponse:
+        assert isinstance(exc, RequestValidationError)
+        return status_json(validation_status(exc.errors()))
+
+    async def on_http_error(request: Request, exc: Exception) -> JSONResponse:
+        assert isinstance(exc, HTTPException)
+        code = exc.status_code
+        if code == 404:
+            message = "the server could not find the requested resource"
+        elif code == 405:
+            message = f"the server does not allow this method on the requested resource: {request.method}"
+        else:
+            message = str(exc.detail)
+        response = status_json(StatusError(code, _REASONS.get(code, "Unknown"), message))
+        if code == 405:
+            response.headers["Allow"] = ", ".join(allowed_methods(app.router.routes, request.scope))
+        elif exc.headers:
+            response.headers.update(exc.headers)
+        return response
+
+    async def on_unexpected(_request: Request, exc: Exception) -> JSONResponse:
+        log.exception("placement API request failed", exc_info=exc)
+        return status_json(StatusError(500, "InternalError", f"an error on the server ({type(exc).__name__}) "
+                                                             "has prevented the request from succeeding"))
+
+    app.add_exception_handler(StatusError, on_status_error)
+    app.add_exception_handler(RequestValidationError, on_validation_error)
+    app.add_exception_handler(HTTPException, on_http_error)
+    app.add_exception_handler(Exception, on_unexpected)
+
+
+def validation_status(errors: Sequence[Any]) -> StatusError:
+    """pydantic errors as a 422 Invalid Status (400 BadRequest when the body is not JSON at all)."""
+    if any(e.get("type") == "json_invalid" for e in errors):
+        detail = next(e for e in errors if e.get("type") == "json_invalid").get("ctx", {}).get("error", "")
+        return StatusError(400, "BadRequest", f"the request body is not valid JSON: {detail}".rstrip(": "))
+    causes = []
+    for error in errors:
+        field = field_path(error.get("loc") or ())
+        message = str(error.get("msg", "invalid value"))
+        if error.get("type") == "extra_forbidden":
+            message = "unknown field"
+        causes.append(Cause(_CAUSE_TYPES.get(str(error.get("type")), "FieldValueInvalid"), message, field))
+    summary = ", ".join(f"{c.field}: {c.message}" if c.field else c.message for c in causes)
+    return StatusError(422, "Invalid", f"the request is invalid: {summary}", causes=causes)
+
+
+_OPERATOR_TAGS = frozenset({"In", "NotIn", "Exists", "DoesNotExist"})
+
+
+def field_path(loc: Sequence[Any]) -> str:
+    """``("body", "EdgePlacement", "spec", "downsync", 0, "apiGroup")`` → ``spec.downsync[0].apiGroup``.
+
+    The location prefix and pydantic's union tags (the explain body's form, a requirement's operator) are
+    left out: they are not fields the user wrote.
+    """
+    parts = list(loc)
+    if parts and parts[0] in ("body", "path", "query", "header"):
+        parts = parts[1:]
+    if parts and parts[0] in m.EXPLAIN_FORMS:
+        parts = parts[1:]
+    out = ""
+    for i, part in enumerate(parts):
+        if isinstance(part, int):
+            out += f"[{part}]"
+        elif part in _OPERATOR_TAGS and i >= 2 and parts[i - 2] == "matchExpressions" and isinstance(parts[i - 1], int):
+            continue
+        else:
+            out += f".{part}" if out else str(part)
+    return out
+
+
+def allowed_methods(routes: Sequence[BaseRoute], scope: Mapping[str, Any]) -> list[str]:
+    """The methods any route serves at the request's path (Starlette's own 405 names only one route's)."""
+    path = route_path(scope)
+    methods: set[str] = set()
+    for route in routes:
+        regex = getattr(route, "path_regex", None)
+        route_methods = getattr(route, "methods", None)
+        if regex is not None and route_methods and regex.match(path):
+            methods.update(route_methods)
+    return sorted(methods)
+
+
+def route_path(scope: Mapping[str, Any]) -> str:
+    """The request path relative to the mount point (what the routes match)."""
+    path = str(scope.get("path", ""))
+    root = str(scope.get("root_path", ""))
+    if root and path.startswith(root) and (len(path) == len(root) or path[len(root)] == "/"):
+        return path[len(root):]
+    return path
+
+
+def _document_security(app: FastAPI) -> None:
+    """Declare the hub's bearer authentication (enforced by the hub in front of this app) in the document."""
+    generate = app.openapi
+
+    def openapi() -> dict[str, Any]:
+        schema = generate()
+        schema.setdefault("components", {}).setdefault("securitySchemes", {})["bearerAuth"] = {
+            "type": "http", "scheme": "bearer",
+            "description": "The hub's admin token (the token in the hub's admin.kubeconfig).",
+        }
+        schema["security"] = [{"bearerAuth": []}]
+        return schema
+
+    app.openapi = openapi  # type: ignore[method-assign]

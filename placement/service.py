@@ -1,0 +1,326 @@
+"""The hub side of placement: feeds the engine from the store and writes what it resolves.
+
+Loads inventory, placements and workload objects at startup, then follows the watch bus. After
+every batch of changes it writes each affected EdgePlacement's SinglePlacementSlices and status, and
+records which SyncTargets' desired sets changed (for their syncers). It also registers clusters
+(SyncTarget + Location + a syncer credential) and serves the PlacementView the REST API reads.
+"""
+
+from __future__ import annotations
+
+import base64
+import logging
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import orjson
+
+from hub.tokens import TokenStore
+from placement.engine import PlacementEngine
+from placement.model import EDGE_GROUP, EDGE_VERSION, ObjectRef, WorkloadObject
+from placement.projection import project
+from spaces.catalog import ROOT_SPACE, Catalog
+from spaces.controllers import WorkQueue
+from spaces.customresources import CRD_RESOURCE
+from spaces.errors import StatusError
+from spaces.registry import ResourceType
+from spaces.service import DeleteOptions, Objects, WriteOptions, now_rfc3339
+from spaces.store import Key, LogRow
+from spaces.watch import Entry
+
+log = logging.getLogger(__name__)
+
+LOCATIONS = f"locations.{EDGE_GROUP}"
+SYNC_TARGETS = f"synctargets.{EDGE_GROUP}"
+PLACEMENTS = f"edgeplacements.{EDGE_GROUP}"
+SLICES = f"singleplacementslices.{EDGE_GROUP}"
+SOURCE_LABEL = "edge.kubestellar.io/source-placement"
+SLICE_SIZE = 500  # destinations per SinglePlacementSlice before it is split
+MANAGER = "spacehub-placement"
+# Placement machinery and events are never placed on clusters.
+NOT_PLACED = frozenset({PLACEMENTS, SLICES, f"customizers.{EDGE_GROUP}", LOCATIONS, SYNC_TARGETS, "events"})
+
+
+def _labels(obj: dict[str, Any]) -> tuple[tuple[str, str], ...]:
+    return tuple(sorted(((obj.get("metadata") or {}).get("labels") or {}).items()))
+
+
+class PlacementService(WorkQueue):
+    def __init__(self, objects: Objects, catalog: Catalog, tokens: TokenStore, inventory_space: str,
+                 public_url: str, ca_pem: bytes | None, space_phase: Callable[[str], str | None]) -> None:
+        super().__init__("placement")
+        self.space_phase = space_phase
+        self.objects = objects
+        self.catalog = catalog
+        self.tokens = tokens
+        self.inventory_space = inventory_space
+        self.public_url = public_url
+        self.ca_pem = ca_pem
+        self.engine = PlacementEngine(inventory_space)
+        self._locations: dict[str, dict[str, Any]] = {}
+        self._targets: dict[str, dict[str, Any]] = {}
+        self._placements: dict[str, dict[str, dict[str, Any]]] = {}
+        self._workload: dict[ObjectRef, WorkloadObject] = {}
+        self._projections: dict[tuple[ObjectRef, int], dict[str, Any]] = {}
+        # Per SyncTarget, bumped whenever its desired set changes (syncer streams wait on it).
+        self.target_versions: dict[str, int] = {}
+
+    # --- feeding the engine --------------------------------------------------------------------
+
+    def _is_workload_space(self, space: str) -> bool:
+        return space not in (ROOT_SPACE, self.inventory_space)
+
+    def _observe(self, row: LogRow, obj: dict[str, Any] | None) -> None:
+        key = row.key
+        gone = obj is None or bool((obj.get("metadata") or {}).get("deletionTimestamp"))
+        if key.space == self.inventory_space:
+            if key.resource == LOCATIONS:
+                if gone:
+                    self._locations.pop(key.name, None)
+                    self.engine.delete_location(key.name)
+                else:
+                    self._locations[key.name] = obj  # type: ignore[assignment]
+                    self.engine.upsert_location(obj)  # type: ignore[arg-type]
+            elif key.resource == SYNC_TARGETS:
+                if gone:
+                    self._targets.pop(key.name, None)
+                    self.engine.delete_sync_target(key.name)
+                else:
+                    previous = self._targets.get(key.name)
+                    self._targets[key.name] = obj  # type: ignore[assignment]
+                    # Status (heartbeats) changes often and does not affect placement.
+                    if previous is None or _labels(previous) != _labels(obj) or \
+                            previous.get("spec") != obj.get("spec"):  # type: ignore[union-attr]
+                        self.engine.upsert_sync_target(obj)  # type: ignore[arg-type]
+            return
+        if not self._is_workload_space(key.space):
+            return
+        if key.resource == PLACEMENTS:
+            placements = self._placements.setdefault(key.space, {})
+            if gone:
+                placements.pop(key.name, None)
+                self.engine.delete_placement(key.space, key.name)
+            else:
+                previous = placements.get(key.name)
+                placements[key.name] = obj  # type: ignore[assignment]
+                if previous is None or previous.get("spec") != obj.get("spec"):  # type: ignore[union-attr]
+                    self.engine.upsert_placement(key.space, obj)  # type: ignore[arg-type]
+            return
+        if key.resource in NOT_PLACED:
+            return
+        ref = ObjectRef(key.space, key.resource, key.namespace, key.name)
+        if gone:
+            if self._workload.pop(ref, None) is not None:
+                self.engine.delete_object(ref)
+            return
+        defines = None
+        if key.resource == CRD_RESOURCE:
+            spec = obj.get("spec") or {}  # type: ignore[union-attr]
+            defines = (spec.get("group", ""), (spec.get("names") or {}).get("plural", ""))
+        workload = WorkloadObject(ref, obj.get("kind", ""), obj.get("apiVersion", ""), _labels(obj),  # type: ignore
+                                  row.revision, bool(key.namespace), defines)
+        self._workload[ref] = workload
+        self.engine.upsert_object(workload)
+
+    def load(self) -> None:
+        """Read everything placement needs from the store (blocking; call at startup)."""
+        for row in self.objects.store.list_spaces_rows():
+            if row.key.space == self.inventory_space or self._is_workload_space(row.key.space):
+                self._observe(row, orjson.loads(row.value))
+
+    def on_commit(self, entries: Sequence[Entry]) -> None:
+        spaces_gone = []
+        for entry in entries:
+            key = entry.row.key
+            if key.space == ROOT_SPACE and key.resource == "spaces.spacehub.io" and entry.row.deleted:
+                spaces_gone.append(key.name)
+                continue
+            if key.space != self.inventory_space and not self._is_workload_space(key.space):
+                continue
+            self._observe(entry.row, None if entry.row.deleted else entry.obj())
+        for space in spaces_gone:
+            self._placements.pop(space, None)
+            self._workload = {r: w for r, w in self._workload.items() if r.space != space}
+            self.engine.delete_space(space)
+        self.add("drain")
+
+    def start(self) -> None:
+        self.objects.bus.add_listener(self.on_commit)
+        super().start()
+        self.add("drain")
+
+    # --- writing results -----------------------------------------------------------------------
+
+    async def handle(self, _key: Any) -> bool:
+        placements, targets = self.engine.drain_dirty()
+        for target in targets:
+            self.target_versions[target] = self.target_versions.get(target, 0) + 1
+        for space, name in sorted(placements):
+            if name in self._placements.get(space, {}):
+                await self._write_slices(space, name)
+                await self._write_status(space, name)
+        return False
+
+    def _type(self, space: str, resource: str) -> ResourceType:
+        rtype = self.catalog.by_group_resource(space, resource)
+        assert rtype is not None, resource
+        return rtype
+
+    async def _write_slices(self, space: str, name: str) -> None:
+        placement = self._placements[space][name]
+        destinations = [{"cluster": self.inventory_space, "locationName": d.location_name,
+                         "syncTargetName": d.sync_target_name, "syncTargetUID": d.sync_target_uid}
+                        for d in self.engine.destinations(space, name)]
+        chunks = [destinations[i:i + SLICE_SIZE] for i in range(0, len(destinations), SLICE_SIZE)] or [[]]
+        sps = self._type(space, SLICES)
+        owner = {"apiVersion": f"{EDGE_GROUP}/{EDGE_VERSION}", "kind": "EdgePlacement", "name": name,
+                 "uid": placement["metadata"]["uid"], "controller": True, "blockOwnerDeletion": True}
+        wanted_names = [name if i == 0 else f"{name}-{i + 1}" for i in range(len(chunks))]
+        for slice_name, chunk in zip(wanted_names, chunks, strict=True):
+            body = {"apiVersion": sps.api_version, "kind": "SinglePlacementSlice",
+                    "metadata": {"name": slice_name, "labels": {SOURCE_LABEL: name}, "ownerReferences": [owner]},
+                    "destinations": chunk}
+            await self._put(space, sps, slice_name, body)
+        result = await self.objects.list(space, sps, None)
+        for item in result.items:
+            meta = item["metadata"]
+            if (meta.get("labels") or {}).get(SOURCE_LABEL) == name and meta["name"] not in wanted_names:
+                await self._delete(space, sps, meta["name"])
+
+    async def _put(self, space: str, rtype: ResourceType, name: str, body: dict[str, Any]) -> None:
+        opts = WriteOptions(manager=MANAGER, field_validation="Strict")
+        try:
+            current = await self.objects.get(space, rtype, "", name)
+        except StatusError as exc:
+            if exc.code != 404:
+                raise
+            await self.objects.create(space, rtype, "", body, opts)
+            return
+        if current.get("destinations") == body["destinations"] and \
+                current["metadata"].get("ownerReferences") == body["metadata"]["ownerReferences"]:
+            return
+
+        def replace(obj: dict[str, Any]) -> dict[str, Any]:
+            obj["destinations"] = body["destinations"]
+            obj["metadata"]["labels"] = {**(obj["metadata"].get("labels") or {}), **body["metadata"]["labels"]}
+            obj["metadata"]["ownerReferences"] = body["metadata"]["ownerReferences"]
+            return obj
+
+        await self.objects.guaranteed_update(space, rtype, "", name, replace, opts)
+
+    async def _delete(self, space: str, rtype: ResourceType, name: str) -> None:
+        try:
+            await self.objects.delete(space, rtype, "", name, DeleteOptions())
+        except StatusError as exc:
+            if exc.code != 404:
+                raise
+
+    async def _write_status(self, space: str, name: str) -> None:
+        placement = self._placements[space][name]
+        destinations = self.engine.destinations(space, name)
+        selected = self.engine.selected_objects(space, name)
+        missing = self.engine.missing_crds(space, name)
+        locations = self.engine.matching_location_count(space, name)
+        if not locations:
+            matched = ("False", "NoLocation", "no Location matches the locationSelectors")
+        elif not destinations:
+            matched = ("False", "NoSyncTarget", "the matching Locations select no SyncTarget")
+        elif not selected:
+            matched = ("False", "NoObject", "no object in this space matches the downsync tests")
+        else:
+            matched = ("True", "Matched", f"{len(selected)} objects to {len(destinations)} destinations")
+        old_status = placement.get("status") or {}
+        old_condition = next((c for c in old_status.get("conditions") or [] if c.get("type") == "Matched"), {})
+        since = old_condition.get("lastTransitionTime") if old_condition.get("status") == matched[0] else None
+        conditions = [{"type": "Matched", "status": matched[0], "reason": matched[1], "message": matched[2],
+                       "lastTransitionTime": since or now_rfc3339()}]
+        if missing:
+            conditions.append({"type": "CRDsMissing", "status": "True", "reason": "CRDNotSelected",
+                               "message": "selected custom resources whose CRD is not selected: " + ", ".join(missing),
+                               "lastTransitionTime": now_rfc3339()})
+        status = {"specGeneration": placement["metadata"].get("generation", 1), "matchingLocationCount": locations,
+                  "destinationCount": len(destinations), "selectedObjectCount": len(selected),
+                  "missingCRDs": missing, "conditions": conditions}
+        comparable = {k: v for k, v in old_status.items() if k != "conditions"}
+        if comparable == {k: v for k, v in status.items() if k != "conditions"} and \
+                [(c["type"], c["status"], c.get("message")) for c in old_status.get("conditions") or []] == \
+                [(c["type"], c["status"], c.get("message")) for c in conditions]:
+            return
+
+        def set_status(obj: dict[str, Any]) -> dict[str, Any]:
+            obj["status"] = status
+            return obj
+
+        try:
+            await self.objects.guaranteed_update(space, self._type(space, PLACEMENTS), "", name, set_status,
+                                                 WriteOptions(manager=MANAGER), subresource="status")
+        except StatusError as exc:
+            if exc.code != 404:
+                raise
+
+    # --- PlacementView ---------------------------------------------------------------------------
+
+    def sync_targets(self) -> list[dict[str, Any]]:
+        return [self._targets[n] for n in sorted(self._targets)]
+
+    def locations(self) -> list[dict[str, Any]]:
+        return [self._locations[n] for n in sorted(self._locations)]
+
+    def placements(self, space: str) -> list[dict[str, Any]] | None:
+        if self.space_phase(space) is None:
+            return None
+        items = self._placements.get(space, {})
+        return [items[n] for n in sorted(items)]
+
+    def object_info(self, ref: ObjectRef) -> dict[str, Any] | None:
+        w = self._workload.get(ref)
+        if w is None:
+            return None
+        return {"kind": w.kind, "apiVersion": w.api_version, "labels": dict(w.labels),
+                "resourceVersion": str(w.revision)}
+
+    async def projected(self, ref: ObjectRef) -> dict[str, Any] | None:
+        """The object as its destinations must have it (cached per revision)."""
+        w = self._workload.get(ref)
+        if w is None:
+            return None
+        cached = self._projections.get((ref, w.revision))
+        if cached is None:
+            row = await self.objects.run_sync(self.objects.store.get, Key(ref.space, ref.resource, ref.namespace,
+                                                                          ref.name))
+            if row is None:
+                return None
+            cached = project(orjson.loads(row.value))
+            self._projections = {k: v for k, v in self._projections.items() if k[0] != ref}
+            self._projections[(ref, w.revision)] = cached
+        return cached
+
+    async def register_cluster(self, name: str, labels: dict[str, str]) -> dict[str, Any]:
+        inv = self.inventory_space
+        target = {"apiVersion": f"{EDGE_GROUP}/{EDGE_VERSION}", "kind": "SyncTarget",
+                  "metadata": {"name": name, "labels": {**labels, "id": name}}}
+        location = {"apiVersion": f"{EDGE_GROUP}/{EDGE_VERSION}", "kind": "Location",
+                    "metadata": {"name": name, "labels": dict(labels)},
+                    "spec": {"resource": {"group": EDGE_GROUP, "version": EDGE_VERSION, "resource": "synctargets"},
+                             "instanceSelector": {"matchLabels": {"id": name}}}}
+        opts = WriteOptions(manager="spacehub-register", field_validation="Strict")
+        await self.objects.create(inv, self._type(inv, SYNC_TARGETS), "", target, opts)
+        try:
+            await self.objects.create(inv, self._type(inv, LOCATIONS), "", location,
+                                      WriteOptions(manager="spacehub-register", field_validation="Strict"))
+        except StatusError:
+            await self._delete(inv, self._type(inv, SYNC_TARGETS), name)
+            raise
+        token = await self.objects.run_sync(self.tokens.mint, name, now_rfc3339())
+        bootstrap = {
+            "apiVersion": "spacehub.io/v1alpha1", "kind": "SyncerBootstrap", "hub": self.public_url,
+            "inventorySpace": inv, "syncTarget": name, "token": token,
+            "certificateAuthorityData": base64.b64encode(self.ca_pem).decode() if self.ca_pem else None,
+        }
+        return {"name": name, "bootstrap": bootstrap}
+
+    async def delete_cluster(self, name: str) -> None:
+        inv = self.inventory_space
+        await self.objects.delete(inv, self._type(inv, SYNC_TARGETS), "", name, DeleteOptions())
+        await self._delete(inv, self._type(inv, LOCATIONS), name)
+        await self.objects.run_sync(self.tokens.revoke, name)

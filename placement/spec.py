@@ -1,0 +1,59 @@
+"""Compiling an EdgePlacement ``spec`` into the form the engine evaluates.
+
+Owns the split of a spec into its where part (``locationSelectors``), its what part (``downsync``) and
+its flags, and the list of problems found while compiling. Never evaluates anything and never does I/O.
+``upsync`` is kept as given: the engine does not use it (the syncer configuration does).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from placement.selection import DownsyncTest, compile_test
+from placement.where import compile_location_selectors
+from spaces.selectors import LabelSelector
+
+
+@dataclass(frozen=True)
+class PlacementSpec:
+    location_selectors: tuple[LabelSelector, ...]
+    tests: tuple[DownsyncTest, ...]
+    want_singleton: bool
+    upsync: tuple[Any, ...]
+    problems: tuple[str, ...]
+
+    @property
+    def uses_namespace_selectors(self) -> bool:
+        """True if a Namespace's labels can change what this spec selects."""
+        return any(t.namespace_selectors is not None for t in self.tests)
+
+
+def spec_of(obj: Mapping[str, Any]) -> Mapping[str, Any]:
+    """The spec of an EdgePlacement, or the mapping itself when it is already a spec."""
+    spec = obj.get("spec")
+    if isinstance(spec, Mapping):
+        return spec
+    return {} if "metadata" in obj or "kind" in obj else obj
+
+
+def compile_spec(spec: Mapping[str, Any]) -> PlacementSpec:
+    problems: list[str] = []
+    where = compile_location_selectors(spec.get("locationSelectors"), problems)
+    raw_tests = spec.get("downsync")
+    tests: tuple[DownsyncTest, ...] = ()
+    if raw_tests is None or raw_tests == []:
+        problems.append("spec.downsync is empty: no object is selected")
+    elif not isinstance(raw_tests, Sequence) or isinstance(raw_tests, str):
+        problems.append("spec.downsync: not a list")
+    else:
+        tests = tuple(compile_test(i, raw, problems) for i, raw in enumerate(raw_tests))
+    upsync = spec.get("upsync")
+    return PlacementSpec(
+        location_selectors=where,
+        tests=tests,
+        want_singleton=bool(spec.get("wantSingletonReportedState")),
+        upsync=tuple(upsync) if isinstance(upsync, Sequence) and not isinstance(upsync, str) else (),
+        problems=tuple(problems),
+    )
