@@ -21,6 +21,7 @@ test: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python bench/api_bench.py
+	$(BIN)/python bench/placement_bench.py
 
 clean:
 	rm -rf $(VENV) .spacehub

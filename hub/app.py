@@ -97,7 +97,7 @@ class HubCore:
                                                  self.settings.admin_token)
         self.placement = PlacementService(self.objects, self.catalog, self.tokens, self.settings.inventory_space,
                                           self.settings.public_url, self.settings.ca_pem,
-                                          self.lifecycle.space_phase)
+                                          self.lifecycle.space_phase, first_seq=self.bus.latest_revision)
         await loop.run_in_executor(self.executor, self.placement.load)
         self.placement.start()
         self.desired_view = DesiredSetAPI(self.placement, version_info())

@@ -21,30 +21,43 @@ the CRD is placed only where selected, and ``missing_crds`` lists the CRDs of se
 resources that the placement does not select itself (relying on another placement is reported too,
 because that placement may change independently). Entries are ordered by :mod:`placement.ordering`.
 
-**Memory.** Nothing is materialised per (object, target). The engine keeps each placement's selected
+**Deletion.** Whatever makes an object unneeded — the object deleted or no longer matching (its labels
+or its Namespace's labels changed), a placement deleted or edited, a SyncTarget relabelled out of its
+Locations or deleted, a Location relabelled or deleted — removes it from exactly the targets whose
+remaining covering placements do not select it, and from no other. Each input call logs each target's
+net change once: additions (in apply order) before removals (in deletion order), so an object moving
+between placements that both reach a target is never deleted and re-created, and a Namespace entry
+switching between explicit and implicit is one upsert. A placement edit changing both its location
+selectors and its downsync is accounted per target from its old state to its new one for that reason.
+
+**Memory.** Nothing is materialised per (object, target) pair. The engine keeps each placement's selected
 objects, the inverse (object → selecting placements) and, per SyncTarget, its covering set. Targets
 with the same covering set share one "cover" record (their desired sets are equal by definition),
-which carries a count of desired objects per namespace so implicit Namespaces are maintained
-incrementally. ``desired()`` is a union computed on demand and kept in a small LRU cache of covers,
-invalidated whenever a cover's content changes.
+which counts per namespace the selections of namespaced objects so implicit Namespaces are maintained
+incrementally (this grows with namespaces times covers, not objects times targets). ``desired()`` is a
+union computed on demand and kept in a small LRU cache of covers, invalidated whenever a cover's content
+changes.
 
 **Change log and first contact.** A target's log starts at its first contact: the first
-``desired``/``current_seq``/``changes_since`` call for it. Its floor is the global sequence number at
-that moment, so a hub restart or initial load never floods logs nobody reads, and a syncer that starts
-from seq 0 (or any seq below the floor, or above the current seq, such as one handed out by an earlier
-hub process) gets ``None`` from ``changes_since`` and reloads ``desired()``; it then resumes from
-``current_seq()`` read without an intervening update. From then on every change of the target's
-desired set is logged in order: an entry added, an entry changed (the object's WorkloadObject changed,
-e.g. a new revision, or a Namespace entry switched between implicit and explicit), an entry removed
-(the logged entry then has no placements). Seqs come from one global counter (so they increase per
-target), and one change of a cover is one Change object shared by the logs of all its targets. A
-change that only alters which placements hold an entry is not logged: the syncer's work does not
-depend on it, and ``desired()`` shows it. Each log keeps the last ``change_log_size`` changes.
-``first_seq`` lets the glue start the counter above any seq an earlier hub process handed out.
+``desired``/``current_seq``/``changes_since`` call for it, which draws a fresh number from the global
+counter as the log's floor. So the initial load of a hub restart floods no log nobody reads, and a
+syncer that presents seq 0 ("never synced"), a seq below the floor (the ring moved past it) or above
+the current seq (handed out by an earlier hub process) gets ``None`` from ``changes_since``: it reloads
+``desired()`` and resumes from ``current_seq()``, read without an intervening update. From then on every
+change of the target's desired set is logged in order: an entry added, an entry changed (its
+WorkloadObject changed, e.g. a new revision, or a Namespace entry switched between implicit and
+explicit), an entry removed (the logged entry then lists no placements). Seqs come from one global
+counter, so they increase per target; one change of a cover is one Change object shared by the logs of
+all its targets. A change that only alters which placements hold an entry is not logged (the syncer's
+work does not depend on it; ``desired()`` shows it). Each log keeps the last ``change_log_size``
+changes. ``first_seq`` lets the glue start the counter above every seq an earlier hub process handed
+out, so an old seq can never be mistaken for a current one.
 
 **Dirty sets.** ``drain_dirty`` reports placements whose destinations (Location, SyncTarget, UID),
 matching Location count, selection (objects or the indexes of the tests they match), spec or missing
-CRDs changed, plus created and deleted placements; and targets whose desired set changed, exactly.
+CRDs changed, plus created and deleted placements; and the targets whose desired set (entries or their
+objects' content) changed. Each input call's effect is exact; a change undone by a later call before the
+drain is still reported.
 
 **Inventory.** Locations and SyncTargets live in ``inventory_space``; ``delete_space`` of that space
 removes the whole inventory. An inventory object or EdgePlacement carrying ``metadata.deletionTimestamp``
@@ -91,6 +104,16 @@ def _kind_of(ref: ObjectRef) -> EntryKind:
     return "object"
 
 
+def _decrement(counts: dict[NsKey, int], key: NsKey) -> int:
+    """Decrement a positive counter, dropping it at zero; returns the new value."""
+    n = counts[key] - 1
+    if n:
+        counts[key] = n
+    else:
+        del counts[key]
+    return n
+
+
 def _namespace_ref(key: NsKey) -> ObjectRef:
     return ObjectRef(key[0], NAMESPACE_RESOURCE, "", key[1])
 
@@ -101,8 +124,10 @@ class _Placement:
     spec: PlacementSpec
     locations: dict[str, list[int]] = field(default_factory=dict)  # matched Location -> selector indexes
     selected: dict[ObjectRef, list[int]] = field(default_factory=dict)  # object -> downsync test indexes
-    targets: set[str] = field(default_factory=set)
-    destinations: frozenset[tuple[str, str, str]] = frozenset()
+    namespace_counts: dict[NsKey, int] = field(default_factory=dict)  # selected objects per namespace
+    # Destinations per matched Location: {(SyncTarget, UID)}; and how many Locations reach each target.
+    destinations: dict[str, frozenset[tuple[str, str]]] = field(default_factory=dict)
+    target_paths: dict[str, int] = field(default_factory=dict)
     location_count: int = 0  # as last reported through drain_dirty (status.matchingLocationCount)
 
 
@@ -130,7 +155,9 @@ class _Cover:
     key: CoverKey
     members: set[str] = field(default_factory=set)
     tracked: set[str] = field(default_factory=set)  # members with a change log
-    nscount: dict[NsKey, int] = field(default_factory=dict)  # desired namespaced objects per namespace
+    # Per namespace, the (object, placement) selections of namespaced objects in this cover: positive
+    # exactly while some desired object needs the Namespace.
+    nscount: dict[NsKey, int] = field(default_factory=dict)
 
 
 class PlacementEngine:
@@ -224,7 +251,7 @@ class PlacementEngine:
         target.locations = new_locations
         self._recover([name])
         touched = (old_locations ^ new_locations) | (new_locations if uid_changed else set())
-        self._refresh_destinations({key for loc in touched for key in self._locations[loc].placements})
+        self._refresh_destinations((key, loc) for loc in touched for key in self._locations[loc].placements)
 
     def delete_sync_target(self, name: str) -> None:
         target = self._targets.get(name)
@@ -242,7 +269,7 @@ class PlacementEngine:
             self._drop_cover(cover)
         self._index_labels(self._targets_by_label, name, target.labels, add=False)
         del self._targets[name]
-        self._refresh_destinations({key for loc in old_locations for key in self._locations[loc].placements})
+        self._refresh_destinations((key, loc) for loc in old_locations for key in self._locations[loc].placements)
 
     # ------------------------------------------------------------------------------------------
     # Inputs: placements and workload objects
@@ -384,7 +411,13 @@ class PlacementEngine:
         p = self._placements.get((space, placement))
         if p is None:
             return []
-        return [Destination(loc, t, uid) for loc, t, uid in sorted(p.destinations)]
+        return sorted((Destination(loc, t, uid) for loc, pairs in p.destinations.items() for t, uid in pairs),
+                      key=lambda d: (d.location_name, d.sync_target_name))
+
+    def location_instances(self, name: str) -> list[str]:
+        """The SyncTargets a Location's instanceSelector selects (for the Location's status)."""
+        loc = self._locations.get(name)
+        return sorted(loc.targets) if loc is not None else []
 
     def matching_location_count(self, space: str, placement: str) -> int:
         p = self._placements.get((space, placement))
@@ -422,7 +455,7 @@ class PlacementEngine:
                 keys |= self._selectors_of.get(member, set())
         targets: set[str] = set()
         for key in keys:
-            targets |= self._placements[key].targets
+            targets.update(self._placements[key].target_paths)
         return sorted(targets)
 
     def wants_singleton_status(self, ref: ObjectRef) -> bool:
@@ -518,26 +551,44 @@ class PlacementEngine:
             p.selected[ref] = indexes  # other tests matched; the desired sets are unchanged
             return
         covers = self._covers_by_placement.get(p.key, ())
+        ns = (ref.space, ref.namespace) if ref.namespace else None
         if indexes:
             p.selected[ref] = indexes
+            if ns is not None:
+                p.namespace_counts[ns] = p.namespace_counts.get(ns, 0) + 1
             holders = self._selectors_of.setdefault(ref, set())
             holders.add(p.key)
+            shared = len(holders) > 1
             for cover_key in covers:
-                if any(h != p.key and h in cover_key for h in holders):
+                cover = self._covers[cover_key]
+                if shared and any(h != p.key and h in cover_key for h in holders):
                     self._desired_cache.pop(cover_key, None)  # only the entry's placements changed
+                    if ns is not None:
+                        cover.nscount[ns] += 1
+                elif cover.tracked or ns is None:
+                    self._enters(cover, ref)
                 else:
-                    self._enters(self._covers[cover_key], ref)
+                    # The common case of a full load, inlined: no log to write, one more object in ns.
+                    self._dirty_covers.add(cover_key)
+                    if self._desired_cache:
+                        self._desired_cache.pop(cover_key, None)
+                    cover.nscount[ns] = cover.nscount.get(ns, 0) + 1
         else:
             del p.selected[ref]
+            if ns is not None:
+                _decrement(p.namespace_counts, ns)
             holders = self._selectors_of[ref]
             holders.discard(p.key)
             if not holders:
                 del self._selectors_of[ref]
             for cover_key in covers:
+                cover = self._covers[cover_key]
                 if holders.isdisjoint(cover_key):
-                    self._leaves(self._covers[cover_key], ref)
+                    self._leaves(cover, ref)
                 else:
                     self._desired_cache.pop(cover_key, None)
+                    if ns is not None:
+                        cover.nscount[ns] -= 1
 
     def _covers_holding(self, ref: ObjectRef) -> set[CoverKey]:
         out: set[CoverKey] = set()
@@ -581,13 +632,8 @@ class PlacementEngine:
             self._emit(cover, "delete", DesiredEntry(ref, _kind_of(ref)))
         if ref.namespace:
             ns = (ref.space, ref.namespace)
-            count = cover.nscount[ns] - 1
-            if count:
-                cover.nscount[ns] = count
-            else:
-                del cover.nscount[ns]
-                if cover.tracked and not self._explicit_namespace(cover.key, ns):
-                    self._emit(cover, "delete", DesiredEntry(_namespace_ref(ns), "namespace", True))
+            if not _decrement(cover.nscount, ns) and cover.tracked and not self._explicit_namespace(cover.key, ns):
+                self._emit(cover, "delete", DesiredEntry(_namespace_ref(ns), "namespace", True))
 
     def _entry(self, ref: ObjectRef, cover_key: CoverKey) -> DesiredEntry:
         holders = self._selectors_of.get(ref, set())
@@ -669,7 +715,7 @@ class PlacementEngine:
         refresh = set(placements_changed)
         if old_targets != new_targets:
             refresh |= old_placements | loc.placements
-        self._refresh_destinations(refresh)
+        self._refresh_destinations((key, name) for key in refresh)
 
     def _set_locations(self, p: _Placement, new: dict[str, list[int]], *, silent: bool = False) -> None:
         old = p.locations
@@ -683,19 +729,37 @@ class PlacementEngine:
         for name in changed:
             targets |= self._locations[name].targets
         self._recover(targets, silent=silent)
-        self._refresh_destinations({p.key})
+        self._refresh_destinations((p.key, name) for name in changed)
 
-    def _refresh_destinations(self, keys: Iterable[PKey]) -> None:
-        for key in keys:
+    def _refresh_destinations(self, pairs: Iterable[tuple[PKey, str]]) -> None:
+        """Recompute the destinations of these (placement, Location) pairs; mark changed placements dirty."""
+        touched: set[PKey] = set()
+        for key, name in pairs:
             p = self._placements.get(key)
             if p is None:
                 continue
-            destinations = frozenset((loc, t, self._targets[t].uid)
-                                     for loc in p.locations for t in self._locations[loc].targets)
-            if destinations != p.destinations or len(p.locations) != p.location_count:
-                p.destinations = destinations
+            touched.add(key)
+            loc = self._locations.get(name)
+            new = frozenset((t, self._targets[t].uid) for t in loc.targets) if loc and name in p.locations else None
+            old = p.destinations.get(name)
+            if new == old or (not new and not old):
+                continue
+            self._dirty_placements.add(key)
+            for t, _ in old or ():
+                if p.target_paths[t] == 1:
+                    del p.target_paths[t]
+                else:
+                    p.target_paths[t] -= 1
+            for t, _ in new or ():
+                p.target_paths[t] = p.target_paths.get(t, 0) + 1
+            if new:
+                p.destinations[name] = new
+            else:
+                del p.destinations[name]
+        for key in touched:
+            p = self._placements[key]
+            if len(p.locations) != p.location_count:
                 p.location_count = len(p.locations)
-                p.targets = {t for _, t, _ in destinations}
                 self._dirty_placements.add(key)
 
     def _recover(self, names: Iterable[str], *, silent: bool = False) -> None:
@@ -715,7 +779,7 @@ class PlacementEngine:
     def _move(self, t: _Target, new_key: CoverKey, memo: dict[tuple[CoverKey, CoverKey], bool] | None) -> None:
         """Move a target to another cover; ``memo`` None moves it silently (the caller accounts for it)."""
         old = self._covers[t.cover]
-        new = self._cover(new_key, old)
+        new = self._cover(new_key)
         old.members.discard(t.name)
         old.tracked.discard(t.name)
         self._join_cover(t, new)
@@ -828,11 +892,10 @@ class PlacementEngine:
         members = self._namespace_members.get(ns, ())
         return "implicit" if any(self._holds(m, cover_key, override) for m in members) else None
 
-    def _cover(self, key: CoverKey, near: _Cover | None = None) -> _Cover:
-        """The cover record of ``key``, created if needed (its counts derived from ``near`` when cheaper)."""
+    def _cover(self, key: CoverKey) -> _Cover:
         cover = self._covers.get(key)
         if cover is None:
-            cover = self._covers[key] = _Cover(key, nscount=self._count_namespaces(key, near))
+            cover = self._covers[key] = _Cover(key, nscount=self._count_namespaces(key))
             for p in key:
                 self._covers_by_placement.setdefault(p, set()).add(key)
         return cover
@@ -844,34 +907,11 @@ class PlacementEngine:
         self._desired_cache.pop(cover.key, None)
         self._dirty_covers.discard(cover.key)
 
-    def _count_namespaces(self, key: CoverKey, near: _Cover | None) -> dict[NsKey, int]:
-        if near is not None:
-            differing = sum(len(self._placements[p].selected) for p in key ^ near.key)
-            if differing < sum(len(self._placements[p].selected) for p in key):
-                # A neighbouring cover's counts plus the objects that differ: a target moving by one
-                # placement costs that placement's selection, not the whole union.
-                added, removed = self._diff(near.key, key, None)
-                counts = dict(near.nscount)
-                for ref in added:
-                    if ref.namespace:
-                        ns = (ref.space, ref.namespace)
-                        counts[ns] = counts.get(ns, 0) + 1
-                for ref in removed:
-                    if ref.namespace:
-                        ns = (ref.space, ref.namespace)
-                        if counts[ns] == 1:
-                            del counts[ns]
-                        else:
-                            counts[ns] -= 1
-                return counts
+    def _count_namespaces(self, key: CoverKey) -> dict[NsKey, int]:
         counts: dict[NsKey, int] = {}
-        seen: set[ObjectRef] = set()
         for p in key:
-            for ref in self._placements[p].selected:
-                if ref.namespace and ref not in seen:
-                    seen.add(ref)
-                    ns = (ref.space, ref.namespace)
-                    counts[ns] = counts.get(ns, 0) + 1
+            for ns, n in self._placements[p].namespace_counts.items():
+                counts[ns] = counts.get(ns, 0) + n
         return counts
 
     def _flush_dirty(self) -> None:

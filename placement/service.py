@@ -47,7 +47,8 @@ def _labels(obj: dict[str, Any]) -> tuple[tuple[str, str], ...]:
 
 class PlacementService(WorkQueue):
     def __init__(self, objects: Objects, catalog: Catalog, tokens: TokenStore, inventory_space: str,
-                 public_url: str, ca_pem: bytes | None, space_phase: Callable[[str], str | None]) -> None:
+                 public_url: str, ca_pem: bytes | None, space_phase: Callable[[str], str | None],
+                 first_seq: int = 0) -> None:
         super().__init__("placement")
         self.space_phase = space_phase
         self.objects = objects
@@ -56,7 +57,10 @@ class PlacementService(WorkQueue):
         self.inventory_space = inventory_space
         self.public_url = public_url
         self.ca_pem = ca_pem
-        self.engine = PlacementEngine(inventory_space)
+        # Sequence numbers start above the store's revision at startup, so that a syncer's seq from
+        # an earlier hub process is never taken for a current one (it gets a full resync instead).
+        self.engine = PlacementEngine(inventory_space, first_seq=first_seq)
+        self._inventory_changed = True
         self._locations: dict[str, dict[str, Any]] = {}
         self._targets: dict[str, dict[str, Any]] = {}
         self._placements: dict[str, dict[str, dict[str, Any]]] = {}
@@ -74,6 +78,7 @@ class PlacementService(WorkQueue):
         key = row.key
         gone = obj is None or bool((obj.get("metadata") or {}).get("deletionTimestamp"))
         if key.space == self.inventory_space:
+            self._inventory_changed = True
             if key.resource == LOCATIONS:
                 if gone:
                     self._locations.pop(key.name, None)
@@ -159,7 +164,29 @@ class PlacementService(WorkQueue):
             if name in self._placements.get(space, {}):
                 await self._write_slices(space, name)
                 await self._write_status(space, name)
+        if self._inventory_changed:
+            self._inventory_changed = False
+            await self._write_location_statuses()
         return False
+
+    async def _write_location_statuses(self) -> None:
+        """Location status.instances: how many SyncTargets its instanceSelector selects (written on change)."""
+        inv = self.inventory_space
+        for name, location in list(self._locations.items()):
+            instances = len(self.engine.location_instances(name))
+            if (location.get("status") or {}).get("instances") == instances:
+                continue
+
+            def set_status(obj: dict[str, Any], count: int = instances) -> dict[str, Any]:
+                obj["status"] = {**(obj.get("status") or {}), "instances": count}
+                return obj
+
+            try:
+                await self.objects.guaranteed_update(inv, self._type(inv, LOCATIONS), "", name, set_status,
+                                                     WriteOptions(manager=MANAGER), subresource="status")
+            except StatusError as exc:
+                if exc.code != 404:
+                    raise
 
     def _type(self, space: str, resource: str) -> ResourceType:
         rtype = self.catalog.by_group_resource(space, resource)

@@ -112,6 +112,11 @@ def test_example1_slices_and_desired_sets(hub: Hub) -> None:
     deployment = yaml.safe_load(out.stdout)["items"][0]
     assert deployment["metadata"]["name"] == "speciald"
     assert "uid" not in deployment["metadata"] and "status" not in deployment
+    locations = hub.kubectl("get", "locations", "florin", "guilder", space="inventory").stdout
+    wait_for(lambda: all(line.split()[3] == "1" for line in hub.kubectl(
+        "get", "locations", "florin", "guilder", space="inventory").stdout.splitlines()[1:]),
+        message="Location instances counted")
+    assert locations.splitlines()[0].split()[:4] == ["NAME", "RESOURCE", "INSTANCE", "SELECTOR"]
     status = hub.kubectl("get", "epl", "edge-placement-s", "-o", "yaml", space=s_space)
     placed = yaml.safe_load(status.stdout)["status"]
     assert placed["matchingLocationCount"] == 1 and placed["destinationCount"] == 1
@@ -148,6 +153,9 @@ def test_every_deletion_path_affects_exactly_the_right_clusters(hub: Hub) -> Non
     hub.kubectl("label", "location", "del-a", "extended-", space="inventory")
     wait_for(lambda: role not in desired(hub, "del-a"), message="relabel cluster")
     assert rs in desired(hub, "del-a")
+    # ... and relabelling it back brings them back.
+    hub.kubectl("label", "location", "del-a", "extended=yes", space="inventory")
+    wait_for(lambda: role in desired(hub, "del-a"), message="relabel cluster back")
     # 4. A placement edited to select less removes what it no longer selects.
     patch = '{"spec":{"downsync":[{"apiGroup":"","resources":["configmaps"],"namespaces":["commonstuff"]}]}}'
     hub.kubectl("patch", "epl", "edge-placement-c", "--type=merge", "-p", patch, space=c_space)
