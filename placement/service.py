@@ -8,6 +8,7 @@ records which SyncTargets' desired sets changed (for their syncers). It also reg
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import logging
 from collections.abc import Callable, Sequence
@@ -36,6 +37,10 @@ PLACEMENTS = f"edgeplacements.{EDGE_GROUP}"
 SLICES = f"singleplacementslices.{EDGE_GROUP}"
 SOURCE_LABEL = "edge.kubestellar.io/source-placement"
 SLICE_SIZE = 500  # destinations per SinglePlacementSlice before it is split
+# Slices and statuses are written at most this often: a burst of object changes (an apply of many
+# objects) becomes one status write per placement instead of one per object. Desired sets (read from
+# the engine) change immediately; only these written summaries wait.
+WRITE_DELAY = 0.05
 MANAGER = "spacehub-placement"
 # Placement machinery and events are never placed on clusters.
 NOT_PLACED = frozenset({PLACEMENTS, SLICES, f"customizers.{EDGE_GROUP}", LOCATIONS, SYNC_TARGETS, "events"})
@@ -61,6 +66,8 @@ class PlacementService(WorkQueue):
         # an earlier hub process is never taken for a current one (it gets a full resync instead).
         self.engine = PlacementEngine(inventory_space, first_seq=first_seq)
         self._inventory_changed = True
+        self._write_scheduled = False
+        self._slice_names: dict[tuple[str, str], list[str]] = {}
         self._locations: dict[str, dict[str, Any]] = {}
         self._targets: dict[str, dict[str, Any]] = {}
         self._placements: dict[str, dict[str, dict[str, Any]]] = {}
@@ -104,6 +111,7 @@ class PlacementService(WorkQueue):
             placements = self._placements.setdefault(key.space, {})
             if gone:
                 placements.pop(key.name, None)
+                self._slice_names.pop((key.space, key.name), None)  # its slices go by owner reference
                 self.engine.delete_placement(key.space, key.name)
             else:
                 previous = placements.get(key.name)
@@ -147,6 +155,12 @@ class PlacementService(WorkQueue):
             self._placements.pop(space, None)
             self._workload = {r: w for r, w in self._workload.items() if r.space != space}
             self.engine.delete_space(space)
+        if not self._write_scheduled:
+            self._write_scheduled = True
+            asyncio.get_running_loop().call_later(WRITE_DELAY, self._write_now)
+
+    def _write_now(self) -> None:
+        self._write_scheduled = False
         self.add("drain")
 
     def start(self) -> None:
@@ -208,11 +222,14 @@ class PlacementService(WorkQueue):
                     "metadata": {"name": slice_name, "labels": {SOURCE_LABEL: name}, "ownerReferences": [owner]},
                     "destinations": chunk}
             await self._put(space, sps, slice_name, body)
-        result = await self.objects.list(space, sps, None)
-        for item in result.items:
-            meta = item["metadata"]
-            if (meta.get("labels") or {}).get(SOURCE_LABEL) == name and meta["name"] not in wanted_names:
-                await self._delete(space, sps, meta["name"])
+        known = self._slice_names.get((space, name))
+        if known is None:  # first time since startup: look at what is stored
+            result = await self.objects.list(space, sps, None)
+            known = [i["metadata"]["name"] for i in result.items
+                     if (i["metadata"].get("labels") or {}).get(SOURCE_LABEL) == name]
+        for stale in set(known) - set(wanted_names):
+            await self._delete(space, sps, stale)
+        self._slice_names[(space, name)] = wanted_names
 
     async def _put(self, space: str, rtype: ResourceType, name: str, body: dict[str, Any]) -> None:
         opts = WriteOptions(manager=MANAGER, field_validation="Strict")
