@@ -21,6 +21,7 @@ from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Mount, Route
 
 from hub.auth import TokenAuth
+from hub.limits import InflightLimit
 from hub.metrics import HubMetrics
 from hub.tokens import TokenStore
 from inventory.kinds import inventory_types
@@ -53,6 +54,8 @@ class HubSettings:
     public_url: str = ""  # how clients reach this hub, for Space status.url and syncer bootstraps
     inventory_space: str = "inventory"
     ca_pem: bytes | None = None  # the CA syncers must trust (None when serving plain HTTP)
+    max_requests_inflight: int = 400  # beyond this many concurrent non-watch requests: 429
+    slice_size: int = 500  # destinations per SinglePlacementSlice
 
 
 def version_info() -> dict[str, str]:
@@ -97,7 +100,8 @@ class HubCore:
                                                  self.settings.admin_token)
         self.placement = PlacementService(self.objects, self.catalog, self.tokens, self.settings.inventory_space,
                                           self.settings.public_url, self.settings.ca_pem,
-                                          self.lifecycle.space_phase, first_seq=self.bus.latest_revision)
+                                          self.lifecycle.space_phase, first_seq=self.bus.latest_revision,
+                                          slice_size=self.settings.slice_size)
         await loop.run_in_executor(self.executor, self.placement.load)
         self.placement.start()
         self.desired_view = DesiredSetAPI(self.placement, version_info())
@@ -204,5 +208,6 @@ def build_app(settings: HubSettings) -> tuple[object, HubCore]:
         Route("/clusters/{space}/{path:path}", space_endpoint, methods=methods),
         Mount("/placement/v1", app=_LazyPlacementAPI(core)),
     ], lifespan=lifespan, exception_handlers={404: not_found, 405: method_not_allowed})
-    wrapped = TokenAuth(core.metrics.middleware(app), lambda: core.tokens, settings.inventory_space)
+    limited = InflightLimit(core.metrics.middleware(app), settings.max_requests_inflight)
+    wrapped = TokenAuth(limited, lambda: core.tokens, settings.inventory_space)
     return wrapped, core

@@ -55,7 +55,9 @@ def run_from_args(args: argparse.Namespace) -> int:
                                        compact_horizon=args.compact_horizon,
                                        compact_interval=args.compact_interval,
                                        public_url=server.rsplit("/clusters/", 1)[0], ca_pem=ca_pem,
-                                       inventory_space=args.inventory_space))
+                                       inventory_space=args.inventory_space,
+                                       max_requests_inflight=args.max_requests_inflight,
+                                       slice_size=args.placement_slice_size))
     log.info("spacehub hub serving on %s (data %s, store %s); admin kubeconfig: %s", args.listen, data_dir,
              db_url.split("@")[-1], admin.kubeconfig_file)
     config = uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on",

@@ -53,9 +53,10 @@ def _labels(obj: dict[str, Any]) -> tuple[tuple[str, str], ...]:
 class PlacementService(WorkQueue):
     def __init__(self, objects: Objects, catalog: Catalog, tokens: TokenStore, inventory_space: str,
                  public_url: str, ca_pem: bytes | None, space_phase: Callable[[str], str | None],
-                 first_seq: int = 0) -> None:
+                 first_seq: int = 0, slice_size: int = SLICE_SIZE) -> None:
         super().__init__("placement")
         self.space_phase = space_phase
+        self.slice_size = slice_size
         self.objects = objects
         self.catalog = catalog
         self.tokens = tokens
@@ -212,7 +213,8 @@ class PlacementService(WorkQueue):
         destinations = [{"cluster": self.inventory_space, "locationName": d.location_name,
                          "syncTargetName": d.sync_target_name, "syncTargetUID": d.sync_target_uid}
                         for d in self.engine.destinations(space, name)]
-        chunks = [destinations[i:i + SLICE_SIZE] for i in range(0, len(destinations), SLICE_SIZE)] or [[]]
+        size = self.slice_size
+        chunks = [destinations[i:i + size] for i in range(0, len(destinations), size)] or [[]]
         sps = self._type(space, SLICES)
         owner = {"apiVersion": f"{EDGE_GROUP}/{EDGE_VERSION}", "kind": "EdgePlacement", "name": name,
                  "uid": placement["metadata"]["uid"], "controller": True, "blockOwnerDeletion": True}

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -47,3 +47,20 @@ def space(hub: Hub, request: pytest.FixtureRequest) -> str:
     name = "t-" + re.sub(r"[^a-z0-9]+", "-", request.node.name.lower())[5:45].strip("-")
     hub.create_space(name)
     return name
+
+
+@pytest.fixture
+def hub_factory(tmp_path: Path) -> Iterator[Callable[..., Hub]]:
+    """Start a hub of the test's own with extra ``spacehub hub serve`` flags; all stopped at the end."""
+    started: list[Hub] = []
+
+    def start(*extra_args: str) -> Hub:
+        base = tmp_path / f"hub{len(started)}"
+        h = Hub(data_dir=base / "data", port=free_port(), home=base / "home", extra_args=extra_args)
+        h.start()
+        started.append(h)
+        return h
+
+    yield start
+    for h in started:
+        h.stop()
