@@ -1,0 +1,231 @@
+"""Assemble the simulator's ASGI application: N simulated clusters served by one process.
+
+``SimCore`` composes the same parts as the hub's ``HubCore`` (log store, group-commit writer, watch bus,
+catalogue, object service, namespace/space lifecycle, garbage collector, CRD controller, admission
+policies, compaction) with the simulator's catalogue (Pods and Nodes) and controllers instead of
+inventory and placement. Each cluster is a space created at startup, with the namespaces a cluster
+has (``default``, ``kube-system``, ``kube-public``, ``kube-node-lease``) and its nodes. ``build_app``
+adds the routes (``/clusters/<name>/...`` Kubernetes APIs, probes, the ``/sim/v1`` admin endpoint for
+faults) and the middleware (fault injection outermost, then per-cluster credentials).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import AsyncIterator
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any
+
+import orjson
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, PlainTextResponse, Response
+from starlette.routing import Route
+
+from hub.app import version_info
+from spaces.admission.engine import AdmissionEngine
+from spaces.admission.hook import AdmissionHook
+from spaces.api.handlers import SpaceAPI
+from spaces.catalog import ROOT_SPACE
+from spaces.controllers.crds import CRDController
+from spaces.controllers.gc import GarbageCollector
+from spaces.controllers.lifecycle import Lifecycle
+from spaces.errors import StatusError, bad_request, not_found
+from spaces.service import Objects, WriteOptions
+from spaces.store import GroupCommitWriter, LogStore
+from spaces.watch import WatchBus
+from syncer.sim.access import ClusterAuth
+from syncer.sim.controllers import NodeShape, Simulator, StatusRule
+from syncer.sim.faults import FaultError, FaultInjection, Faults, FaultTable
+from syncer.sim.kinds import SimCatalog
+
+log = logging.getLogger(__name__)
+
+SYSTEM_NAMESPACES = ("kube-system", "kube-public", "kube-node-lease")
+MANAGER = "spacehub-sim"
+# Clusters set up at once at startup (each is a handful of writes; group commit batches them).
+_STARTUP_CONCURRENCY = 32
+
+
+@dataclass
+class SimSettings:
+    db_url: str
+    admin_token: str
+    clusters: list[str]
+    cluster_tokens: dict[str, str]
+    default_shape: NodeShape = field(default_factory=NodeShape)
+    shapes: dict[str, NodeShape] = field(default_factory=dict)
+    ready_delay: float = 0.5
+    status_rules: tuple[StatusRule, ...] = ()
+    faults: dict[str, Faults] = field(default_factory=dict)
+    public_url: str = ""  # how clients reach this process (cluster servers are <public_url>/clusters/<name>)
+    insecure_http: bool = False  # plain HTTP: requests without credentials are accepted (see access.py)
+    kubeconfigs: dict[str, str] = field(default_factory=dict)
+    compact_horizon: int = 10_000
+    compact_interval: float = 60.0
+
+
+class SimCore:
+    def __init__(self, settings: SimSettings) -> None:
+        self.settings = settings
+        self.catalog = SimCatalog()
+        self.faults = FaultTable(settings.clusters, settings.faults)
+        self.ready = False
+        self._tasks: list[asyncio.Task[None]] = []
+
+    async def start(self) -> None:
+        loop = asyncio.get_running_loop()
+        self.executor = ThreadPoolExecutor(max_workers=8, thread_name_prefix="spacehub-sim-read")
+        self.store = await loop.run_in_executor(self.executor, LogStore, self.settings.db_url)
+        start_revision = await loop.run_in_executor(self.executor, self.store.current_revision)
+        self.bus = WatchBus(start_revision)
+        self.writer = GroupCommitWriter(self.store, loop, self.bus.publish)
+        self.objects = Objects(self.store, self.writer, self.bus, self.catalog, self.executor)
+        self.lifecycle = Lifecycle(self.objects, self.catalog, self.settings.public_url)
+        self.gc = GarbageCollector(self.objects, self.catalog)
+        self.crds = CRDController(self.objects, self.catalog)
+        self.admission = AdmissionEngine(self.store)
+        self.simulator = Simulator(self.objects, self.catalog, self.lifecycle.namespace_phase,
+                                   ready_delay=self.settings.ready_delay, shapes=self.settings.shapes,
+                                   default_shape=self.settings.default_shape,
+                                   kubelet_version=version_info()["gitVersion"].split("+")[0],
+                                   status_rules=self.settings.status_rules)
+        for load in (self.lifecycle.load, self.gc.load, self.crds.load, self.admission.load, self.simulator.load):
+            await loop.run_in_executor(self.executor, load)
+        self.bus.add_listener(self.admission.on_commit)
+        self.objects.admit = AdmissionHook(self.admission, self.objects, self.catalog)
+        self.lifecycle.start()
+        self.gc.start()
+        self.crds.start()
+        await self.lifecycle.ensure_default_namespaces(ROOT_SPACE)
+        self.simulator.start(sorted(self.lifecycle.spaces))
+        limit = asyncio.Semaphore(_STARTUP_CONCURRENCY)
+
+        async def ensure(name: str) -> None:
+            async with limit:
+                await self._ensure_cluster(name)
+
+        await asyncio.gather(*(ensure(name) for name in self.settings.clusters))
+        self.api = SpaceAPI(self.objects, self.catalog, self.lifecycle.space_phase, version_info())
+        self._tasks.append(asyncio.create_task(self._compact_loop(), name="compaction"))
+        self.ready = True
+
+    async def _ensure_cluster(self, name: str) -> None:
+        """The cluster's space, its system namespaces and its nodes."""
+        phase = self.lifecycle.space_phase(name)
+        if phase == "Terminating":
+            raise RuntimeError(f"cluster {name} is being deleted (its space is terminating); start again later")
+        if phase is None:
+            space_type = self.catalog.by_group_resource(ROOT_SPACE, "spaces.spacehub.io")
+            assert space_type is not None
+            await self.objects.create(ROOT_SPACE, space_type, "", {"metadata": {"name": name}},
+                                      WriteOptions(manager=MANAGER))
+        ns_type = self.catalog.by_group_resource(name, "namespaces")
+        assert ns_type is not None
+        for namespace in SYSTEM_NAMESPACES:
+            if self.lifecycle.namespace_phase(name, namespace) is None:
+                with contextlib.suppress(StatusError):
+                    await self.objects.create(name, ns_type, "", {"metadata": {"name": namespace}},
+                                              WriteOptions(manager=MANAGER))
+        await self.simulator.ensure_nodes(name)
+
+    async def stop(self) -> None:
+        self.ready = False
+        for task in self._tasks:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+        await self.simulator.stop()
+        await self.crds.stop()
+        await self.gc.stop()
+        await self.lifecycle.stop()
+        await asyncio.get_running_loop().run_in_executor(self.executor, self.writer.stop)
+        self.store.close()
+        self.executor.shutdown(wait=False)
+        log.info("spacehub sim stopped: %d cluster(s) shut down cleanly", len(self.settings.clusters))
+
+    async def _compact_loop(self) -> None:
+        while True:
+            await asyncio.sleep(self.settings.compact_interval)
+            try:
+                await self.objects.run_sync(self.store.compact, self.settings.compact_horizon)
+            except Exception:
+                log.exception("compaction failed")
+
+    # --- admin view -----------------------------------------------------------------------------
+
+    def cluster_info(self, name: str) -> dict[str, Any]:
+        return {"name": name, "server": f"{self.settings.public_url}/clusters/{name}",
+                "kubeconfig": self.settings.kubeconfigs.get(name, ""),
+                "nodes": len(self.simulator.cache.nodes(name)), "faults": self.faults.get(name).to_json()}
+
+
+def _status_response(err: StatusError) -> Response:
+    return JSONResponse(err.to_status(), status_code=err.code)
+
+
+def build_app(settings: SimSettings) -> tuple[object, SimCore]:
+    core = SimCore(settings)
+
+    @contextlib.asynccontextmanager
+    async def lifespan(_app: Starlette) -> AsyncIterator[None]:
+        await core.start()
+        try:
+            yield
+        finally:
+            await core.stop()
+
+    async def space_endpoint(request: Request) -> Response:
+        params = request.path_params
+        return await core.api.handle(request, params["space"], params.get("path", ""))
+
+    async def healthz(_request: Request) -> Response:
+        return PlainTextResponse("ok")
+
+    async def readyz(_request: Request) -> Response:
+        return PlainTextResponse("ok") if core.ready else PlainTextResponse("starting", status_code=503)
+
+    async def version(_request: Request) -> Response:
+        return JSONResponse(version_info())
+
+    async def clusters(_request: Request) -> Response:
+        return JSONResponse({"clusters": [core.cluster_info(name) for name in settings.clusters]})
+
+    async def faults(request: Request) -> Response:
+        name = request.path_params["name"]
+        if name not in core.faults:
+            return _status_response(not_found("clusters", "sim.spacehub.io", name))
+        if request.method == "PUT":
+            try:
+                doc = orjson.loads(await request.body())
+                new = Faults.from_json(doc)
+            except (orjson.JSONDecodeError, FaultError) as exc:
+                return _status_response(bad_request(f"invalid faults: {exc}"))
+            core.faults.set(name, new)
+            log.info("cluster %s faults: %s", name, new.to_json())
+        elif request.method == "DELETE":
+            core.faults.set(name, Faults())
+            log.info("cluster %s faults cleared", name)
+        return JSONResponse(core.faults.get(name).to_json())
+
+    async def not_found_handler(_request: Request, _exc: Exception) -> Response:
+        return _status_response(StatusError(404, "NotFound", "the server could not find the requested resource"))
+
+    async def method_not_allowed(_request: Request, _exc: Exception) -> Response:
+        return _status_response(StatusError(405, "MethodNotAllowed", "the server does not allow this method on "
+                                            "the requested resource"))
+
+    methods = ["GET", "POST", "PUT", "PATCH", "DELETE"]
+    app = Starlette(routes=[
+        Route("/healthz", healthz), Route("/livez", healthz), Route("/readyz", readyz), Route("/version", version),
+        Route("/sim/v1/clusters", clusters),
+        Route("/sim/v1/clusters/{name}/faults", faults, methods=["GET", "PUT", "DELETE"]),
+        Route("/clusters/{space}", space_endpoint, methods=methods),
+        Route("/clusters/{space}/{path:path}", space_endpoint, methods=methods),
+    ], lifespan=lifespan, exception_handlers={404: not_found_handler, 405: method_not_allowed})
+    wrapped = FaultInjection(ClusterAuth(app, settings.admin_token, settings.cluster_tokens,
+                                         allow_anonymous=settings.insecure_http), core.faults)
+    return wrapped, core
