@@ -41,6 +41,7 @@ from spaces.errors import StatusError
 from spaces.service import Objects, WriteOptions
 from spaces.store import GroupCommitWriter, LogStore
 from spaces.watch import WatchBus
+from syncer.hubside import SyncerHub, streams_unlimited, syncer_routes
 
 log = logging.getLogger(__name__)
 
@@ -56,6 +57,8 @@ class HubSettings:
     ca_pem: bytes | None = None  # the CA syncers must trust (None when serving plain HTTP)
     max_requests_inflight: int = 400  # beyond this many concurrent non-watch requests: 429
     slice_size: int = 500  # destinations per SinglePlacementSlice
+    sync_ping_interval: float = 15.0  # seconds of silence after which a sync stream sends a PING
+    syncer_heartbeat_timeout: float = 60.0  # a SyncTarget without a heartbeat for this long turns Ready=False
 
 
 def version_info() -> dict[str, str]:
@@ -104,6 +107,10 @@ class HubCore:
                                           slice_size=self.settings.slice_size)
         await loop.run_in_executor(self.executor, self.placement.load)
         self.placement.start()
+        self.syncers = SyncerHub(self.placement, self.objects, self.catalog,
+                                 ping_interval=self.settings.sync_ping_interval,
+                                 heartbeat_timeout=self.settings.syncer_heartbeat_timeout)
+        await self.syncers.start()
         self.desired_view = DesiredSetAPI(self.placement, version_info())
         self.api = SpaceAPI(self.objects, self.catalog, self.lifecycle.space_phase, version_info())
         self._tasks.append(asyncio.create_task(self._compact_loop(), name="compaction"))
@@ -120,6 +127,7 @@ class HubCore:
 
     async def stop(self) -> None:
         self.ready = False
+        await self.syncers.stop()
         await self.placement.stop()
         for task in self._tasks:
             task.cancel()
@@ -150,7 +158,7 @@ class _LazyPlacementAPI:
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         if self.app is None:
-            self.app = build_placement_api(self.core.placement)
+            self.app = build_placement_api(self.core.placement, self.core.syncers.reports)
         await self.app(scope, receive, send)
 
 
@@ -207,7 +215,9 @@ def build_app(settings: HubSettings) -> tuple[object, HubCore]:
         Route("/clusters/{space}", space_endpoint, methods=methods),
         Route("/clusters/{space}/{path:path}", space_endpoint, methods=methods),
         Mount("/placement/v1", app=_LazyPlacementAPI(core)),
+        Mount("/syncer/v1", routes=syncer_routes(lambda: core.syncers)),
     ], lifespan=lifespan, exception_handlers={404: not_found, 405: method_not_allowed})
-    limited = InflightLimit(core.metrics.middleware(app), settings.max_requests_inflight)
+    metered = core.metrics.middleware(app)
+    limited = streams_unlimited(InflightLimit(metered, settings.max_requests_inflight), metered)
     wrapped = TokenAuth(limited, lambda: core.tokens, settings.inventory_space)
     return wrapped, core

@@ -69,6 +69,12 @@ def register_hub_commands(sub: Subparsers, common: argparse.ArgumentParser) -> N
     serve.add_argument("--placement-slice-size", type=int, default=500, metavar="N",
                        help="destinations per SinglePlacementSlice before a placement's slice is split "
                             "(default 500)")
+    serve.add_argument("--sync-ping-interval", type=float, default=15.0, metavar="SECONDS",
+                       help="seconds of silence after which a syncer stream sends a PING, so proxies keep it "
+                            "open and syncers notice a dead hub (default 15)")
+    serve.add_argument("--syncer-heartbeat-timeout", type=float, default=60.0, metavar="SECONDS",
+                       help="a SyncTarget whose syncer sent no heartbeat for this long turns Ready=False; "
+                            "nothing is deleted (default 60)")
     serve.set_defaults(func=_hub_serve)
 
 

@@ -57,7 +57,9 @@ def run_from_args(args: argparse.Namespace) -> int:
                                        public_url=server.rsplit("/clusters/", 1)[0], ca_pem=ca_pem,
                                        inventory_space=args.inventory_space,
                                        max_requests_inflight=args.max_requests_inflight,
-                                       slice_size=args.placement_slice_size))
+                                       slice_size=args.placement_slice_size,
+                                       sync_ping_interval=args.sync_ping_interval,
+                                       syncer_heartbeat_timeout=args.syncer_heartbeat_timeout))
     log.info("spacehub hub serving on %s (data %s, store %s); admin kubeconfig: %s", args.listen, data_dir,
              db_url.split("@")[-1], admin.kubeconfig_file)
     config = uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on",

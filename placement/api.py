@@ -80,6 +80,14 @@ class PlacementView(Protocol):
         ...
 
 
+class ReportedStates(Protocol):
+    """The clusters' reported state of workload objects; implemented by the hub's syncer side."""
+
+    def reported(self, ref: ObjectRef) -> list[dict[str, Any]]:
+        """``{"cluster", "status", "error", "generation", "reported_at"}`` per cluster, sorted by cluster."""
+        ...
+
+
 # --- documented responses ------------------------------------------------------------------------
 
 def _status_response(description: str) -> dict[str, Any]:
@@ -105,7 +113,7 @@ hub's bearer token. Every error is a Kubernetes `Status` object.
 """
 
 
-def build_placement_api(view: PlacementView) -> FastAPI:
+def build_placement_api(view: PlacementView, reports: ReportedStates | None = None) -> FastAPI:
     """The FastAPI application the hub mounts at ``/placement/v1``."""
     app = FastAPI(title="spacehub placement API", version="v1", description=DESCRIPTION,
                   openapi_url="/openapi.json", docs_url="/docs", redoc_url=None,
@@ -117,7 +125,7 @@ def build_placement_api(view: PlacementView) -> FastAPI:
     _document_security(app)
     _add_cluster_routes(app, view)
     _add_placement_routes(app, view)
-    _add_object_routes(app, view)
+    _add_object_routes(app, view, reports)
     return app
 
 
@@ -295,22 +303,23 @@ def _name(obj: Mapping[str, Any]) -> str:
 
 # --- objects -------------------------------------------------------------------------------------
 
-def _add_object_routes(app: FastAPI, view: PlacementView) -> None:
+def _add_object_routes(app: FastAPI, view: PlacementView, reports: ReportedStates | None) -> None:
     @app.get("/spaces/{space}/objects/{resource}/{name}", response_model=m.ObjectPlacement, tags=["objects"],
              summary="Where a cluster-scoped object goes", responses={**NOT_FOUND, **INVALID})
     async def get_cluster_scoped_object(space: SpacePath, resource: ResourcePath,
                                         name: ObjectNamePath) -> m.ObjectPlacement:
-        return object_placement(view, ObjectRef(space, resource, "", name))
+        return object_placement(view, ObjectRef(space, resource, "", name), reports)
 
     @app.get("/spaces/{space}/namespaces/{namespace}/objects/{resource}/{name}", response_model=m.ObjectPlacement,
              tags=["objects"], summary="Where a namespaced object goes", responses={**NOT_FOUND, **INVALID})
     async def get_namespaced_object(space: SpacePath, namespace: NamespacePath, resource: ResourcePath,
                                     name: ObjectNamePath) -> m.ObjectPlacement:
-        return object_placement(view, ObjectRef(space, resource, namespace, name))
+        return object_placement(view, ObjectRef(space, resource, namespace, name), reports)
 
 
-def object_placement(view: PlacementView, ref: ObjectRef) -> m.ObjectPlacement:
-    """One object's destinations, the placements selecting it and whether its status is singleton."""
+def object_placement(view: PlacementView, ref: ObjectRef, reports: ReportedStates | None = None) -> m.ObjectPlacement:
+    """One object's destinations, the placements selecting it, whether its status is singleton and what the
+    clusters reported."""
     placements = _space_placements(view, ref.space)
     info = view.object_info(ref)
     if info is None:
@@ -325,7 +334,8 @@ def object_placement(view: PlacementView, ref: ObjectRef) -> m.ObjectPlacement:
         resource_version=str(info.get("resourceVersion", "")),
         labels={str(k): str(v) for k, v in dict(labels).items()}, destinations=destinations,
         placements=[m.PlacementRef(space=ref.space, name=_name(p)) for p in selecting],
-        want_singleton_reported_state=want, singleton_status=want and len(destinations) == 1)
+        want_singleton_reported_state=want, singleton_status=want and len(destinations) == 1,
+        reported=[m.ReportedState(**r) for r in reports.reported(ref)] if reports is not None else [])
 
 
 # --- errors as Status ----------------------------------------------------------------------------

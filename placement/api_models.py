@@ -275,6 +275,16 @@ class PlacementDetail(ApiModel):
     missing_crds: list[str] = Field(alias="missingCRDs")
 
 
+class ReportedState(ApiModel):
+    """The latest state a cluster's syncer reported for the object (kept in memory by the hub)."""
+
+    cluster: str
+    status: dict[str, Any] | None = Field(description="The object's .status in the cluster (null: none).")
+    error: str | None = Field(description="Why the cluster could not apply the object (null: it did).")
+    generation: int | None = Field(description="The cluster object's metadata.generation when reported.")
+    reported_at: str = Field(description="When the hub received the report (RFC 3339).")
+
+
 class ObjectPlacement(ApiModel):
     """Where one workload object goes."""
 
@@ -291,6 +301,8 @@ class ObjectPlacement(ApiModel):
     placements: list[PlacementRef] = Field(description="The EdgePlacements selecting the object.")
     want_singleton_reported_state: bool = Field(description="Any selecting placement asks for singleton status.")
     singleton_status: bool = Field(description="Reported state is returned: wanted and exactly one destination.")
+    reported: list[ReportedState] = Field(default_factory=list,
+                                          description="Per cluster that reported it, the latest reported state.")
 
 
 # --- Explain (request) ---------------------------------------------------------------------------

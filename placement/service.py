@@ -76,6 +76,9 @@ class PlacementService(WorkQueue):
         self._projections: dict[tuple[ObjectRef, int], dict[str, Any]] = {}
         # Per SyncTarget, bumped whenever its desired set changes (syncer streams wait on it).
         self.target_versions: dict[str, int] = {}
+        self._target_waiters: dict[str, asyncio.Event] = {}
+        # Called after each drain with the placements and targets whose results changed (status return).
+        self.drain_listeners: list[Callable[[set[tuple[str, str]], set[str]], None]] = []
 
     # --- feeding the engine --------------------------------------------------------------------
 
@@ -175,6 +178,11 @@ class PlacementService(WorkQueue):
         placements, targets = self.engine.drain_dirty()
         for target in targets:
             self.target_versions[target] = self.target_versions.get(target, 0) + 1
+            waiter = self._target_waiters.pop(target, None)
+            if waiter is not None:
+                waiter.set()
+        for listener in self.drain_listeners:
+            listener(placements, targets)
         for space, name in sorted(placements):
             if name in self._placements.get(space, {}):
                 await self._write_slices(space, name)
@@ -304,10 +312,18 @@ class PlacementService(WorkQueue):
             if exc.code != 404:
                 raise
 
+    def target_changed(self, target: str) -> asyncio.Event:
+        """An event set at the next bump of ``target_versions[target]``; take it before reading the engine,
+        so that a change between the read and the wait is never missed."""
+        return self._target_waiters.setdefault(target, asyncio.Event())
+
     # --- PlacementView ---------------------------------------------------------------------------
 
     def sync_targets(self) -> list[dict[str, Any]]:
         return [self._targets[n] for n in sorted(self._targets)]
+
+    def sync_target(self, name: str) -> dict[str, Any] | None:
+        return self._targets.get(name)
 
     def locations(self) -> list[dict[str, Any]]:
         return [self._locations[n] for n in sorted(self._locations)]

@@ -1,0 +1,83 @@
+"""``SyncerHub``: the hub's syncer-facing pieces, wired to the placement service, with their lifecycle.
+
+Owns the hub process's epoch (a random name telling syncers whether their seq came from this process),
+the stream source, heartbeats with their timeout check, the reported-state store and singleton status.
+Knows nothing of HTTP (``routes`` does).
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from placement.model import ObjectRef
+from placement.service import PlacementService
+from spaces.catalog import Catalog
+from spaces.service import Objects, now_rfc3339
+from syncer.hubside.heartbeat import Heartbeats
+from syncer.hubside.messages import EntryTypes
+from syncer.hubside.reports import Report, ReportStore
+from syncer.hubside.singleton import SingletonStatus
+from syncer.hubside.stream import StreamSource
+
+
+@dataclass(frozen=True)
+class ObjectReport:
+    """One entry of a status POST, already validated."""
+
+    ref: ObjectRef
+    status: dict[str, Any] | None
+    error: str | None
+    generation: int | None
+
+
+class SyncerHub:
+    def __init__(self, service: PlacementService, objects: Objects, catalog: Catalog, *, ping_interval: float,
+                 heartbeat_timeout: float) -> None:
+        self.service = service
+        self.epoch = secrets.token_hex(8)
+        self.reports = ReportStore()
+        self.streams = StreamSource(service, EntryTypes(catalog), self.epoch, ping_interval)
+        self.heartbeats = Heartbeats(service, objects, catalog, heartbeat_timeout)
+        self.singleton = SingletonStatus(service, objects, catalog, self.reports)
+
+    async def start(self) -> None:
+        self.singleton.start()
+        await self.singleton.load()
+        self.heartbeats.start()
+
+    async def stop(self) -> None:
+        await self.heartbeats.stop()
+        await self.singleton.stop()
+
+    def target_exists(self, name: str) -> bool:
+        return self.service.sync_target(name) is not None
+
+    def stream(self, target: str, since: int, epoch: str | None) -> AsyncIterator[bytes]:
+        return self.streams.stream(target, since, epoch)
+
+    async def heartbeat(self, target: str, capacity: dict[str, Any] | None, allocatable: dict[str, Any] | None,
+                        syncer_version: str) -> dict[str, Any]:
+        when = await self.heartbeats.record(target, capacity, allocatable, syncer_version)
+        return {"syncTarget": target, "lastSyncerHeartbeatTime": when,
+                "heartbeatTimeoutSeconds": self.heartbeats.timeout}
+
+    def report(self, target: str, items: Sequence[ObjectReport]) -> dict[str, Any]:
+        """Keep each report on an object of the target's desired set; say which were ignored and why."""
+        engine = self.service.engine
+        now = now_rfc3339()
+        accepted = 0
+        ignored = []
+        for index, item in enumerate(items):
+            ref = item.ref
+            if target not in engine.object_destinations(ref):
+                what = f"{ref.resource} \"{ref.name}\"" + (f" in namespace {ref.namespace}" if ref.namespace else "")
+                ignored.append({"index": index, "reason": "NotDesired",
+                                "message": f"{what} of space {ref.space} is not in the desired set of {target}"})
+                continue
+            self.reports.put(ref, target, Report(item.status, item.error, item.generation, now))
+            self.singleton.on_report(ref)
+            accepted += 1
+        return {"accepted": accepted, "ignored": ignored}

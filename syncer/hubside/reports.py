@@ -1,0 +1,57 @@
+"""The clusters' reported state: the latest status report per (workload object, cluster), in memory.
+
+Owns only the bookkeeping (store, look up, forget); whether a report is accepted and when it is
+forgotten is decided by the hub glue. Reports are not persisted: syncers report every object they hold
+after each (re)connection (docs/sync-protocol.md).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from placement.model import ObjectRef
+
+
+@dataclass(frozen=True)
+class Report:
+    status: dict[str, Any] | None  # the cluster object's .status (None: it has none)
+    error: str | None  # why the object could not be applied (None: it was)
+    generation: int | None  # the cluster object's metadata.generation when the status was read
+    reported_at: str  # RFC 3339, when the hub received it
+
+
+class ReportStore:
+    def __init__(self) -> None:
+        self._by_object: dict[ObjectRef, dict[str, Report]] = {}
+        self._by_target: dict[str, set[ObjectRef]] = {}
+
+    def put(self, ref: ObjectRef, target: str, report: Report) -> None:
+        self._by_object.setdefault(ref, {})[target] = report
+        self._by_target.setdefault(target, set()).add(ref)
+
+    def get(self, ref: ObjectRef, target: str) -> Report | None:
+        return self._by_object.get(ref, {}).get(target)
+
+    def refs_of(self, target: str) -> list[ObjectRef]:
+        """The objects ``target`` has reported on (a copy: callers may drop while iterating)."""
+        return list(self._by_target.get(target, ()))
+
+    def drop(self, ref: ObjectRef, target: str) -> None:
+        reports = self._by_object.get(ref)
+        if reports is not None and reports.pop(target, None) is not None and not reports:
+            del self._by_object[ref]
+        refs = self._by_target.get(target)
+        if refs is not None:
+            refs.discard(ref)
+            if not refs:
+                del self._by_target[target]
+
+    def reported(self, ref: ObjectRef) -> list[dict[str, Any]]:
+        """Every cluster's latest report on ``ref``, sorted by cluster (the placement REST API's ``reported``)."""
+        reports = self._by_object.get(ref, {})
+        return [{"cluster": target, "status": r.status, "error": r.error, "generation": r.generation,
+                 "reported_at": r.reported_at} for target, r in sorted(reports.items())]
+
+    def __len__(self) -> int:
+        return sum(len(r) for r in self._by_object.values())

@@ -1,0 +1,141 @@
+"""The HTTP layer of ``/syncer/v1``: routes, request bodies, identities, and errors as ``Status`` objects.
+
+Owns only parsing and rendering (shapes in docs/sync-protocol.md); the work is ``SyncerHub``'s. Tokens
+are checked by ``hub.auth`` before a request gets here (a syncer token reaches only its own target's
+paths); the handlers check the identity again so that no other mounting can widen it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic.alias_generators import to_camel
+from starlette.requests import Request
+from starlette.responses import Response, StreamingResponse
+from starlette.routing import Route
+
+from placement.api import validation_status
+from placement.model import EDGE_GROUP, ObjectRef
+from spaces import errors
+from spaces.api.codec import json_response, status_response
+from syncer.hubside.hub import ObjectReport, SyncerHub
+from syncer.hubside.messages import CONTENT_TYPE
+
+MAX_REPORTS = 10_000  # objects per status POST
+STREAM_HEADERS = {"Cache-Control": "no-cache, no-store", "X-Accel-Buffering": "no"}
+_PREFIX = "/syncer/v1/targets/"
+
+
+class _Body(BaseModel):
+    """camelCase on the wire; unknown fields are ignored so that newer syncers can talk to older hubs."""
+
+    model_config = ConfigDict(alias_generator=to_camel, validate_by_name=True, validate_by_alias=True,
+                              extra="ignore")
+
+
+class HeartbeatRequest(_Body):
+    capacity: dict[str, str | int] | None = None
+    allocatable: dict[str, str | int] | None = None
+    syncer_version: str = ""
+
+
+class ReportedObject(_Body):
+    space: str = Field(min_length=1)
+    group: str = ""
+    resource: str = Field(min_length=1)
+    namespace: str = ""
+    name: str = Field(min_length=1)
+    generation: int | None = None
+    status: dict[str, Any] | None = None
+    error: str | None = None
+
+
+class StatusRequest(_Body):
+    objects: list[ReportedObject] = Field(max_length=MAX_REPORTS)
+
+
+def _since(value: str | None) -> int:
+    if value is None or value == "":
+        return 0
+    if not value.isdigit():
+        raise errors.bad_request(f'since must be a non-negative integer (the seq of the last message applied), '
+                                 f'got "{value}"')
+    return int(value)
+
+
+async def _body(request: Request, model: type[BaseModel]) -> Any:
+    raw = await request.body()
+    try:
+        return model.model_validate_json(raw or b"{}")
+    except ValidationError as exc:
+        raise validation_status(exc.errors()) from None
+
+
+class SyncerAPI:
+    def __init__(self, hub: Callable[[], SyncerHub]) -> None:
+        self.hub = hub
+
+    def _target(self, request: Request) -> str:
+        """The addressed SyncTarget, after checking the identity may use it and that it exists."""
+        name = str(request.path_params["name"])
+        identity = request.scope.get("spacehub.identity")
+        if identity is None or not (identity.admin or identity.sync_target == name):
+            who = getattr(identity, "name", "anonymous")
+            raise errors.forbidden(f'{who} may not use the syncer API of sync target "{name}"')
+        if not self.hub().target_exists(name):
+            raise errors.not_found("synctargets", EDGE_GROUP, name)
+        return name
+
+    async def stream(self, request: Request) -> Response:
+        name = self._target(request)
+        since = _since(request.query_params.get("since"))
+        epoch = request.query_params.get("epoch") or None
+        return StreamingResponse(self.hub().stream(name, since, epoch), media_type=CONTENT_TYPE,
+                                 headers=STREAM_HEADERS)
+
+    async def heartbeat(self, request: Request) -> Response:
+        name = self._target(request)
+        body: HeartbeatRequest = await _body(request, HeartbeatRequest)
+        return json_response(await self.hub().heartbeat(name, body.capacity, body.allocatable, body.syncer_version))
+
+    async def status(self, request: Request) -> Response:
+        name = self._target(request)
+        body: StatusRequest = await _body(request, StatusRequest)
+        items = [ObjectReport(ObjectRef(o.space, f"{o.resource}.{o.group}" if o.group else o.resource,
+                                        o.namespace, o.name), o.status, o.error, o.generation)
+                 for o in body.objects]
+        return json_response(self.hub().report(name, items))
+
+
+def _guarded(handler: Callable[[Request], Awaitable[Response]]) -> Callable[[Request], Awaitable[Response]]:
+    async def endpoint(request: Request) -> Response:
+        try:
+            return await handler(request)
+        except errors.StatusError as exc:
+            return status_response(exc)
+
+    return endpoint
+
+
+def syncer_routes(hub: Callable[[], SyncerHub]) -> list[Route]:
+    """The routes to mount at ``/syncer/v1``; ``hub`` gives the started ``SyncerHub`` at request time."""
+    api = SyncerAPI(hub)
+    return [Route("/targets/{name}/stream", _guarded(api.stream), methods=["GET"]),
+            Route("/targets/{name}/heartbeat", _guarded(api.heartbeat), methods=["POST"]),
+            Route("/targets/{name}/status", _guarded(api.status), methods=["POST"])]
+
+
+def is_stream(scope: dict[str, Any]) -> bool:
+    path = str(scope.get("path", ""))
+    return scope.get("method") == "GET" and path.startswith(_PREFIX) and path.endswith("/stream")
+
+
+def streams_unlimited(limited: Any, unlimited: Any) -> Callable[..., Awaitable[None]]:
+    """ASGI: sync streams skip the in-flight request limit (like watches, they are open for hours)."""
+
+    async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
+        await (unlimited if scope["type"] == "http" and is_stream(scope) else limited)(scope, receive, send)
+
+    return app

@@ -1,0 +1,199 @@
+"""KubeStellar singleton status: the executing-count annotation and one cluster's status on workload objects.
+
+For an object that any selecting EdgePlacement asks ``wantSingletonReportedState`` for, keeps the
+annotation ``kubestellar.io/executing-count`` equal to its number of destinations and, with exactly one
+destination, its ``.status`` equal to that cluster's reported status (cleared with 0 or several). When no
+placement wants it any more, removes the annotation and clears the status. Choices where KubeStellar is
+silent are in docs/sync-protocol.md. Writes only through the object service (manager ``spacehub-status``)
+and only on change; never writes objects that do not want singleton status and never carried it.
+
+Objects are re-examined when placement reports a placement's selection or destinations changed (the
+count may change), when a report arrives, when a report is forgotten because the object left that
+cluster's desired set, and when someone else rewrites an annotated object's count.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from typing import Any
+
+import orjson
+
+from placement.model import ObjectRef
+from placement.service import PlacementService
+from spaces.catalog import Catalog
+from spaces.controllers import WorkQueue
+from spaces.errors import StatusError
+from spaces.service import Objects, WriteOptions
+from spaces.watch import Entry
+from syncer.hubside.reports import ReportStore
+
+log = logging.getLogger(__name__)
+
+ANNOTATION = "kubestellar.io/executing-count"
+MANAGER = "spacehub-status"
+_KEEP = object()  # one destination that has not reported (yet): leave the copied status alone
+# Kinds whose status the hub's own controllers write (namespace phase, CRD conditions): never copied.
+HUB_STATUS = frozenset({"namespaces", "customresourcedefinitions.apiextensions.k8s.io"})
+
+
+class SingletonStatus(WorkQueue):
+    def __init__(self, service: PlacementService, objects: Objects, catalog: Catalog, reports: ReportStore) -> None:
+        super().__init__("singleton-status")
+        self.service = service
+        self.objects = objects
+        self.catalog = catalog
+        self.reports = reports
+        # Objects known to carry the annotation, with the count written (so that it is removed when singleton
+        # is no longer wanted, and restored when someone else changes it).
+        self._managed: dict[ObjectRef, str] = {}
+        # Which cluster each copied status came from (in memory: unknown after a restart).
+        self._copied_from: dict[ObjectRef, str] = {}
+
+    def start(self) -> None:
+        self.service.drain_listeners.append(self.on_drained)
+        self.objects.bus.add_listener(self.on_commit)
+        super().start()
+
+    async def load(self) -> None:
+        """Find the objects an earlier hub process annotated (their placements may be gone meanwhile)."""
+        for ref, count in (await self.objects.run_sync(self._annotated)).items():
+            self._managed.setdefault(ref, count)
+            self.add(ref)
+
+    def _annotated(self) -> dict[ObjectRef, str]:
+        marker = ANNOTATION.encode()
+        found = {}
+        for row in self.objects.store.list_spaces_rows():
+            if marker in row.value:
+                annotations = (orjson.loads(row.value).get("metadata") or {}).get("annotations") or {}
+                if ANNOTATION in annotations:
+                    key = row.key
+                    found[ObjectRef(key.space, key.resource, key.namespace, key.name)] = str(annotations[ANNOTATION])
+        return found
+
+    # --- triggers --------------------------------------------------------------------------------
+
+    def on_drained(self, placements: set[tuple[str, str]], targets: set[str]) -> None:
+        engine = self.service.engine
+        for key in placements:
+            for ref in engine.selected_objects(*key):
+                self.add(ref)
+        # Objects a changed placement no longer selects: only annotated ones can need a write.
+        spaces = {space for space, _ in placements}
+        for ref in self._managed:
+            if ref.space in spaces:
+                self.add(ref)
+        for target in targets:
+            for ref in self.reports.refs_of(target):
+                if target not in engine.object_destinations(ref):
+                    self.reports.drop(ref, target)
+                    self.add(ref)
+
+    def on_report(self, ref: ObjectRef) -> None:
+        self.add(ref)
+
+    def on_commit(self, entries: Sequence[Entry]) -> None:
+        if not self._managed:
+            return
+        for entry in entries:
+            key = entry.row.key
+            ref = ObjectRef(key.space, key.resource, key.namespace, key.name)
+            count = self._managed.get(ref)
+            if count is not None and not entry.row.deleted and \
+                    ((entry.obj().get("metadata") or {}).get("annotations") or {}).get(ANNOTATION) != count:
+                self.add(ref)
+
+    # --- reconciling one object ------------------------------------------------------------------
+
+    async def handle(self, ref: Any) -> bool:
+        assert isinstance(ref, ObjectRef)
+        engine = self.service.engine
+        if self.service.object_info(ref) is None:
+            self._forget(ref)
+            return False
+        wanted = engine.wants_singleton_status(ref)
+        if not wanted and ref not in self._managed:
+            return False
+        rtype = self.catalog.by_group_resource(ref.space, ref.resource)
+        if rtype is None:
+            return False
+        try:
+            obj = await self.objects.get(ref.space, rtype, ref.namespace, ref.name)
+        except StatusError as exc:
+            if exc.code == 404:
+                self._forget(ref)
+                return False
+            raise
+        annotations = (obj.get("metadata") or {}).get("annotations") or {}
+        if wanted:
+            destinations = engine.object_destinations(ref)
+            count = str(len(destinations))
+            status = self._status_for(ref, destinations)
+            self._managed[ref] = count
+            if annotations.get(ANNOTATION) != count:
+                await self._write(ref, rtype, "", lambda o: _annotate(o, count))
+        else:
+            self._managed.pop(ref, None)
+            if ANNOTATION in annotations:
+                await self._write(ref, rtype, "", lambda o: _annotate(o, None))
+            self._copied_from.pop(ref, None)
+            status = None
+        if status is not _KEEP and "status" in rtype.subresources and ref.resource not in HUB_STATUS and \
+                obj.get("status") != status:
+            await self._write(ref, rtype, "status", lambda o: _set_status(o, status))
+        return False
+
+    def _status_for(self, ref: ObjectRef, destinations: list[str]) -> Any:
+        """The status the workload object must have, or ``_KEEP``."""
+        if len(destinations) != 1:
+            self._copied_from.pop(ref, None)
+            return None
+        cluster = destinations[0]
+        report = self.reports.get(ref, cluster)
+        if report is not None:
+            self._copied_from[ref] = cluster
+            return report.status
+        if self._copied_from.get(ref, cluster) != cluster:
+            del self._copied_from[ref]  # the object moved: the other cluster's status is stale
+            return None
+        return _KEEP
+
+    async def _write(self, ref: ObjectRef, rtype: Any, subresource: str, compute: Any) -> None:
+        try:
+            await self.objects.guaranteed_update(ref.space, rtype, ref.namespace, ref.name, compute,
+                                                 WriteOptions(manager=MANAGER, field_validation="Ignore"),
+                                                 subresource=subresource)
+        except StatusError as exc:
+            if exc.code == 404:
+                self._forget(ref)
+            elif 400 <= exc.code < 500 and exc.code != 409:
+                # Refused (a cluster's status the schema rejects, an admission policy): log it, never retry
+                # it forever; the next trigger tries again.
+                log.warning("singleton status of %s not written: %s", ref, exc)
+            else:
+                raise
+
+    def _forget(self, ref: ObjectRef) -> None:
+        self._managed.pop(ref, None)
+        self._copied_from.pop(ref, None)
+
+
+def _annotate(obj: dict[str, Any], count: str | None) -> dict[str, Any]:
+    meta = obj.setdefault("metadata", {})
+    annotations = dict(meta.get("annotations") or {})
+    if count is None:
+        annotations.pop(ANNOTATION, None)
+    else:
+        annotations[ANNOTATION] = count
+    if annotations:
+        meta["annotations"] = annotations
+    else:
+        meta.pop("annotations", None)
+    return obj
+
+
+def _set_status(obj: dict[str, Any], status: dict[str, Any] | None) -> dict[str, Any]:
+    obj["status"] = status
+    return obj

@@ -1,0 +1,94 @@
+"""One syncer's stream: a snapshot or the missed changes, then live changes and pings, as NDJSON chunks.
+
+Owns the order and content of the messages of one connection (docs/sync-protocol.md): when a snapshot
+is due, what each change carries, when to ping and when the stream ends (its SyncTarget is gone). It
+reads the engine only from the event loop, each decision without an intervening ``await``, so a desired
+set and its seq always belong together. Never writes anything.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from typing import Any
+
+from placement.model import Change, DesiredEntry
+from placement.service import PlacementService
+from syncer.hubside import messages
+from syncer.hubside.messages import EntryTypes
+
+# Lines are gathered into chunks of about this size; a chunk is also sent whenever the stream would wait.
+CHUNK_BYTES = 64 * 1024
+_FLUSH = b""  # an empty line: send what was gathered
+
+
+class StreamSource:
+    def __init__(self, service: PlacementService, types: EntryTypes, epoch: str, ping_interval: float) -> None:
+        self.service = service
+        self.types = types
+        self.epoch = epoch
+        self.ping_interval = ping_interval
+
+    async def stream(self, target: str, since: int, epoch: str | None) -> AsyncIterator[bytes]:
+        """The response body for ``GET …/targets/{target}/stream?since=…&epoch=…``, chunk by chunk."""
+        buffer = bytearray()
+        async for line in self._lines(target, since, epoch):
+            if buffer and (not line or len(buffer) + len(line) > CHUNK_BYTES):
+                yield bytes(buffer)
+                buffer.clear()
+            buffer += line
+
+    async def _lines(self, target: str, since: int, epoch: str | None) -> AsyncIterator[bytes]:
+        """Message lines; ``_FLUSH`` wherever what was produced must reach the syncer before going on."""
+        engine = self.service.engine
+        loop = asyncio.get_running_loop()
+        seq = since if epoch in (None, self.epoch) else 0
+        first = True
+        sent = loop.time()
+        while True:
+            waiter = self.service.target_changed(target)
+            changes = engine.changes_since(target, seq) if seq > 0 else None
+            if changes is None:
+                # Read together, with no await in between: the set is exactly the one at seq.
+                entries, seq = engine.desired(target), engine.current_seq(target)
+                yield messages.reset(seq)
+                for entry in entries:
+                    obj = await self._content(entry)
+                    if obj is not None:
+                        yield messages.upsert(seq, self.types.entry_json(entry), obj)
+                yield messages.synced(seq, self.epoch, self.ping_interval)
+            elif changes or first:
+                for change in changes:
+                    line = await self._change(change)
+                    if line is not None:
+                        yield line
+                    seq = change.seq
+                if first:
+                    yield messages.synced(seq, self.epoch, self.ping_interval)
+            elif self.service.sync_target(target) is None:
+                yield _FLUSH
+                return  # the SyncTarget was deleted; its DELETEs have been sent
+            else:
+                try:
+                    await asyncio.wait_for(waiter.wait(), max(0.0, self.ping_interval - (loop.time() - sent)))
+                except TimeoutError:
+                    yield messages.ping(seq)
+                    yield _FLUSH
+                    sent = loop.time()
+                continue
+            first = False
+            yield _FLUSH
+            sent = loop.time()
+
+    async def _content(self, entry: DesiredEntry) -> dict[str, Any] | None:
+        """The object as the cluster gets it; None when it was deleted meanwhile (its DELETE follows)."""
+        if entry.kind == "namespace" and entry.implicit:
+            return messages.implicit_namespace(entry.ref.name)
+        return await self.service.projected(entry.ref)
+
+    async def _change(self, change: Change) -> bytes | None:
+        entry = self.types.entry_json(change.entry)
+        if change.op == "delete":
+            return messages.delete(change.seq, entry)
+        obj = await self._content(change.entry)
+        return None if obj is None else messages.upsert(change.seq, entry, obj)
