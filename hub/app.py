@@ -9,7 +9,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import AsyncIterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
@@ -17,7 +16,7 @@ from typing import Any
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import JSONResponse, PlainTextResponse, Response
+from starlette.responses import Response
 from starlette.routing import Mount, Route
 
 from hub.auth import TokenAuth
@@ -31,13 +30,12 @@ from placement.kinds import placement_types
 from placement.service import PlacementService
 from spaces.admission.engine import AdmissionEngine
 from spaces.admission.hook import AdmissionHook
+from spaces.api.asgi import METHODS, STATUS_HANDLERS, lifespan_of, probe_routes, space_routes, version_info
 from spaces.api.handlers import SpaceAPI
-from spaces.builtin.definitions import schema_release
 from spaces.catalog import ROOT_SPACE, Catalog
 from spaces.controllers.crds import CRDController
 from spaces.controllers.gc import GarbageCollector
 from spaces.controllers.lifecycle import Lifecycle
-from spaces.errors import StatusError
 from spaces.service import Objects, WriteOptions
 from spaces.store import GroupCommitWriter, LogStore
 from spaces.watch import WatchBus
@@ -59,13 +57,6 @@ class HubSettings:
     slice_size: int = 500  # destinations per SinglePlacementSlice
     sync_ping_interval: float = 15.0  # seconds of silence after which a sync stream sends a PING
     syncer_heartbeat_timeout: float = 60.0  # a SyncTarget without a heartbeat for this long turns Ready=False
-
-
-def version_info() -> dict[str, str]:
-    major, minor, patch = schema_release().split(".")
-    return {"major": major, "minor": minor, "gitVersion": f"v{major}.{minor}.{patch}+spacehub",
-            "gitCommit": "", "gitTreeState": "clean", "buildDate": "", "goVersion": "python",
-            "compiler": "cpython", "platform": "linux/amd64"}
 
 
 class HubCore:
@@ -165,14 +156,6 @@ class _LazyPlacementAPI:
 def build_app(settings: HubSettings) -> tuple[object, HubCore]:
     core = HubCore(settings)
 
-    @contextlib.asynccontextmanager
-    async def lifespan(_app: Starlette) -> AsyncIterator[None]:
-        await core.start()
-        try:
-            yield
-        finally:
-            await core.stop()
-
     async def desired_endpoint(request: Request) -> Response:
         params = request.path_params
         if params["space"] != settings.inventory_space:
@@ -180,43 +163,18 @@ def build_app(settings: HubSettings) -> tuple[object, HubCore]:
                                          f"synctargets/{params['target']}/{params.get('path', '')}")
         return await core.desired_view.handle(request, params["target"], params.get("path", ""))
 
-    async def space_endpoint(request: Request) -> Response:
-        params = request.path_params
-        return await core.api.handle(request, params["space"], params.get("path", ""))
-
-    async def healthz(_request: Request) -> Response:
-        return PlainTextResponse("ok")
-
-    async def readyz(_request: Request) -> Response:
-        return PlainTextResponse("ok") if core.ready else PlainTextResponse("starting", status_code=503)
-
     async def metrics(_request: Request) -> Response:
         core.metrics.watchers.set(core.bus.watcher_count())
         core.metrics.revision.set(core.bus.latest_revision)
         return Response(generate_latest(core.metrics.registry), media_type=CONTENT_TYPE_LATEST)
 
-    async def version(_request: Request) -> Response:
-        return JSONResponse(version_info())
-
-    async def not_found(_request: Request, _exc: Exception) -> Response:
-        # Unknown paths answer like kube-apiserver: a Status, never a plain-text page.
-        return JSONResponse(StatusError(404, "NotFound", "the server could not find the requested resource")
-                            .to_status(), status_code=404)
-
-    async def method_not_allowed(_request: Request, _exc: Exception) -> Response:
-        return JSONResponse(StatusError(405, "MethodNotAllowed", "the server does not allow this method on the "
-                                        "requested resource").to_status(), status_code=405)
-
-    methods = ["GET", "POST", "PUT", "PATCH", "DELETE"]
     app = Starlette(routes=[
-        Route("/healthz", healthz), Route("/livez", healthz), Route("/readyz", readyz),
-        Route("/metrics", metrics), Route("/version", version),
-        Route("/clusters/{space}/synctargets/{target}/{path:path}", desired_endpoint, methods=methods),
-        Route("/clusters/{space}", space_endpoint, methods=methods),
-        Route("/clusters/{space}/{path:path}", space_endpoint, methods=methods),
+        *probe_routes(core), Route("/metrics", metrics),
+        Route("/clusters/{space}/synctargets/{target}/{path:path}", desired_endpoint, methods=METHODS),
+        *space_routes(lambda: core.api.handle),
         Mount("/placement/v1", app=_LazyPlacementAPI(core)),
         Mount("/syncer/v1", routes=syncer_routes(lambda: core.syncers)),
-    ], lifespan=lifespan, exception_handlers={404: not_found, 405: method_not_allowed})
+    ], lifespan=lifespan_of(core), exception_handlers=STATUS_HANDLERS)
     metered = core.metrics.middleware(app)
     limited = streams_unlimited(InflightLimit(metered, settings.max_requests_inflight), metered)
     wrapped = TokenAuth(limited, lambda: core.tokens, settings.inventory_space)

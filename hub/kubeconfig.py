@@ -19,6 +19,8 @@ from urllib.parse import urlsplit, urlunsplit
 
 import yaml
 
+from hub.files import atomic_write
+
 CLUSTERS_SEGMENT = "/clusters/"
 DEFAULT_KUBECONFIG = Path(".spacehub") / "admin.kubeconfig"
 ADMIN_TOKEN_FILE = "admin.token"
@@ -105,22 +107,7 @@ def save(path: Path | str, cfg: dict[str, Any]) -> None:
     # Write through a symlinked kubeconfig to its target instead of replacing the link.
     target = Path(path).expanduser().resolve()
     target.parent.mkdir(parents=True, exist_ok=True)
-    _atomic_write(target, dump(cfg).encode("utf-8"))
-
-
-def _atomic_write(target: Path, data: bytes) -> None:
-    """Write via a temporary file that is created 0600, so secrets are never readable by others."""
-    tmp = target.with_name(f".{target.name}.{secrets.token_hex(4)}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, target)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
+    atomic_write(target, dump(cfg).encode("utf-8"))
 
 
 def dump(cfg: dict[str, Any]) -> str:
@@ -245,7 +232,7 @@ def ensure_admin(data_dir: Path, server: str, ca_pem: bytes | None) -> AdminCred
     token = token_file.read_text(encoding="utf-8").strip() if token_file.exists() else ""
     if not token:
         token = secrets.token_urlsafe(32)
-        _atomic_write(token_file, (token + "\n").encode("ascii"))
+        atomic_write(token_file, (token + "\n").encode("ascii"))
     elif token_file.stat().st_mode & 0o077:
         token_file.chmod(0o600)
 
@@ -262,4 +249,3 @@ def _admin_kubeconfig_current(path: Path, server: str, ca_pem: bytes | None, tok
         return False
     return (split_server(existing.server)[0] == split_server(server)[0]
             and existing.ca_pem == ca_pem and existing.token == token)
-

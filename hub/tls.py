@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import datetime as dt
 import ipaddress
-import os
 import secrets
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -21,6 +20,8 @@ from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
+
+from hub.files import atomic_write
 
 CA_VALIDITY = dt.timedelta(days=3650)
 SERVING_VALIDITY = dt.timedelta(days=365)
@@ -224,24 +225,8 @@ def _restrict(path: Path) -> None:
 
 
 def _write_private(path: Path, data: bytes) -> None:
-    _atomic_write(path, data, 0o600)
+    atomic_write(path, data, 0o600)
 
 
 def _write_public(path: Path, data: bytes) -> None:
-    _atomic_write(path, data, 0o644)
-
-
-def _atomic_write(path: Path, data: bytes, mode: int) -> None:
-    """Write through a temporary file created with its final mode, so a key is never world-readable."""
-    tmp = path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.chmod(tmp, mode)  # the umask may have narrowed the creation mode of public files
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
+    atomic_write(path, data, 0o644)

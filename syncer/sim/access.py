@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import hmac
 import json
-import os
 import secrets
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -23,6 +22,7 @@ from typing import Any
 import orjson
 
 from hub import kubeconfig
+from hub.files import atomic_write
 from spaces.errors import StatusError, forbidden, unauthorized
 
 TOKENS_FILE = "cluster-tokens.json"
@@ -46,7 +46,7 @@ def ensure_cluster_tokens(data_dir: Path, clusters: Iterable[str]) -> dict[str, 
     for name in missing:
         tokens[name] = "sim-" + secrets.token_urlsafe(24)
     if missing or not path.exists():
-        _write_private(path, json.dumps(tokens, indent=2, sort_keys=True).encode())
+        atomic_write(path, json.dumps(tokens, indent=2, sort_keys=True).encode())
     elif path.stat().st_mode & 0o077:
         path.chmod(0o600)
     return {name: tokens[name] for name in wanted}
@@ -61,21 +61,6 @@ def write_kubeconfigs(data_dir: Path, base_url: str, ca_pem: bytes | None, token
                                                           ca_pem, token, name))
         paths[name] = path
     return paths
-
-
-def _write_private(path: Path, data: bytes) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
 
 
 async def _send_status(send: Any, err: StatusError) -> None:

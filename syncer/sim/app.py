@@ -14,7 +14,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import AsyncIterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
@@ -22,12 +21,12 @@ from typing import Any
 import orjson
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import JSONResponse, PlainTextResponse, Response
+from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from hub.app import version_info
 from spaces.admission.engine import AdmissionEngine
 from spaces.admission.hook import AdmissionHook
+from spaces.api.asgi import STATUS_HANDLERS, lifespan_of, probe_routes, space_routes, version_info
 from spaces.api.handlers import SpaceAPI
 from spaces.catalog import ROOT_SPACE
 from spaces.controllers.crds import CRDController
@@ -170,27 +169,6 @@ def _status_response(err: StatusError) -> Response:
 def build_app(settings: SimSettings) -> tuple[object, SimCore]:
     core = SimCore(settings)
 
-    @contextlib.asynccontextmanager
-    async def lifespan(_app: Starlette) -> AsyncIterator[None]:
-        await core.start()
-        try:
-            yield
-        finally:
-            await core.stop()
-
-    async def space_endpoint(request: Request) -> Response:
-        params = request.path_params
-        return await core.api.handle(request, params["space"], params.get("path", ""))
-
-    async def healthz(_request: Request) -> Response:
-        return PlainTextResponse("ok")
-
-    async def readyz(_request: Request) -> Response:
-        return PlainTextResponse("ok") if core.ready else PlainTextResponse("starting", status_code=503)
-
-    async def version(_request: Request) -> Response:
-        return JSONResponse(version_info())
-
     async def clusters(_request: Request) -> Response:
         return JSONResponse({"clusters": [core.cluster_info(name) for name in settings.clusters]})
 
@@ -211,21 +189,12 @@ def build_app(settings: SimSettings) -> tuple[object, SimCore]:
             log.info("cluster %s faults cleared", name)
         return JSONResponse(core.faults.get(name).to_json())
 
-    async def not_found_handler(_request: Request, _exc: Exception) -> Response:
-        return _status_response(StatusError(404, "NotFound", "the server could not find the requested resource"))
-
-    async def method_not_allowed(_request: Request, _exc: Exception) -> Response:
-        return _status_response(StatusError(405, "MethodNotAllowed", "the server does not allow this method on "
-                                            "the requested resource"))
-
-    methods = ["GET", "POST", "PUT", "PATCH", "DELETE"]
     app = Starlette(routes=[
-        Route("/healthz", healthz), Route("/livez", healthz), Route("/readyz", readyz), Route("/version", version),
+        *probe_routes(core),
         Route("/sim/v1/clusters", clusters),
         Route("/sim/v1/clusters/{name}/faults", faults, methods=["GET", "PUT", "DELETE"]),
-        Route("/clusters/{space}", space_endpoint, methods=methods),
-        Route("/clusters/{space}/{path:path}", space_endpoint, methods=methods),
-    ], lifespan=lifespan, exception_handlers={404: not_found_handler, 405: method_not_allowed})
+        *space_routes(lambda: core.api.handle),
+    ], lifespan=lifespan_of(core), exception_handlers=STATUS_HANDLERS)
     wrapped = FaultInjection(ClusterAuth(app, settings.admin_token, settings.cluster_tokens,
                                          allow_anonymous=settings.insecure_http), core.faults)
     return wrapped, core
