@@ -283,6 +283,9 @@ class ReportedState(ApiModel):
     error: str | None = Field(description="Why the cluster could not apply the object (null: it did).")
     generation: int | None = Field(description="The cluster object's metadata.generation when reported.")
     reported_at: str = Field(description="When the hub received the report (RFC 3339).")
+    drift_corrections: int = Field(0, description="How often the syncer re-applied the object after a change "
+                                                  "made directly in the cluster.")
+    last_drift_correction: str | None = Field(None, description="When the syncer last did so (RFC 3339).")
 
 
 class ObjectPlacement(ApiModel):

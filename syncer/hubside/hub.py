@@ -31,6 +31,8 @@ class ObjectReport:
     status: dict[str, Any] | None
     error: str | None
     generation: int | None
+    drift_corrections: int = 0  # how often the syncer has put the object back after a change in the cluster
+    last_drift_correction: str | None = None
 
 
 class SyncerHub:
@@ -77,7 +79,8 @@ class SyncerHub:
                 ignored.append({"index": index, "reason": "NotDesired",
                                 "message": f"{what} of space {ref.space} is not in the desired set of {target}"})
                 continue
-            self.reports.put(ref, target, Report(item.status, item.error, item.generation, now))
+            self.reports.put(ref, target, Report(item.status, item.error, item.generation, now, item.drift_corrections,
+                                                item.last_drift_correction))
             self.singleton.on_report(ref)
             accepted += 1
         return {"accepted": accepted, "ignored": ignored}

@@ -19,6 +19,8 @@ class Report:
     error: str | None  # why the object could not be applied (None: it was)
     generation: int | None  # the cluster object's metadata.generation when the status was read
     reported_at: str  # RFC 3339, when the hub received it
+    drift_corrections: int = 0  # changes made in the cluster that the syncer reverted
+    last_drift_correction: str | None = None  # RFC 3339, as the syncer saw it
 
 
 class ReportStore:
@@ -51,7 +53,8 @@ class ReportStore:
         """Every cluster's latest report on ``ref``, sorted by cluster (the placement REST API's ``reported``)."""
         reports = self._by_object.get(ref, {})
         return [{"cluster": target, "status": r.status, "error": r.error, "generation": r.generation,
-                 "reported_at": r.reported_at} for target, r in sorted(reports.items())]
+                 "reported_at": r.reported_at, "drift_corrections": r.drift_corrections,
+                 "last_drift_correction": r.last_drift_correction} for target, r in sorted(reports.items())]
 
     def __len__(self) -> int:
         return sum(len(r) for r in self._by_object.values())

@@ -50,6 +50,8 @@ class ReportedObject(_Body):
     generation: int | None = None
     status: dict[str, Any] | None = None
     error: str | None = None
+    drift_corrections: int = Field(default=0, ge=0)
+    last_drift_correction: str | None = None
 
 
 class StatusRequest(_Body):
@@ -104,7 +106,8 @@ class SyncerAPI:
         name = self._target(request)
         body: StatusRequest = await _body(request, StatusRequest)
         items = [ObjectReport(ObjectRef(o.space, f"{o.resource}.{o.group}" if o.group else o.resource,
-                                        o.namespace, o.name), o.status, o.error, o.generation)
+                                        o.namespace, o.name), o.status, o.error, o.generation,
+                              o.drift_corrections, o.last_drift_correction)
                  for o in body.objects]
         return json_response(self.hub().report(name, items))
 
