@@ -23,6 +23,7 @@ from hub import kubeconfig
 from hub.client import ClientError, HubClient
 from hub.kubeconfig import KubeconfigError
 from placement.cli import register_placement_commands
+from syncer.agent.cli import register_syncer_commands
 from syncer.sim.cli import register_sim_commands
 
 DEFAULT_LISTEN = "127.0.0.1:6443"
@@ -276,6 +277,7 @@ COMMAND_GROUPS: list[Registrar] = [
     register_space_commands,
     register_placement_commands,
     register_sim_commands,
+    register_syncer_commands,
 ]
 
 

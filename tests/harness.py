@@ -49,6 +49,18 @@ def wait_for(predicate: Callable[[], T], timeout: float = 20.0, interval: float 
     raise AssertionError(f"timed out after {timeout}s waiting for {message}; last error: {last_error!r}")
 
 
+def stop_process(proc: subprocess.Popen[bytes], sig: int = signal.SIGTERM, timeout: float = 20) -> int:
+    """Signal ``proc`` and wait for it (SIGKILL after ``timeout``); its exit status."""
+    if proc.poll() is None:
+        proc.send_signal(sig)
+        try:
+            proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+    return proc.returncode
+
+
 @dataclass
 class Hub:
     data_dir: Path
@@ -110,13 +122,7 @@ class Hub:
     def stop(self, sig: int = signal.SIGTERM) -> None:
         if self.proc is None:
             return
-        if self.proc.poll() is None:
-            self.proc.send_signal(sig)
-            try:
-                self.proc.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+        stop_process(self.proc, sig)
         self.proc = None
 
     def kill(self) -> None:

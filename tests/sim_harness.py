@@ -18,7 +18,7 @@ from typing import Any
 import httpx
 import yaml
 
-from tests.harness import BIN, KUBECTL, wait_for
+from tests.harness import BIN, KUBECTL, stop_process, wait_for
 
 
 @dataclass
@@ -95,14 +95,7 @@ class Sim:
         shutdown: uvicorn re-raises the signal it handled, as ``spacehub hub serve`` does)."""
         if self.proc is None:
             return None
-        if self.proc.poll() is None:
-            self.proc.send_signal(sig)
-            try:
-                self.proc.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-        code = self.proc.returncode
+        code = stop_process(self.proc, sig)
         self.proc = None
         return code
 

@@ -1,0 +1,66 @@
+"""``spacehub syncer run``: argument parsing and process lifetime (the work is in :mod:`syncer.agent.syncer`)."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import logging
+import signal
+from pathlib import Path
+from typing import Any
+
+from syncer.agent.bootstrap import Bootstrap, BootstrapError
+
+DEFAULT_STATE_DIR = Path(".spacehub-syncer")
+
+
+def register_syncer_commands(sub: Any, common: argparse.ArgumentParser) -> None:
+    # ``common``'s --kubeconfig names the hub; a syncer's --kubeconfig names its cluster, so not inherited.
+    syncer = sub.add_parser("syncer", help="run the agent that syncs one workload cluster with the hub")
+    syncer_sub = syncer.add_subparsers(dest="syncer_command", metavar="COMMAND", required=True)
+    run = syncer_sub.add_parser(
+        "run", help="sync a cluster with its SyncTarget (outbound connections only)",
+        description="Dial the hub with the bootstrap from `spacehub cluster register`, apply the SyncTarget's "
+                    "desired set to the cluster of --kubeconfig, keep it there, and report status back. "
+                    "HTTPS_PROXY/NO_PROXY are honoured.")
+    run.add_argument("--bootstrap", type=Path, required=True, metavar="FILE",
+                     help="the syncer bootstrap (spacehub cluster register NAME --bootstrap-out FILE)")
+    run.add_argument("--kubeconfig", default=None, metavar="FILE",
+                     help="the workload cluster's kubeconfig (default: $KUBECONFIG, else in-cluster)")
+    run.add_argument("--context", default=None, help="kubeconfig context (default: current)")
+    run.add_argument("--state", type=Path, default=None, metavar="FILE",
+                     help=f"local state database (default {DEFAULT_STATE_DIR}/<target>.db)")
+    run.add_argument("--hub-url", default=None, metavar="URL",
+                     help="reach the hub at URL instead of the bootstrap's (a load balancer, a reverse proxy)")
+    run.add_argument("--log-level", default="INFO", choices=["DEBUG", "INFO", "WARNING", "ERROR"])
+    run.set_defaults(func=_syncer_run)
+
+
+def _syncer_run(args: argparse.Namespace) -> int:
+    from syncer.agent.runner import SyncerSpec, run_syncers
+
+    logging.basicConfig(level=args.log_level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    logging.getLogger("httpx").setLevel(logging.WARNING)
+    try:
+        bootstrap = Bootstrap.load(args.bootstrap).with_hub(args.hub_url)
+    except BootstrapError as exc:
+        raise SystemExit(f"error: {exc}") from None
+    if args.kubeconfig is not None and not Path(args.kubeconfig).is_file():
+        raise SystemExit(f"error: kubeconfig {args.kubeconfig} does not exist")
+    state = args.state or DEFAULT_STATE_DIR / f"{bootstrap.sync_target}.db"
+    spec = SyncerSpec(bootstrap, args.kubeconfig, args.context)
+
+    async def main() -> None:
+        task = asyncio.current_task()
+        assert task is not None
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(sig, task.cancel)
+        logging.getLogger(__name__).info("syncer %s: hub %s, state %s", bootstrap.sync_target, bootstrap.hub,
+                                         state)
+        await run_syncers([spec], state)
+
+    with contextlib.suppress(asyncio.CancelledError):
+        asyncio.run(main())
+    return 0

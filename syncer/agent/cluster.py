@@ -1,0 +1,173 @@
+"""The workload cluster as the syncer sees it: the standard Kubernetes API, through kr8s.
+
+Owns URLs, server-side apply, deletes, reads and watches of arbitrary resources named by (group,
+version, resource) — the sync stream names every entry that way, so no discovery is needed, and a type
+whose CRD was created a moment ago is reachable at once. Errors become :class:`ClusterError` with the
+server's ``Status`` reason, or ``Unavailable`` when the cluster could not be reached.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import warnings
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+import kr8s
+import kr8s.asyncio
+import orjson
+
+FIELD_MANAGER = "spacehub-syncer"
+REQUEST_TIMEOUT = httpx.Timeout(30.0)
+# A watch ends server-side after this long (kubectl's reflectors do the same) and is re-opened from
+# its last resourceVersion: a connection silently dropped by something in between is noticed.
+WATCH_SECONDS = 300
+WATCH_TIMEOUT = httpx.Timeout(30.0, read=WATCH_SECONDS + 30.0)
+
+log = logging.getLogger(__name__)
+# kr8s warns about server versions newer than it was tested with; the API calls used here are stable.
+warnings.filterwarnings("ignore", message=r"Kubernetes version .* is not supported", category=UserWarning)
+
+
+@dataclass(frozen=True)
+class GVR:
+    group: str
+    version: str
+    resource: str
+
+    def __str__(self) -> str:
+        return f"{self.resource}.{self.version}.{self.group}" if self.group else f"{self.resource}.{self.version}"
+
+
+class ClusterError(Exception):
+    def __init__(self, code: int, reason: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.reason = reason
+        self.message = message
+
+    @property
+    def not_found(self) -> bool:
+        return self.code == 404
+
+    @property
+    def gone(self) -> bool:
+        return self.code == 410
+
+
+def _error(exc: Exception) -> ClusterError:
+    if isinstance(exc, kr8s.ServerError) and exc.response is not None:
+        status = exc.status if isinstance(exc.status, dict) else {}
+        return ClusterError(exc.response.status_code, str(status.get("reason") or "Unknown"),
+                            str(status.get("message") or exc))
+    return ClusterError(0, "Unavailable", f"cluster unreachable: {exc!r}")
+
+
+def _where(gvr: GVR) -> dict[str, str]:
+    # kr8s builds /api/v1/… for version "v1" and /apis/<group>/<version>/… otherwise.
+    if gvr.group:
+        return {"version": f"{gvr.group}/{gvr.version}", "base": "/apis"}
+    return {"version": gvr.version, "base": "/api"}
+
+
+class Cluster:
+    """One workload cluster's API. Cheap: many share one process."""
+
+    def __init__(self, api: Any, name: str) -> None:
+        self.api = api
+        self.name = name
+
+    @classmethod
+    async def connect(cls, kubeconfig: str | None, context: str | None = None) -> Cluster:
+        """kr8s reads the kubeconfig (``None``: $KUBECONFIG, else in-cluster service account)."""
+        api = await kr8s.asyncio.api(kubeconfig=kubeconfig, context=context)
+        return cls(api, kubeconfig or "in-cluster")
+
+    @contextlib.asynccontextmanager
+    async def _call(self, method: str, gvr: GVR, namespace: str, url: str, **kwargs: Any) -> AsyncIterator[Any]:
+        try:
+            async with self.api.call_api(method, namespace=namespace or None, url=url, **_where(gvr),
+                                         **kwargs) as response:
+                yield response
+        except ClusterError:
+            raise
+        except (kr8s.ServerError, httpx.HTTPError, kr8s.APITimeoutError, OSError) as exc:
+            raise _error(exc) from None
+
+    async def apply(self, gvr: GVR, namespace: str, name: str, obj: dict[str, Any]) -> dict[str, Any]:
+        """Server-side apply as ``spacehub-syncer``, forcing: the hub is the authority for what it sends."""
+        async with self._call("PATCH", gvr, namespace, f"{gvr.resource}/{name}", content=orjson.dumps(obj),
+                              headers={"Content-Type": "application/apply-patch+yaml"},
+                              params={"fieldManager": FIELD_MANAGER, "force": "true"},
+                              timeout=REQUEST_TIMEOUT) as response:
+            return dict(response.json())
+
+    async def create(self, gvr: GVR, namespace: str, obj: dict[str, Any]) -> dict[str, Any]:
+        async with self._call("POST", gvr, namespace, gvr.resource, content=orjson.dumps(obj),
+                              params={"fieldManager": FIELD_MANAGER}, timeout=REQUEST_TIMEOUT) as response:
+            return dict(response.json())
+
+    async def get(self, gvr: GVR, namespace: str, name: str) -> dict[str, Any] | None:
+        try:
+            async with self._call("GET", gvr, namespace, f"{gvr.resource}/{name}", timeout=REQUEST_TIMEOUT) as r:
+                return dict(r.json())
+        except ClusterError as exc:
+            if exc.not_found:
+                return None
+            raise
+
+    async def delete(self, gvr: GVR, namespace: str, name: str) -> None:
+        """Delete in the background (dependents by the cluster's GC); an absent object is fine."""
+        body = orjson.dumps({"kind": "DeleteOptions", "apiVersion": "v1", "propagationPolicy": "Background"})
+        try:
+            async with self._call("DELETE", gvr, namespace, f"{gvr.resource}/{name}", content=body,
+                                  timeout=REQUEST_TIMEOUT):
+                return
+        except ClusterError as exc:
+            if not exc.not_found:
+                raise
+
+    async def list(self, gvr: GVR, label_selector: str) -> tuple[list[dict[str, Any]], str]:
+        """All objects of the type (every namespace) and the list's resourceVersion."""
+        items: list[dict[str, Any]] = []
+        params: dict[str, Any] = {"labelSelector": label_selector, "limit": 500}
+        while True:
+            async with self._call("GET", gvr, "", gvr.resource, params=params, timeout=REQUEST_TIMEOUT) as r:
+                page = r.json()
+            items.extend(page.get("items") or [])
+            meta = page.get("metadata") or {}
+            if not meta.get("continue"):
+                return items, str(meta.get("resourceVersion") or "")
+            params["continue"] = meta["continue"]
+
+    async def watch(self, gvr: GVR, label_selector: str, resource_version: str) -> AsyncIterator[dict[str, Any]]:
+        """Watch events after ``resource_version`` until the server ends the watch (raises 410 as Gone)."""
+        params = {"watch": "true", "labelSelector": label_selector, "resourceVersion": resource_version,
+                  "allowWatchBookmarks": "true", "timeoutSeconds": str(WATCH_SECONDS)}
+        async with self._call("GET", gvr, "", gvr.resource, params=params, stream=True,
+                              timeout=WATCH_TIMEOUT) as response:
+            try:
+                async for line in response.aiter_lines():
+                    if not line:
+                        continue
+                    event = orjson.loads(line)
+                    obj = event.get("object") or {}
+                    if event.get("type") == "ERROR":
+                        raise ClusterError(int(obj.get("code") or 500), str(obj.get("reason") or "Unknown"),
+                                           str(obj.get("message") or "watch error"))
+                    yield event
+            except (httpx.HTTPError, OSError) as exc:
+                raise _error(exc) from None
+
+    async def nodes(self) -> list[dict[str, Any]]:
+        items, _ = await self.list(GVR("", "v1", "nodes"), "")
+        return items
+
+    async def close(self) -> None:
+        session = getattr(self.api, "_session", None)
+        if session is not None:
+            with contextlib.suppress(Exception):
+                await session.aclose()

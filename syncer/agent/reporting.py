@@ -1,0 +1,138 @@
+"""What goes back to the hub: coalesced status reports and heartbeats.
+
+Status reports are coalesced per object (only the latest state counts, and only a change is sent) and
+sent in batches at most every ``interval`` seconds while the stream is connected; a failed batch stays
+pending. Heartbeats carry the cluster's capacity (summed over its Nodes) every quarter of the hub's
+heartbeat timeout.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+import logging
+from decimal import Decimal
+from typing import Any
+
+from spaces.builtin.strategies.quantities import parse_quantity
+from syncer.agent.cluster import Cluster, ClusterError
+from syncer.agent.held import Held
+from syncer.agent.hubclient import HubClient, HubError
+
+log = logging.getLogger(__name__)
+MAX_BATCH = 5_000  # objects per POST (the hub takes up to 10,000)
+DEFAULT_HEARTBEAT_INTERVAL = 15.0
+
+
+def now_rfc3339() -> str:
+    return dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+class StatusReporter:
+    def __init__(self, hub: HubClient, interval: float, target: str) -> None:
+        self.hub = hub
+        self.interval = interval
+        self.target = target
+        self.pending: dict[str, list[dict[str, Any]]] = {}  # ident -> one report per source space
+        self.wake = asyncio.Event()
+        self.connected = asyncio.Event()
+        self.sent = 0
+
+    def offer(self, held: Held, live: dict[str, Any] | None) -> None:
+        """Queue ``held``'s state unless it equals what was last reported."""
+        meta = (live or {}).get("metadata") or {}
+        if live is not None:
+            held.live_status, held.live_generation = live.get("status"), meta.get("generation")
+        status, generation = held.live_status, held.live_generation
+        state = (generation, status, held.error, held.corrections)
+        if state == held.reported:
+            return
+        held.reported = state
+        items = []
+        for source in sorted(held.sources):
+            space = source.split("|", 1)[0]
+            item: dict[str, Any] = {"space": space, "group": held.entry.get("group") or "",
+                                    "resource": held.entry["resource"], "namespace": held.namespace,
+                                    "name": held.name, "generation": generation, "status": status,
+                                    "error": held.error}
+            if held.corrections:
+                item["driftCorrections"] = held.corrections
+                item["lastDriftCorrection"] = held.last_correction
+            items.append(item)
+        self.pending[held.ident] = items
+        self.wake.set()
+
+    def forget(self, ident: str) -> None:
+        self.pending.pop(ident, None)
+
+    async def run(self) -> None:
+        while True:
+            await self.wake.wait()
+            await self.connected.wait()
+            self.wake.clear()
+            batch_idents = list(self.pending)[:MAX_BATCH // 2]
+            batch = {ident: self.pending.pop(ident) for ident in batch_idents}
+            objects = [item for items in batch.values() for item in items]
+            if objects:
+                try:
+                    await self.hub.report(objects)
+                    self.sent += len(objects)
+                except HubError as exc:
+                    log.warning("syncer %s: status report failed (%s), will resend: %s", self.target, exc.reason,
+                                exc.message)
+                    for ident, items in batch.items():
+                        self.pending.setdefault(ident, items)
+                    self.connected.clear()  # the stream loop sets it again after its next SYNCED
+            if self.pending:
+                self.wake.set()
+            await asyncio.sleep(self.interval)
+
+
+def node_capacity(nodes: list[dict[str, Any]]) -> dict[str, dict[str, str]]:
+    """``capacity`` and ``allocatable`` summed over the Ready and unready Nodes alike (what the cluster has)."""
+    sums: dict[str, dict[str, Decimal]] = {"capacity": {}, "allocatable": {}}
+    for node in nodes:
+        for field, total in sums.items():
+            for resource, quantity in ((node.get("status") or {}).get(field) or {}).items():
+                value = parse_quantity(quantity)
+                if value is not None:
+                    total[resource] = total.get(resource, Decimal(0)) + value
+    return {field: {resource: _quantity(value) for resource, value in total.items()}
+            for field, total in sums.items() if total}
+
+
+def _quantity(value: Decimal) -> str:
+    """Whole numbers as they are, fractions in milli-units (cpu: "7500m")."""
+    if value == value.to_integral_value():
+        return str(int(value))
+    return f"{int((value * 1000).to_integral_value())}m"
+
+
+class Heartbeater:
+    def __init__(self, hub: HubClient, cluster: Cluster, version: str, target: str) -> None:
+        self.hub = hub
+        self.cluster = cluster
+        self.version = version
+        self.target = target
+        self.interval = DEFAULT_HEARTBEAT_INTERVAL
+        self.beats = 0
+
+    async def beat(self) -> None:
+        body: dict[str, Any] = {"syncerVersion": self.version}
+        try:
+            body |= node_capacity(await self.cluster.nodes())
+        except ClusterError as exc:
+            log.info("syncer %s: cannot read the cluster's nodes for its capacity: %s", self.target, exc.message)
+        answer = await self.hub.heartbeat(body)
+        timeout = answer.get("heartbeatTimeoutSeconds")
+        if isinstance(timeout, int | float) and timeout > 0:
+            self.interval = max(0.5, float(timeout) / 4)
+        self.beats += 1
+
+    async def run(self) -> None:
+        while True:
+            try:
+                await self.beat()
+            except HubError as exc:
+                log.warning("syncer %s: heartbeat failed (%s): %s", self.target, exc.reason, exc.message)
+            await asyncio.sleep(self.interval)

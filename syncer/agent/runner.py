@@ -1,0 +1,70 @@
+"""Running syncers: one for ``spacehub syncer run``, many in one event loop for a fleet.
+
+A fleet shares what can be shared: one state database (a row set per target) and one HTTP client
+for the hub (each request carries its own syncer's token). Each syncer keeps its own cluster client.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from dataclasses import dataclass
+from pathlib import Path
+
+from syncer.agent.backoff import Backoff
+from syncer.agent.bootstrap import Bootstrap
+from syncer.agent.cluster import Cluster, ClusterError
+from syncer.agent.hubclient import HubClient, new_http_client
+from syncer.agent.state import StateStore
+from syncer.agent.syncer import Syncer, SyncerOptions
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class SyncerSpec:
+    bootstrap: Bootstrap
+    kubeconfig: str | None  # None: $KUBECONFIG, else the in-cluster service account
+    context: str | None = None
+
+
+async def connect_cluster(spec: SyncerSpec) -> Cluster:
+    """The cluster's API, waiting (with backoff) while it cannot be reached: a syncer outlives outages."""
+    backoff = Backoff(0.5, 30.0)
+    while True:
+        try:
+            return await Cluster.connect(spec.kubeconfig, spec.context)
+        except (ClusterError, OSError, ValueError) as exc:
+            delay = backoff.next()
+            log.warning("syncer %s: cannot reach its cluster (%s), again in %.1fs: %s", spec.bootstrap.sync_target,
+                        spec.kubeconfig or "in-cluster", delay, exc)
+            await asyncio.sleep(delay)
+        except Exception as exc:  # kr8s raises plain exceptions for unreachable servers and bad kubeconfigs
+            if isinstance(exc, FileNotFoundError | PermissionError):
+                raise
+            delay = backoff.next()
+            log.warning("syncer %s: cannot reach its cluster (%s), again in %.1fs: %r", spec.bootstrap.sync_target,
+                        spec.kubeconfig or "in-cluster", delay, exc)
+            await asyncio.sleep(delay)
+
+
+async def run_syncers(specs: list[SyncerSpec], state_path: Path, options: SyncerOptions | None = None,
+                      started: asyncio.Event | None = None, syncers: list[Syncer] | None = None) -> None:
+    """Run every spec's syncer until cancelled. ``syncers`` (if given) receives them as they start."""
+    if not specs:
+        return
+    state = StateStore(state_path)
+    http = new_http_client(specs[0].bootstrap, max_connections=2 * len(specs) + 8)
+    clusters = await asyncio.gather(*(connect_cluster(spec) for spec in specs))
+    running = [Syncer(spec.bootstrap, cluster, HubClient(spec.bootstrap, http), state, options)
+               for spec, cluster in zip(specs, clusters, strict=True)]
+    if syncers is not None:
+        syncers.extend(running)
+    if started is not None:
+        started.set()
+    try:
+        await asyncio.gather(*(syncer.run() for syncer in running))
+    finally:
+        await asyncio.gather(*(cluster.close() for cluster in clusters), return_exceptions=True)
+        await http.aclose()
+        state.close()

@@ -1,0 +1,379 @@
+"""One syncer: its SyncTarget's desired set, applied to its cluster and kept there.
+
+Owns the meaning of the stream's messages (docs/sync-protocol.md) for the cluster: apply in order,
+wait for CRDs to be Established, delete only on an authoritative removal (a ``DELETE``, or absence from
+a completed snapshot) and only objects carrying its marks, retry failures with backoff, and put right
+what somebody else changed (drift). The cluster is reached through :class:`~syncer.agent.cluster.Cluster`,
+the hub through :class:`~syncer.agent.hubclient.HubClient`; what it holds is remembered in the
+:class:`~syncer.agent.state.StateStore` so a restart without the hub changes nothing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from dataclasses import dataclass
+from importlib.metadata import PackageNotFoundError, version
+from typing import Any
+
+from syncer.agent.backoff import Backoff
+from syncer.agent.bootstrap import Bootstrap
+from syncer.agent.cluster import GVR, Cluster, ClusterError
+from syncer.agent.drift import DriftWatcher
+from syncer.agent.held import (
+    Held,
+    content_hash,
+    fingerprint,
+    ident_of,
+    is_ours,
+    marked,
+    resource_version,
+    source_of,
+)
+from syncer.agent.hubclient import HubClient, HubError
+from syncer.agent.reporting import Heartbeater, StatusReporter, now_rfc3339
+from syncer.agent.state import Position, StateStore
+
+log = logging.getLogger(__name__)
+NAMESPACES = GVR("", "v1", "namespaces")
+CRD_ESTABLISH_SECONDS = 30.0
+MAX_RETRY_DELAY = 60.0
+MAX_CORRECTION_DELAY = 300.0
+
+
+def syncer_version() -> str:
+    try:
+        return version("spacehub")
+    except PackageNotFoundError:
+        return "0.0.0"
+
+
+@dataclass
+class SyncerOptions:
+    status_interval: float = 0.2  # seconds between status report batches
+    watch: bool = True  # watch managed objects: drift correction and status
+
+
+class Syncer:
+    def __init__(self, bootstrap: Bootstrap, cluster: Cluster, hub: HubClient, state: StateStore,
+                 options: SyncerOptions | None = None) -> None:
+        self.target = bootstrap.sync_target
+        self.cluster = cluster
+        self.hub = hub
+        self.state = state
+        self.options = options or SyncerOptions()
+        self.position = state.position(self.target)
+        self.held: dict[str, Held] = {ident: Held.from_record(ident, record)
+                                      for ident, record in state.held(self.target).items()}
+        self.reporter = StatusReporter(hub, self.options.status_interval, self.target)
+        self.heartbeater = Heartbeater(hub, cluster, syncer_version(), self.target)
+        self.drift = DriftWatcher(self)
+        self.snapshot: set[str] | None = None  # the sources of a RESET … SYNCED in progress
+        self.synced = asyncio.Event()  # set at each SYNCED; tests and the fleet wait on it
+        self.messages = 0
+        self.resumed_from = 0  # the seq the current connection started from
+        self.resyncs = 0
+        self.retry_wake = asyncio.Event()
+
+    # --- running --------------------------------------------------------------------------------
+
+    async def run(self) -> None:
+        """Run until cancelled. Never deletes anything because the hub or the cluster is unreachable."""
+        for held in self.held.values():
+            if held.error or held.deleting:
+                held.retry_at = 0.0
+            self._watch(held)
+        tasks = [asyncio.create_task(self._stream_loop(), name=f"stream {self.target}"),
+                 asyncio.create_task(self.heartbeater.run(), name=f"heartbeat {self.target}"),
+                 asyncio.create_task(self.reporter.run(), name=f"status {self.target}"),
+                 asyncio.create_task(self._retry_loop(), name=f"retry {self.target}")]
+        try:
+            await asyncio.gather(*tasks)
+        finally:
+            for task in tasks:
+                task.cancel()
+            await self.drift.stop()
+            await asyncio.gather(*tasks, return_exceptions=True)
+
+    async def _stream_loop(self) -> None:
+        backoff = Backoff(0.5, 30.0)
+        while True:
+            try:
+                self.resumed_from = self.position.seq
+                async for message in self.hub.stream(self.position.seq, self.position.epoch):
+                    await self._handle(message)
+                    if message["type"] == "SYNCED":
+                        backoff.reset()
+                log.info("syncer %s: the hub ended the stream", self.target)
+            except HubError as exc:
+                level = logging.ERROR if exc.code in (401, 403) else logging.WARNING
+                log.log(level, "syncer %s: stream from %s failed (%s): %s", self.target, self.hub.bootstrap.hub,
+                        exc.reason, exc.message)
+            self.snapshot = None  # an unfinished snapshot means nothing
+            self.reporter.connected.clear()
+            await asyncio.sleep(backoff.next())
+
+    # --- messages -------------------------------------------------------------------------------
+
+    async def _handle(self, message: dict[str, Any]) -> None:
+        kind = message.get("type")
+        seq = int(message.get("seq") or 0)
+        if kind == "RESET":
+            self.snapshot = set()
+            self.resyncs += 1
+            log.info("syncer %s: full resync at seq %d", self.target, seq)
+        elif kind == "UPSERT":
+            await self._upsert(message["entry"], message["object"])
+            if self.snapshot is not None:
+                self.snapshot.add(source_of(message["entry"]))
+            else:
+                self._advance(seq)
+        elif kind == "DELETE":
+            await self._remove_source(source_of(message["entry"]), ident_of(message["entry"]))
+            self._advance(seq)
+        elif kind == "SYNCED":
+            if self.snapshot is not None:
+                await self._prune(self.snapshot)
+                self.snapshot = None
+                log.info("syncer %s: in sync at seq %d after a full resync (%d objects held)", self.target, seq,
+                         len(self.held))
+            elif not self.reporter.connected.is_set():
+                log.info("syncer %s: in sync at seq %d, resumed from seq %d", self.target, seq, self.resumed_from)
+            self.position = Position(seq, str(message.get("epoch") or ""))
+            self.state.set_position(self.target, self.position)
+            for held in self.held.values():  # the hub keeps reports in memory: tell it everything again
+                held.reported = None
+                if not held.deleting:
+                    self.reporter.offer(held, None)
+            self.reporter.connected.set()
+            self.synced.set()
+        self.messages += 1
+
+    def _advance(self, seq: int) -> None:
+        self.position = Position(seq, self.position.epoch)
+        self.state.set_position(self.target, self.position)
+
+    def _save(self, held: Held) -> None:
+        self.state.put(self.target, held.ident, held.record())
+
+    async def _upsert(self, entry: dict[str, Any], obj: dict[str, Any]) -> None:
+        ident, source = ident_of(entry), source_of(entry)
+        held = self.held.get(ident)
+        implicit = entry.get("entryKind") == "namespace" and bool(entry.get("implicit"))
+        if implicit and held is not None and not held.deleting:
+            held.sources.add(source)
+            self._save(held)
+            return
+        applied = marked(obj, self.target, str(entry["space"]))
+        digest = content_hash(applied)
+        if held is not None and held.desired_hash == digest and held.live_fp and not held.error \
+                and not held.deleting and held.owned:
+            held.sources.add(source)  # unchanged (a hub restart, status written back): nothing to do
+            held.entry = entry
+            self._save(held)
+            return
+        if held is None:
+            held = Held(ident=ident, entry=entry, applied=applied, desired_hash=digest, sources={source})
+            self.held[ident] = held
+        else:
+            held.entry, held.applied, held.desired_hash = entry, applied, digest
+            held.sources.add(source)
+            held.deleting = False
+            if not implicit:
+                held.owned = True
+        if implicit:
+            await self._ensure_namespace(held)
+        else:
+            await self._apply(held)
+        self._save(held)
+        self._watch(held)
+        if held.order == 1 and not held.error:
+            await self._wait_established(held)
+
+    async def _ensure_namespace(self, held: Held) -> None:
+        """An implicit Namespace: created (and then ours) if missing, never changed if the cluster has it."""
+        held.in_flight = True
+        try:
+            live = await self.cluster.get(NAMESPACES, "", held.name)
+            if live is None:
+                live = await self.cluster.create(NAMESPACES, "", held.applied)
+                held.owned = True
+            else:
+                held.owned = is_ours(live, self.target)
+            self._applied(held, live)
+        except ClusterError as exc:
+            self._failed(held, exc)
+        finally:
+            held.in_flight = False
+
+    async def _apply(self, held: Held) -> None:
+        held.in_flight = True
+        try:
+            live = await self.cluster.apply(held.gvr, held.namespace, held.name, held.applied)
+            self._applied(held, live)
+        except ClusterError as exc:
+            self._failed(held, exc)
+        finally:
+            held.in_flight = False
+
+    def _applied(self, held: Held, live: dict[str, Any]) -> None:
+        if held.error:
+            log.info("syncer %s: %s applied after earlier failures", self.target, held.describe())
+        held.live_fp = fingerprint(held.applied, live) if held.owned else "-"
+        held.applied_rv = resource_version(live)
+        held.error = None
+        held.retry_delay = 0.0
+        self.reporter.offer(held, live)
+
+    def _failed(self, held: Held, exc: ClusterError) -> None:
+        held.error = f"{exc.reason}: {exc.message}" if exc.code else exc.message
+        held.retry_delay = min(MAX_RETRY_DELAY, max(1.0, held.retry_delay * 2))
+        held.retry_at = asyncio.get_running_loop().time() + held.retry_delay
+        log.warning("syncer %s: cannot apply %s (retry in %.0fs): %s", self.target, held.describe(),
+                    held.retry_delay, held.error)
+        self.reporter.offer(held, None)
+        self.retry_wake.set()
+
+    async def _wait_established(self, held: Held) -> None:
+        """Custom resources of a CRD are served only once it is Established; the stream sends them next."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + CRD_ESTABLISH_SECONDS
+        delay = 0.02
+        while True:
+            try:
+                live = await self.cluster.get(held.gvr, "", held.name)
+            except ClusterError as exc:
+                self._failed(held, exc)
+                return
+            conditions = ((live or {}).get("status") or {}).get("conditions") or []
+            if any(c.get("type") == "Established" and c.get("status") == "True" for c in conditions):
+                return
+            if loop.time() >= deadline:
+                self._failed(held, ClusterError(0, "NotEstablished", f"CustomResourceDefinition {held.name} is "
+                                                f"not Established after {CRD_ESTABLISH_SECONDS:.0f}s"))
+                return
+            await asyncio.sleep(delay)  # polling the cluster with a deadline, not synchronising a test
+            delay = min(0.5, delay * 2)
+
+    async def _remove_source(self, source: str, ident: str) -> None:
+        held = self.held.get(ident)
+        if held is None:
+            return
+        held.sources.discard(source)
+        if held.sources:
+            self._save(held)
+            return
+        held.deleting = True
+        self.reporter.forget(ident)
+        self._save(held)
+        await self._delete(held)
+
+    async def _delete(self, held: Held) -> None:
+        """Delete the cluster object if it still carries our marks; keep trying while the cluster fails."""
+        held.in_flight = True
+        try:
+            if held.owned:
+                live = await self.cluster.get(held.gvr, held.namespace, held.name)
+                if live is not None and is_ours(live, self.target):
+                    await self.cluster.delete(held.gvr, held.namespace, held.name)
+                elif live is not None:
+                    log.info("syncer %s: not deleting %s: it no longer carries the syncer's marks", self.target,
+                             held.describe())
+        except ClusterError as exc:
+            self._failed(held, exc)
+            self._save(held)
+            return
+        finally:
+            held.in_flight = False
+        del self.held[held.ident]
+        self.state.remove(self.target, held.ident)
+
+    async def _prune(self, snapshot: set[str]) -> None:
+        """After a complete snapshot: whatever it did not name is not desired any more."""
+        leaving: list[Held] = []
+        for held in self.held.values():
+            gone = {source for source in held.sources if source not in snapshot}
+            if gone:
+                held.sources -= gone
+                self._save(held)
+            if not held.sources and not held.deleting:
+                held.deleting = True
+                self.reporter.forget(held.ident)
+                self._save(held)
+                leaving.append(held)
+        for held in sorted(leaving, key=lambda h: -h.order):  # objects, then CRDs, then Namespaces
+            await self._delete(held)
+
+    # --- retries and drift ----------------------------------------------------------------------
+
+    async def _retry_loop(self) -> None:
+        loop = asyncio.get_running_loop()
+        while True:
+            due = [h for h in self.held.values() if (h.error or h.deleting) and not h.in_flight]
+            now = loop.time()
+            ready = sorted((h for h in due if h.retry_at <= now), key=lambda h: h.order if not h.deleting else -h.order)
+            for held in ready:
+                if held.deleting:
+                    await self._delete(held)
+                    continue
+                if held.owned and held.entry.get("entryKind") == "namespace" and held.live_fp == "":
+                    await self._ensure_namespace(held) if held.entry.get("implicit") else await self._apply(held)
+                else:
+                    await self._apply(held)
+                if held.order == 1 and not held.error:
+                    await self._wait_established(held)
+                self._save(held)
+            self.retry_wake.clear()
+            pending = [h.retry_at for h in self.held.values() if (h.error or h.deleting) and not h.in_flight]
+            timeout = max(0.05, min(pending) - loop.time()) if pending else None
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(timeout):
+                    await self.retry_wake.wait()
+
+    def _watch(self, held: Held) -> None:
+        if self.options.watch and held.owned:
+            self.drift.ensure(held.gvr)
+
+    def observed(self, gvr: GVR, live: dict[str, Any]) -> None:
+        """A managed object as the cluster has it now (from the watch): report status, spot drift."""
+        meta = live.get("metadata") or {}
+        held = self.held.get(ident_of({"group": gvr.group, "resource": gvr.resource,
+                                       "namespace": meta.get("namespace") or "", "name": meta.get("name") or ""}))
+        if held is None or held.deleting or not held.owned:
+            return
+        self.reporter.offer(held, live)
+        if held.in_flight or held.error or not held.live_fp:
+            return
+        rv = resource_version(live)
+        if rv and rv <= held.applied_rv:
+            return  # our own write, or older than it
+        if fingerprint(held.applied, live) != held.live_fp:
+            self._schedule_correction(held, "changed")
+
+    def vanished(self, gvr: GVR, namespace: str, name: str) -> None:
+        """A managed object left the watch (deleted, or its marks removed): put it back."""
+        held = self.held.get(ident_of({"group": gvr.group, "resource": gvr.resource, "namespace": namespace,
+                                       "name": name}))
+        if held is not None and not held.deleting and held.owned and not held.in_flight and not held.error:
+            self._schedule_correction(held, "deleted or unmarked")
+
+    def _schedule_correction(self, held: Held, what: str) -> None:
+        held.in_flight = True  # one correction at a time; the watch events it causes are ours
+        asyncio.get_running_loop().create_task(self._correct(held, what))
+
+    async def _correct(self, held: Held, what: str) -> None:
+        # Something in the cluster fighting us (a mutating webhook, another controller) must not turn
+        # into a hot loop: corrections of one object back off exponentially.
+        delay = 0.0 if held.corrections == 0 else min(MAX_CORRECTION_DELAY, 2.0 ** min(held.corrections, 9) / 2)
+        if delay:
+            await asyncio.sleep(delay)
+        held.in_flight = False
+        if held.deleting or held.ident not in self.held:
+            return
+        held.corrections += 1
+        held.last_correction = now_rfc3339()
+        log.warning("syncer %s: drift: %s was %s in the cluster; re-applying the hub's version (correction %d)",
+                    self.target, held.describe(), what, held.corrections)
+        await self._apply(held)
+        self._save(held)

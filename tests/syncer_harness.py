@@ -1,0 +1,213 @@
+"""A hub, simulated clusters and real ``spacehub syncer run`` processes, wired together for end-to-end tests.
+
+:class:`World` owns one hub and one ``spacehub sim serve`` (both subprocesses, on free ports, in the
+test's temporary directory); :meth:`World.join` registers a hub cluster for a simulated cluster and
+starts its syncer process. Clusters are read over HTTP with each cluster's own token; waits poll with
+a deadline.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx
+import yaml
+
+from tests.harness import BIN, Hub, free_port, stop_process, wait_for
+from tests.sim_harness import Sim
+
+EDGE = "edge.kubestellar.io/v2alpha1"
+COUNT = "kubestellar.io/executing-count"
+
+
+@dataclass
+class SyncerProcess:
+    name: str  # the hub's cluster (SyncTarget) name
+    bootstrap: Path
+    kubeconfig: Path
+    state: Path
+    log_path: Path
+    hub_url: str | None = None
+    env: dict[str, str] = field(default_factory=dict)
+    proc: subprocess.Popen[bytes] | None = None
+
+    def start(self) -> None:
+        cmd = [str(BIN / "spacehub"), "syncer", "run", "--bootstrap", str(self.bootstrap), "--kubeconfig",
+               str(self.kubeconfig), "--state", str(self.state)]
+        if self.hub_url:
+            cmd += ["--hub-url", self.hub_url]
+        with self.log_path.open("ab") as log:
+            log.write(f"--- start {' '.join(cmd)}\n".encode())
+            self.proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=self.env)
+
+    def stop(self, sig: int = signal.SIGTERM) -> None:
+        if self.proc is None:
+            return
+        stop_process(self.proc, sig)
+        self.proc = None
+
+    def kill(self) -> None:
+        self.stop(signal.SIGKILL)
+
+    def log(self) -> str:
+        return self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
+
+    def runs(self) -> list[str]:
+        """The log of each start, oldest first."""
+        return self.log().split("--- start ")[1:]
+
+
+@dataclass
+class World:
+    base: Path
+    clusters: int = 2
+    hub_args: tuple[str, ...] = ()
+    sim_args: tuple[str, ...] = ()
+    hub: Hub = field(init=False)
+    sim: Sim = field(init=False)
+    syncers: dict[str, SyncerProcess] = field(default_factory=dict)
+    cluster_of: dict[str, str] = field(default_factory=dict)  # hub cluster name -> sim cluster name
+
+    def __post_init__(self) -> None:
+        self.hub = Hub(data_dir=self.base / "hub", port=free_port(), home=self.base / "home",
+                       extra_args=self.hub_args)
+        self.sim = Sim(data_dir=self.base / "sim", port=free_port(), home=self.base / "simhome",
+                       clusters=self.clusters, extra_args=self.sim_args)
+
+    def start(self) -> World:
+        self.hub.start()
+        self.sim.start()
+        return self
+
+    def close(self) -> None:
+        for syncer in self.syncers.values():
+            syncer.stop()
+        self.sim.stop()
+        self.hub.stop()
+
+    def syncer_env(self, **extra: str) -> dict[str, str]:
+        env = self.sim.env()
+        env.pop("KUBECONFIG", None)
+        env.update(extra)
+        return env
+
+    def register(self, name: str, **labels: str) -> Path:
+        out = self.base / f"{name}-bootstrap.yaml"
+        args = [arg for k, v in labels.items() for arg in ("--label", f"{k}={v}")]
+        self.hub.spacehub("cluster", "register", name, *args, "--bootstrap-out", str(out))
+        return out
+
+    def token(self, name: str) -> str:
+        return str(yaml.safe_load((self.base / f"{name}-bootstrap.yaml").read_text())["token"])
+
+    def join(self, name: str, sim_cluster: str, labels: dict[str, str], *, start: bool = True,
+             hub_url: str | None = None, env: dict[str, str] | None = None) -> SyncerProcess:
+        """Register hub cluster ``name`` and run its syncer against simulated cluster ``sim_cluster``."""
+        bootstrap = self.register(name, **labels)
+        syncer = SyncerProcess(name=name, bootstrap=bootstrap, kubeconfig=self.sim.kubeconfig(sim_cluster),
+                               state=self.base / "syncer-state" / f"{name}.db",
+                               log_path=self.base / f"syncer-{name}.log", hub_url=hub_url,
+                               env=env if env is not None else self.syncer_env())
+        self.syncers[name] = syncer
+        self.cluster_of[name] = sim_cluster
+        if start:
+            syncer.start()
+        return syncer
+
+    # --- the hub's side ---------------------------------------------------------------------------
+
+    def apply(self, space: str, *docs: dict[str, Any]) -> None:
+        self.hub.kubectl("apply", "-f", "-", space=space, input=yaml.safe_dump_all(docs))
+
+    def hub_get(self, space: str, path: str) -> dict[str, Any] | None:
+        with self.hub.client() as c:
+            r = c.get(f"/clusters/{space}{path}")
+        if r.status_code == 404:
+            return None
+        assert r.status_code == 200, r.text
+        return dict(r.json())
+
+    def placement_view(self, space: str, namespace: str, resource: str, name: str) -> dict[str, Any]:
+        with self.hub.client() as c:
+            r = c.get(f"/placement/v1/spaces/{space}/namespaces/{namespace}/objects/{resource}/{name}")
+        assert r.status_code == 200, r.text
+        return dict(r.json())
+
+    # --- the clusters' side -----------------------------------------------------------------------
+
+    def get(self, cluster: str, path: str) -> dict[str, Any] | None:
+        """GET ``path`` (e.g. ``/api/v1/namespaces/x/configmaps/y``) in hub cluster ``cluster``'s sim cluster."""
+        with self.sim.client(self.cluster_of.get(cluster, cluster)) as c:
+            r = c.get(path)
+        if r.status_code == 404:
+            return None
+        assert r.status_code == 200, r.text
+        return dict(r.json())
+
+    def wait_present(self, cluster: str, path: str, timeout: float = 30.0,
+                     check: Any = None) -> dict[str, Any]:
+        def found() -> dict[str, Any] | None:
+            obj = self.get(cluster, path)
+            return obj if obj is not None and (check is None or check(obj)) else None
+        return wait_for(found, timeout=timeout, message=f"{path} in {cluster}")
+
+    def wait_absent(self, cluster: str, path: str, timeout: float = 30.0) -> None:
+        wait_for(lambda: self.get(cluster, path) is None, timeout=timeout, message=f"{path} gone from {cluster}")
+
+
+def placement(name: str, location_labels: dict[str, str], downsync: list[dict[str, Any]], *,
+              singleton: bool = False) -> dict[str, Any]:
+    return {"apiVersion": EDGE, "kind": "EdgePlacement", "metadata": {"name": name},
+            "spec": {"locationSelectors": [{"matchLabels": location_labels}], "downsync": downsync,
+                     "wantSingletonReportedState": singleton}}
+
+
+def namespace(name: str) -> dict[str, Any]:
+    return {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}}
+
+
+def configmap(name: str, ns: str, **data: str) -> dict[str, Any]:
+    return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name, "namespace": ns}, "data": data}
+
+
+def deployment(name: str, ns: str, replicas: int = 2) -> dict[str, Any]:
+    return {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": name, "namespace": ns},
+            "spec": {"replicas": replicas, "selector": {"matchLabels": {"app": name}},
+                     "template": {"metadata": {"labels": {"app": name}},
+                                  "spec": {"containers": [{"name": "web", "image": "library/httpd:2.4"}]}}}}
+
+
+def replicaset(name: str, ns: str, replicas: int = 1) -> dict[str, Any]:
+    return {"apiVersion": "apps/v1", "kind": "ReplicaSet", "metadata": {"name": name, "namespace": ns},
+            "spec": {"replicas": replicas, "selector": {"matchLabels": {"rs": name}},
+                     "template": {"metadata": {"labels": {"rs": name}},
+                                  "spec": {"containers": [{"name": "web", "image": "library/httpd:2.4"}]}}}}
+
+
+def cm_path(ns: str, name: str) -> str:
+    return f"/api/v1/namespaces/{ns}/configmaps/{name}"
+
+
+def proxy_env(world: World, proxy_url: str) -> dict[str, str]:
+    """A syncer environment whose hub traffic goes through ``proxy_url`` and whose cluster traffic does not."""
+    env = world.syncer_env()
+    for key in ("HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy", "NO_PROXY", "no_proxy", "ALL_PROXY",
+                "all_proxy"):
+        env.pop(key, None)
+    env["HTTPS_PROXY"] = proxy_url
+    env["NO_PROXY"] = world.sim.base_url  # httpx: a URL in NO_PROXY exempts exactly that scheme://host:port
+    return env
+
+
+def status_post(world: World, token: str, target: str, body: dict[str, Any], path: str = "status") -> httpx.Response:
+    with httpx.Client(base_url=world.hub.base_url, verify=world.hub.ssl_context(), timeout=30) as c:
+        return c.post(f"/syncer/v1/targets/{target}/{path}", json=body, headers={"Authorization": f"Bearer {token}"})
+
+
+def environ_without_proxies() -> dict[str, str]:
+    return {k: v for k, v in os.environ.items() if "proxy" not in k.lower()}
