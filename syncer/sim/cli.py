@@ -43,6 +43,16 @@ def register_sim_commands(sub: Any, common: argparse.ArgumentParser) -> None:
                        help="YAML rules giving custom resources a status (see syncer/sim/example-status-rules.yaml)")
     serve.add_argument("--faults-file", type=Path, default=None, metavar="FILE",
                        help='faults per cluster at startup, e.g. {wec2: {latencySeconds: 0.5}} (YAML or JSON)')
+    serve.add_argument("--hub", default=None, metavar="URL",
+                       help="with --with-syncers: the hub to register the clusters at (e.g. https://127.0.0.1:6443)")
+    serve.add_argument("--hub-kubeconfig", default=None, metavar="FILE",
+                       help="the hub's admin kubeconfig for registering (default: $KUBECONFIG, else "
+                            "./.spacehub/admin.kubeconfig)")
+    serve.add_argument("--with-syncers", action="store_true",
+                       help="register every cluster at --hub (once; bootstraps kept in DIR/bootstraps) and run a "
+                            "syncer per cluster in this process")
+    serve.add_argument("--cluster-label", action="append", default=[], metavar="[CLUSTER:]KEY=VALUE",
+                       help="with --with-syncers: a label of the registered clusters, all or one (repeatable)")
     serve.add_argument("--insecure-http", action="store_true",
                        help="serve plain HTTP instead of HTTPS (local experiments only)")
     serve.set_defaults(func=_sim_serve)

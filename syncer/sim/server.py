@@ -9,6 +9,7 @@ graceful shutdown, then the controllers, the writer and the store).
 from __future__ import annotations
 
 import argparse
+import asyncio
 import logging
 import socket
 import sys
@@ -24,11 +25,13 @@ from hub.server import _client_host, _split_listen
 from hub.tls import ensure_pki
 from spaces.builtin.names import is_dns1123_label
 from spaces.builtin.strategies import parse_quantity
+from syncer.agent.runner import SyncerSpec, run_syncers
 from syncer.sim.access import ensure_cluster_tokens, write_kubeconfigs
 from syncer.sim.app import SimCore, SimSettings, build_app
 from syncer.sim.controllers import NodeShape
 from syncer.sim.controllers.statusrules import RuleError, load_rules
 from syncer.sim.faults import FaultError, load_faults_file
+from syncer.sim.fleet import FleetError, cluster_labels, register_fleet
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -114,6 +117,7 @@ def startup_table(core: SimCore, data_dir: Path) -> str:
 
 def run_from_args(args: argparse.Namespace) -> int:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    logging.getLogger("httpx").setLevel(logging.WARNING)  # the syncers' requests, one line each otherwise
     names = cluster_names(args.prefix, args.clusters)
     if args.ready_delay < 0:
         raise _fail("--ready-delay must not be negative")
@@ -146,24 +150,60 @@ def run_from_args(args: argparse.Namespace) -> int:
         status_rules=rules, faults=faults, public_url=base_url, insecure_http=args.insecure_http,
         kubeconfigs={name: str(path.resolve()) for name, path in kubeconfigs.items()})
 
+    specs = _fleet(args, settings.kubeconfigs, data_dir)
     app, core = build_app(settings)
     log.info("spacehub sim starting %d cluster(s) on %s", len(names), args.listen)
     config = uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on",
                             timeout_graceful_shutdown=3, **ssl)  # type: ignore[arg-type]
-    server = _AnnouncingServer(config, lambda: startup_table(core, data_dir.resolve()))
+    server = _AnnouncingServer(config, lambda: startup_table(core, data_dir.resolve()), specs,
+                               data_dir / "syncers.db")
     server.run()
     return 0 if server.started else 1
 
 
-class _AnnouncingServer(uvicorn.Server):
-    """Prints the cluster table once the clusters are up and the socket is listening."""
+def _fleet(args: argparse.Namespace, kubeconfigs: dict[str, str], data_dir: Path) -> list[SyncerSpec]:
+    if not args.with_syncers:
+        if args.hub or args.cluster_label:
+            raise _fail("--hub and --cluster-label need --with-syncers")
+        return []
+    if not args.hub:
+        raise _fail("--with-syncers needs --hub URL")
+    try:
+        labels = cluster_labels(args.cluster_label, list(kubeconfigs))
+        return register_fleet(args.hub, args.hub_kubeconfig, kubeconfigs, labels, data_dir)
+    except FleetError as exc:
+        raise _fail(str(exc)) from None
 
-    def __init__(self, config: uvicorn.Config, table: Callable[[], str]) -> None:
+
+class _AnnouncingServer(uvicorn.Server):
+    """Prints the cluster table once the clusters are up and the socket is listening, then starts the
+    in-process syncers (they need the clusters' API to be served) and stops them before the server."""
+
+    def __init__(self, config: uvicorn.Config, table: Callable[[], str], specs: list[SyncerSpec],
+                 state: Path) -> None:
         super().__init__(config)
         self._table = table
+        self._specs = specs
+        self._state = state
+        self._syncers: asyncio.Task[None] | None = None
 
     async def startup(self, sockets: list[socket.socket] | None = None) -> None:
         await super().startup(sockets)
         if not self.should_exit:
             sys.stderr.write(self._table())
             sys.stderr.flush()
+            if self._specs:
+                self._syncers = asyncio.create_task(run_syncers(self._specs, self._state), name="syncers")
+                self._syncers.add_done_callback(_report_end)
+                log.info("running %d syncer(s) for hub %s", len(self._specs), self._specs[0].bootstrap.hub)
+
+    async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
+        if self._syncers is not None:
+            self._syncers.cancel()
+            await asyncio.gather(self._syncers, return_exceptions=True)
+        await super().shutdown(sockets)
+
+
+def _report_end(task: asyncio.Task[None]) -> None:
+    if not task.cancelled() and task.exception() is not None:
+        log.error("the syncers stopped: %r", task.exception())
