@@ -22,11 +22,13 @@ import yaml
 from hub import cli as hub_cli  # a module reference: hub.cli imports this module while it loads
 from hub import kubeconfig
 from hub.client import ClientError
+from placement import syncer_manifest
 
 API = "/placement/v1"
 CLUSTER_RESOURCE_NAME = "synctarget.edge.kubestellar.io"
 PLACEMENT_RESOURCE_NAME = "edgeplacement.edge.kubestellar.io"
 STRUCTURED_FORMATS = ("json", "yaml")
+REGISTER_FORMATS = ("bootstrap", "manifest")
 
 
 def register_placement_commands(sub: Any, common: argparse.ArgumentParser) -> None:
@@ -205,12 +207,23 @@ def _register_cluster(sub: Any, common: argparse.ArgumentParser) -> None:
     register = cluster_sub.add_parser(
         "register", parents=[common], help="create a cluster's SyncTarget and Location and its syncer credential",
         description="Create SyncTarget and Location NAME in the inventory space and print the syncer "
-                    "bootstrap (hub URL, CA, credential) as YAML.")
+                    "bootstrap (hub URL, CA, credential) as YAML, or with -o manifest the Kubernetes objects "
+                    "that run the syncer in the cluster (kubectl apply -f -): Namespace, ServiceAccount, "
+                    "ClusterRole and binding, the bootstrap in a Secret, and a one-replica Deployment.")
     register.add_argument("name", metavar="NAME")
     register.add_argument("--label", action="append", default=[], metavar="KEY=VALUE",
                           help="a label of the SyncTarget and Location (repeatable)")
-    register.add_argument("--bootstrap-out", type=Path, default=None, metavar="FILE",
-                          help="write the bootstrap to FILE (mode 0600) instead of stdout")
+    register.add_argument("-o", "--output", choices=REGISTER_FORMATS, default="bootstrap",
+                          help="bootstrap: the syncer bootstrap YAML (default); manifest: a YAML stream to "
+                               "kubectl apply to the cluster, running the syncer there with the bootstrap")
+    register.add_argument("--bootstrap-out", "--out", dest="bootstrap_out", type=Path, default=None,
+                          metavar="FILE", help="write the output to FILE (mode 0600: it holds the credential) "
+                                               "instead of stdout")
+    register.add_argument("--syncer-namespace", default=syncer_manifest.DEFAULT_NAMESPACE, metavar="NAMESPACE",
+                          help="with -o manifest: the namespace of the syncer (default: %(default)s)")
+    register.add_argument("--syncer-image", default=None, metavar="IMAGE",
+                          help="with -o manifest: the syncer's image (default: "
+                               f"{syncer_manifest.IMAGE_REPOSITORY}:<this spacehub's version>)")
     register.set_defaults(func=_cluster_register)
 
     listing = cluster_sub.add_parser("list", parents=[common], help="list clusters")
@@ -235,15 +248,27 @@ def parse_labels(pairs: Sequence[str]) -> dict[str, str]:
 
 def _cluster_register(args: argparse.Namespace) -> int:
     labels = parse_labels(args.label)
+    manifest = args.output == "manifest"
+    if manifest:  # refuse a bad flag before anything is registered
+        try:
+            syncer_manifest.check_namespace(args.syncer_namespace)
+        except ValueError as exc:
+            raise ClientError(f"--syncer-namespace: {exc}") from None
     with hub_cli.client_from_args(args) as client:
         result = client.post(f"{API}/clusters", {"name": args.name, "labels": labels})
-    text = yaml.safe_dump(result.get("bootstrap") or {}, sort_keys=False, default_flow_style=False)
+    bootstrap = result.get("bootstrap") or {}
+    if manifest:
+        objects = syncer_manifest.syncer_manifest(bootstrap, namespace=args.syncer_namespace,
+                                                  image=args.syncer_image or syncer_manifest.default_image())
+        text, what = syncer_manifest.render(objects), "syncer manifest"
+    else:
+        text, what = syncer_manifest.bootstrap_yaml(bootstrap), "syncer bootstrap"
     if args.bootstrap_out is None:
         print(f'cluster "{args.name}" registered', file=sys.stderr)
         sys.stdout.write(text)
     else:
         write_secret(args.bootstrap_out, text)
-        print(f'cluster "{args.name}" registered; syncer bootstrap written to {args.bootstrap_out}')
+        print(f'cluster "{args.name}" registered; {what} written to {args.bootstrap_out}')
     return 0
 
 
