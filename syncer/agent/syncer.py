@@ -40,6 +40,9 @@ NAMESPACES = GVR("", "v1", "namespaces")
 CRD_ESTABLISH_SECONDS = 30.0
 MAX_RETRY_DELAY = 60.0
 MAX_CORRECTION_DELAY = 300.0
+# Reconnecting backs off to this at most: a returning hub hears from every syncer within it (jittered,
+# so that a thousand syncers do not arrive at once).
+RECONNECT_MAX_SECONDS = 15.0
 
 
 def syncer_version() -> str:
@@ -97,7 +100,7 @@ class Syncer:
             await asyncio.gather(*tasks, return_exceptions=True)
 
     async def _stream_loop(self) -> None:
-        backoff = Backoff(0.5, 30.0)
+        backoff = Backoff(0.5, RECONNECT_MAX_SECONDS)
         while True:
             try:
                 self.resumed_from = self.position.seq
