@@ -13,7 +13,7 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 run: $(STAMP)
-	$(BIN)/spacehub hub serve --data-dir .spacehub
+	$(BIN)/spacehub up --data-dir .spacehub
 
 test: $(STAMP)
 	$(BIN)/ruff check .

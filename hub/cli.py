@@ -22,6 +22,7 @@ from hub import client as hub_client
 from hub import kubeconfig
 from hub.client import ClientError, HubClient
 from hub.kubeconfig import KubeconfigError
+from hub.up import register_up_command
 from placement.cli import register_placement_commands
 from syncer.agent.cli import register_syncer_commands
 from syncer.sim.cli import register_sim_commands
@@ -278,6 +279,7 @@ COMMAND_GROUPS: list[Registrar] = [
     register_placement_commands,
     register_sim_commands,
     register_syncer_commands,
+    register_up_command,
 ]
 
 
