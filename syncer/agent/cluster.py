@@ -60,10 +60,19 @@ class ClusterError(Exception):
 
 def _error(exc: Exception) -> ClusterError:
     if isinstance(exc, kr8s.ServerError) and exc.response is not None:
-        status = exc.status if isinstance(exc.status, dict) else {}
+        status = exc.status if isinstance(exc.status, dict) else _status_of(exc.response)
         return ClusterError(exc.response.status_code, str(status.get("reason") or "Unknown"),
                             str(status.get("message") or exc))
     return ClusterError(0, "Unavailable", f"cluster unreachable: {exc!r}")
+
+
+def _status_of(response: httpx.Response) -> dict[str, Any]:
+    """The ``Status`` in an error response (kr8s keeps it only for 4xx)."""
+    try:
+        body = response.json()
+    except (ValueError, httpx.ResponseNotRead):
+        return {}
+    return body if isinstance(body, dict) else {}
 
 
 def _where(gvr: GVR) -> dict[str, str]:

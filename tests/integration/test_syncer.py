@@ -206,3 +206,21 @@ def test_cross_cluster_credentials_are_refused(world: World) -> None:
     r = status_post(world, florin, "guilder", {"objects": []})
     assert r.status_code == 403 and r.json()["kind"] == "Status"
     assert status_post(world, florin, "florin", {"objects": []}).status_code == 200
+
+
+def test_apply_errors_are_reported_and_retried_until_the_cluster_accepts(world: World) -> None:
+    world.join("florin", "wec1", dict(env="prod"))
+    world.hub.create_space("errors")
+    world.apply("errors", namespace("app"), configmap("first", "app", v="1"),
+                placement("p", {"env": "prod"}, [{"apiGroup": "", "resources": ["configmaps"],
+                                                  "namespaces": ["app"]}]))
+    world.wait_present("florin", cm_path("app", "first"))
+    world.sim.set_faults("wec1", failWrites=True)
+    world.apply("errors", configmap("blocked", "app", v="1"))
+    view = wait_for(lambda: (v := world.placement_view("errors", "app", "configmaps", "blocked"))["reported"]
+                    and v["reported"][0]["error"] and v, timeout=30, message="the apply error reported")
+    assert "InternalError" in view["reported"][0]["error"]
+    world.sim.clear_faults("wec1")
+    world.wait_present("florin", cm_path("app", "blocked"), timeout=60)
+    wait_for(lambda: world.placement_view("errors", "app", "configmaps", "blocked")["reported"][0]["error"] is None,
+             timeout=30, message="the error cleared after the retry")
