@@ -320,8 +320,8 @@ class Syncer:
                 if held.deleting:
                     await self._delete(held)
                     continue
-                if held.owned and held.entry.get("entryKind") == "namespace" and held.live_fp == "":
-                    await self._ensure_namespace(held) if held.entry.get("implicit") else await self._apply(held)
+                if held.entry.get("entryKind") == "namespace" and held.entry.get("implicit"):
+                    await self._ensure_namespace(held)
                 else:
                     await self._apply(held)
                 if held.order == 1 and not held.error:
