@@ -36,7 +36,6 @@ class StatusReporter:
         self.pending: dict[str, list[dict[str, Any]]] = {}  # ident -> one report per source space
         self.wake = asyncio.Event()
         self.connected = asyncio.Event()
-        self.sent = 0
 
     def offer(self, held: Held, live: dict[str, Any] | None) -> None:
         """Queue ``held``'s state unless it equals what was last reported."""
@@ -76,7 +75,6 @@ class StatusReporter:
             if objects:
                 try:
                     await self.hub.report(objects)
-                    self.sent += len(objects)
                 except HubError as exc:
                     log.warning("syncer %s: status report failed (%s), will resend: %s", self.target, exc.reason,
                                 exc.message)
@@ -115,7 +113,6 @@ class Heartbeater:
         self.version = version
         self.target = target
         self.interval = DEFAULT_HEARTBEAT_INTERVAL
-        self.beats = 0
 
     async def beat(self) -> None:
         body: dict[str, Any] = {"syncerVersion": self.version}
@@ -127,7 +124,6 @@ class Heartbeater:
         timeout = answer.get("heartbeatTimeoutSeconds")
         if isinstance(timeout, int | float) and timeout > 0:
             self.interval = max(0.5, float(timeout) / 4)
-        self.beats += 1
 
     async def run(self) -> None:
         while True:

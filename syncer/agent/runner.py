@@ -13,7 +13,7 @@ from pathlib import Path
 
 from syncer.agent.backoff import Backoff
 from syncer.agent.bootstrap import Bootstrap
-from syncer.agent.cluster import Cluster, ClusterError
+from syncer.agent.cluster import Cluster
 from syncer.agent.hubclient import HubClient, new_http_client
 from syncer.agent.state import StateStore
 from syncer.agent.syncer import Syncer, SyncerOptions
@@ -34,23 +34,17 @@ async def connect_cluster(spec: SyncerSpec) -> Cluster:
     while True:
         try:
             return await Cluster.connect(spec.kubeconfig, spec.context)
-        except (ClusterError, OSError, ValueError) as exc:
-            delay = backoff.next()
-            log.warning("syncer %s: cannot reach its cluster (%s), again in %.1fs: %s", spec.bootstrap.sync_target,
-                        spec.kubeconfig or "in-cluster", delay, exc)
-            await asyncio.sleep(delay)
-        except Exception as exc:  # kr8s raises plain exceptions for unreachable servers and bad kubeconfigs
-            if isinstance(exc, FileNotFoundError | PermissionError):
-                raise
+        except (FileNotFoundError, PermissionError):
+            raise  # a missing or unreadable kubeconfig will not fix itself
+        except Exception as exc:  # kr8s raises httpx, SSL and plain errors for unreachable servers
             delay = backoff.next()
             log.warning("syncer %s: cannot reach its cluster (%s), again in %.1fs: %r", spec.bootstrap.sync_target,
                         spec.kubeconfig or "in-cluster", delay, exc)
             await asyncio.sleep(delay)
 
 
-async def run_syncers(specs: list[SyncerSpec], state_path: Path, options: SyncerOptions | None = None,
-                      started: asyncio.Event | None = None, syncers: list[Syncer] | None = None) -> None:
-    """Run every spec's syncer until cancelled. ``syncers`` (if given) receives them as they start."""
+async def run_syncers(specs: list[SyncerSpec], state_path: Path, options: SyncerOptions | None = None) -> None:
+    """Run every spec's syncer until cancelled."""
     if not specs:
         return
     state = StateStore(state_path)
@@ -58,10 +52,6 @@ async def run_syncers(specs: list[SyncerSpec], state_path: Path, options: Syncer
     clusters = await asyncio.gather(*(connect_cluster(spec) for spec in specs))
     running = [Syncer(spec.bootstrap, cluster, HubClient(spec.bootstrap, http), state, options)
                for spec, cluster in zip(specs, clusters, strict=True)]
-    if syncers is not None:
-        syncers.extend(running)
-    if started is not None:
-        started.set()
     try:
         await asyncio.gather(*(syncer.run() for syncer in running))
     finally:

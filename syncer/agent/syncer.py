@@ -55,7 +55,6 @@ def syncer_version() -> str:
 @dataclass
 class SyncerOptions:
     status_interval: float = 0.2  # seconds between status report batches
-    watch: bool = True  # watch managed objects: drift correction and status
 
 
 class Syncer:
@@ -73,10 +72,7 @@ class Syncer:
         self.heartbeater = Heartbeater(hub, cluster, syncer_version(), self.target)
         self.drift = DriftWatcher(self)
         self.snapshot: set[str] | None = None  # the sources of a RESET … SYNCED in progress
-        self.synced = asyncio.Event()  # set at each SYNCED; tests and the fleet wait on it
-        self.messages = 0
         self.resumed_from = 0  # the seq the current connection started from
-        self.resyncs = 0
         self.retry_wake = asyncio.Event()
 
     # --- running --------------------------------------------------------------------------------
@@ -124,7 +120,6 @@ class Syncer:
         seq = int(message.get("seq") or 0)
         if kind == "RESET":
             self.snapshot = set()
-            self.resyncs += 1
             log.info("syncer %s: full resync at seq %d", self.target, seq)
         elif kind == "UPSERT":
             await self._upsert(message["entry"], message["object"])
@@ -150,8 +145,7 @@ class Syncer:
                 if not held.deleting:
                     self.reporter.offer(held, None)
             self.reporter.connected.set()
-            self.synced.set()
-        self.messages += 1
+
 
     def _advance(self, seq: int) -> None:
         self.position = Position(seq, self.position.epoch)
@@ -335,7 +329,7 @@ class Syncer:
                     await self.retry_wake.wait()
 
     def _watch(self, held: Held) -> None:
-        if self.options.watch and held.owned:
+        if held.owned:
             self.drift.ensure(held.gvr)
 
     def observed(self, gvr: GVR, live: dict[str, Any]) -> None:
