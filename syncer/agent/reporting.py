@@ -106,6 +106,9 @@ def _quantity(value: Decimal) -> str:
     return f"{int((value * 1000).to_integral_value())}m"
 
 
+CAPACITY_EVERY = 4  # heartbeats per reading of the cluster's Nodes (capacity changes slowly)
+
+
 class Heartbeater:
     def __init__(self, hub: HubClient, cluster: Cluster, version: str, target: str) -> None:
         self.hub = hub
@@ -113,14 +116,17 @@ class Heartbeater:
         self.version = version
         self.target = target
         self.interval = DEFAULT_HEARTBEAT_INTERVAL
+        self.capacity: dict[str, dict[str, str]] = {}
+        self.count = 0
 
     async def beat(self) -> None:
-        body: dict[str, Any] = {"syncerVersion": self.version}
-        try:
-            body |= node_capacity(await self.cluster.nodes())
-        except ClusterError as exc:
-            log.info("syncer %s: cannot read the cluster's nodes for its capacity: %s", self.target, exc.message)
-        answer = await self.hub.heartbeat(body)
+        if self.count % CAPACITY_EVERY == 0:
+            try:
+                self.capacity = node_capacity(await self.cluster.nodes())
+            except ClusterError as exc:
+                log.info("syncer %s: cannot read the cluster's nodes for its capacity: %s", self.target, exc.message)
+        self.count += 1
+        answer = await self.hub.heartbeat({"syncerVersion": self.version, **self.capacity})
         timeout = answer.get("heartbeatTimeoutSeconds")
         if isinstance(timeout, int | float) and timeout > 0:
             self.interval = max(0.5, float(timeout) / 4)
