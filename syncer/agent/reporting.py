@@ -14,7 +14,7 @@ import logging
 from decimal import Decimal
 from typing import Any
 
-from spaces.builtin.strategies.quantities import parse_quantity
+from spaces.quantity import parse_quantity
 from syncer.agent.cluster import Cluster, ClusterError
 from syncer.agent.held import Held
 from syncer.agent.hubclient import HubClient, HubError
