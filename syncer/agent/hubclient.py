@@ -8,7 +8,9 @@ long as it streams responses (the hub sends ``X-Accel-Buffering: no`` and pings)
 from __future__ import annotations
 
 import asyncio
+import ssl
 from collections.abc import AsyncIterator
+from dataclasses import dataclass
 from typing import Any
 
 import httpx
@@ -47,19 +49,39 @@ def _status_error(response: httpx.Response, body: bytes) -> HubError:
                     str(status.get("message") or text or response.reason_phrase))
 
 
-def new_http_client(bootstrap: Bootstrap, max_connections: int = 100) -> httpx.AsyncClient:
-    """One client may serve many syncers of the same hub (the token goes with each request)."""
+@dataclass
+class HubConnections:
+    """HTTP clients for the hub, shareable by many syncers of one hub (the token goes with each request).
+
+    Streams and short requests use separate pools: httpcore scans its whole pool for every request, so
+    heartbeats sharing a pool with a thousand open streams would cost O(streams) each.
+    """
+
+    streams: httpx.AsyncClient
+    requests: httpx.AsyncClient
+
+    @classmethod
+    def open(cls, bootstrap: Bootstrap, syncers: int = 1) -> HubConnections:
+        ssl_context = bootstrap.ssl_context()
+        return cls(streams=_client(ssl_context, syncers + 2), requests=_client(ssl_context, min(syncers, 32) + 2))
+
+    async def aclose(self) -> None:
+        await self.streams.aclose()
+        await self.requests.aclose()
+
+
+def _client(ssl_context: ssl.SSLContext, max_connections: int) -> httpx.AsyncClient:
     # Keep idle connections well past the heartbeat interval: a new TLS handshake per heartbeat costs
     # more CPU than everything else a syncer does while idle.
     limits = httpx.Limits(max_connections=max_connections, max_keepalive_connections=max_connections,
                           keepalive_expiry=KEEPALIVE_SECONDS)
-    return httpx.AsyncClient(verify=bootstrap.ssl_context(), timeout=REQUEST_TIMEOUT, limits=limits, trust_env=True)
+    return httpx.AsyncClient(verify=ssl_context, timeout=REQUEST_TIMEOUT, limits=limits, trust_env=True)
 
 
 class HubClient:
-    def __init__(self, bootstrap: Bootstrap, http: httpx.AsyncClient) -> None:
+    def __init__(self, bootstrap: Bootstrap, connections: HubConnections) -> None:
         self.bootstrap = bootstrap
-        self.http = http
+        self.connections = connections
         self.base = f"{bootstrap.hub}/syncer/v1/targets/{bootstrap.sync_target}"
         self.headers = {"Authorization": f"Bearer {bootstrap.token}", "Accept": "application/json"}
         self.ping_interval = DEFAULT_PING_INTERVAL
@@ -68,8 +90,8 @@ class HubClient:
         """The stream's messages until the hub ends it; :class:`HubError` when it fails or falls silent."""
         params = {"since": str(since)} | ({"epoch": epoch} if epoch else {})
         try:
-            async with self.http.stream("GET", f"{self.base}/stream", params=params, headers=self.headers,
-                                        timeout=STREAM_TIMEOUT) as response:
+            async with self.connections.streams.stream("GET", f"{self.base}/stream", params=params,
+                                                       headers=self.headers, timeout=STREAM_TIMEOUT) as response:
                 if response.status_code != 200:
                     raise _status_error(response, await response.aread())
                 lines = response.aiter_lines().__aiter__()
@@ -95,7 +117,7 @@ class HubClient:
 
     async def _post(self, path: str, body: dict[str, Any]) -> dict[str, Any]:
         try:
-            response = await self.http.post(f"{self.base}/{path}", content=orjson.dumps(body),
+            response = await self.connections.requests.post(f"{self.base}/{path}", content=orjson.dumps(body),
                                              headers={**self.headers, "Content-Type": "application/json"})
         except httpx.HTTPError as exc:
             raise HubError(0, "Unavailable", f"hub unreachable: {exc!r}") from None

@@ -14,7 +14,7 @@ from pathlib import Path
 from syncer.agent.backoff import Backoff
 from syncer.agent.bootstrap import Bootstrap
 from syncer.agent.cluster import Cluster
-from syncer.agent.hubclient import HubClient, new_http_client
+from syncer.agent.hubclient import HubClient, HubConnections
 from syncer.agent.state import StateStore
 from syncer.agent.syncer import Syncer, SyncerOptions
 
@@ -48,13 +48,13 @@ async def run_syncers(specs: list[SyncerSpec], state_path: Path, options: Syncer
     if not specs:
         return
     state = StateStore(state_path)
-    http = new_http_client(specs[0].bootstrap, max_connections=2 * len(specs) + 8)
+    hub = HubConnections.open(specs[0].bootstrap, len(specs))
     clusters = await asyncio.gather(*(connect_cluster(spec) for spec in specs))
-    running = [Syncer(spec.bootstrap, cluster, HubClient(spec.bootstrap, http), state, options)
+    running = [Syncer(spec.bootstrap, cluster, HubClient(spec.bootstrap, hub), state, options)
                for spec, cluster in zip(specs, clusters, strict=True)]
     try:
         await asyncio.gather(*(syncer.run() for syncer in running))
     finally:
         await asyncio.gather(*(cluster.close() for cluster in clusters), return_exceptions=True)
-        await http.aclose()
+        await hub.aclose()
         state.close()
