@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import datetime as dt
 import logging
+import random
 from decimal import Decimal
 from typing import Any
 
@@ -137,4 +138,5 @@ class Heartbeater:
                 await self.beat()
             except HubError as exc:
                 log.warning("syncer %s: heartbeat failed (%s): %s", self.target, exc.reason, exc.message)
-            await asyncio.sleep(self.interval)
+            # Jitter keeps a fleet's heartbeats from arriving at the hub in bursts.
+            await asyncio.sleep(self.interval * random.uniform(0.8, 1.0))

@@ -7,6 +7,7 @@ for the hub (each request carries its own syncer's token). Each syncer keeps its
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,6 +20,10 @@ from syncer.agent.state import StateStore
 from syncer.agent.syncer import Syncer, SyncerOptions
 
 log = logging.getLogger(__name__)
+# A fleet starts this many syncers at a time, each until its first SYNCED (or STARTUP_SECONDS): a
+# thousand syncers connecting, listing and applying at once would time out against each other.
+STARTUP_WAVE = 32
+STARTUP_SECONDS = 30.0
 
 
 @dataclass(frozen=True)
@@ -49,11 +54,30 @@ async def run_syncers(specs: list[SyncerSpec], state_path: Path, options: Syncer
         return
     state = StateStore(state_path)
     hub = HubConnections.open(specs[0].bootstrap, len(specs))
-    clusters = await asyncio.gather(*(connect_cluster(spec) for spec in specs))
-    running = [Syncer(spec.bootstrap, cluster, HubClient(spec.bootstrap, hub), state, options)
-               for spec, cluster in zip(specs, clusters, strict=True)]
+    wave = asyncio.Semaphore(STARTUP_WAVE)
+    clusters: list[Cluster] = []
+
+    async def run_one(spec: SyncerSpec) -> None:
+        async with wave:
+            cluster = await connect_cluster(spec)
+            clusters.append(cluster)
+            syncer = Syncer(spec.bootstrap, cluster, HubClient(spec.bootstrap, hub), state, options)
+            task = asyncio.create_task(syncer.run(), name=f"syncer {spec.bootstrap.sync_target}")
+            try:
+                with contextlib.suppress(TimeoutError):
+                    async with asyncio.timeout(STARTUP_SECONDS):
+                        await syncer.in_sync.wait()
+            except asyncio.CancelledError:
+                task.cancel()
+                await asyncio.gather(task, return_exceptions=True)
+                raise
+        try:
+            await task
+        finally:
+            task.cancel()
+
     try:
-        await asyncio.gather(*(syncer.run() for syncer in running))
+        await asyncio.gather(*(run_one(spec) for spec in specs))
     finally:
         await asyncio.gather(*(cluster.close() for cluster in clusters), return_exceptions=True)
         await hub.aclose()

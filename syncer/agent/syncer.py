@@ -73,6 +73,7 @@ class Syncer:
         self.drift = DriftWatcher(self)
         self.snapshot: set[str] | None = None  # the sources of a RESET … SYNCED in progress
         self.resumed_from = 0  # the seq the current connection started from
+        self.in_sync = asyncio.Event()  # set at the first SYNCED: the fleet starts syncers in waves by it
         self.retry_wake = asyncio.Event()
 
     # --- running --------------------------------------------------------------------------------
@@ -145,6 +146,7 @@ class Syncer:
                 if not held.deleting:
                     self.reporter.offer(held, None)
             self.reporter.connected.set()
+            self.in_sync.set()
 
 
     def _advance(self, seq: int) -> None:
