@@ -22,6 +22,7 @@ test: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python bench/api_bench.py
 	$(BIN)/python bench/placement_bench.py
+	$(BIN)/python bench/sync_bench.py
 
 clean:
 	rm -rf $(VENV) .spacehub
