@@ -63,7 +63,7 @@ class HubConnections:
     @classmethod
     def open(cls, bootstrap: Bootstrap, syncers: int = 1) -> HubConnections:
         ssl_context = bootstrap.ssl_context()
-        return cls(streams=_client(ssl_context, syncers + 2), requests=_client(ssl_context, min(syncers, 32) + 2))
+        return cls(streams=_client(ssl_context, syncers + 2), requests=_client(ssl_context, min(syncers, 128) + 2))
 
     async def aclose(self) -> None:
         await self.streams.aclose()

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import logging
 import socket
 import sys
@@ -151,6 +152,10 @@ def run_from_args(args: argparse.Namespace) -> int:
         kubeconfigs={name: str(path.resolve()) for name, path in kubeconfigs.items()})
 
     specs = _fleet(args, settings.kubeconfigs, data_dir)
+    if specs:
+        # Thousands of clusters and syncers make a large, long-lived heap; the default thresholds run
+        # full collections over it every few thousand allocations.
+        gc.set_threshold(100_000, 50, 100)
     app, core = build_app(settings)
     log.info("spacehub sim starting %d cluster(s) on %s", len(names), args.listen)
     config = uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on",
