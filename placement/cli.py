@@ -10,7 +10,6 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import json
-import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -22,6 +21,7 @@ import yaml
 from hub import cli as hub_cli  # a module reference: hub.cli imports this module while it loads
 from hub import kubeconfig
 from hub.client import ClientError
+from hub.files import atomic_write
 from placement import syncer_manifest
 
 API = "/placement/v1"
@@ -267,20 +267,12 @@ def _cluster_register(args: argparse.Namespace) -> int:
         print(f'cluster "{args.name}" registered', file=sys.stderr)
         sys.stdout.write(text)
     else:
-        write_secret(args.bootstrap_out, text)
+        try:
+            atomic_write(args.bootstrap_out, text.encode())  # mode 0600: it holds a credential
+        except OSError as exc:
+            raise ClientError(f"cannot write {args.bootstrap_out}: {exc.strerror or exc}") from None
         print(f'cluster "{args.name}" registered; {what} written to {args.bootstrap_out}')
     return 0
-
-
-def write_secret(path: Path, text: str) -> None:
-    """Write a file only its owner can read (the bootstrap holds a credential)."""
-    try:
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, "w", encoding="utf-8") as out:
-            out.write(text)
-        os.chmod(path, 0o600)
-    except OSError as exc:
-        raise ClientError(f"cannot write {path}: {exc.strerror or exc}") from None
 
 
 def _cluster_list(args: argparse.Namespace) -> int:
