@@ -11,6 +11,8 @@ from typing import Any
 
 from spaces.builtin.names import invalid, is_valid_percent
 from spaces.errors import Cause
+from spaces.nested import dicts as _dicts  # noqa: F401  (re-exported to the strategies)
+from spaces.nested import get as _get
 
 Obj = dict[str, Any]
 
@@ -28,21 +30,6 @@ def _child(obj: Obj, key: str) -> Obj:
         value = {}
         obj[key] = value
     return value
-
-
-def _get(obj: Any, *path: str | int) -> Any:
-    node = obj
-    for key in path:
-        if isinstance(key, int):
-            node = node[key] if isinstance(node, list) and -len(node) <= key < len(node) else None
-        else:
-            node = node.get(key) if isinstance(node, dict) else None
-    return node
-
-
-def _dicts(value: Any) -> list[Obj]:
-    """The dict items of a list, so loops over user input never trip on junk entries."""
-    return [v for v in value if isinstance(v, dict)] if isinstance(value, list) else []
 
 
 def _is_int(value: Any) -> bool:

@@ -13,27 +13,15 @@ from typing import Any
 
 import orjson
 
-from spaces.builtin.strategies import parse_quantity
+from spaces.nested import dicts as dicts  # re-exported for the controllers
+from spaces.nested import get as get
+from spaces.quantity import parse_quantity
 from spaces.service import now_rfc3339
 
 Obj = dict[str, Any]
 _SAFE_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
 POD_TEMPLATE_HASH = "pod-template-hash"
 REVISION_HASH = "controller-revision-hash"
-
-
-def get(obj: Any, *path: str | int) -> Any:
-    node = obj
-    for key in path:
-        if isinstance(key, int):
-            node = node[key] if isinstance(node, list) and -len(node) <= key < len(node) else None
-        else:
-            node = node.get(key) if isinstance(node, dict) else None
-    return node
-
-
-def dicts(value: Any) -> list[Obj]:
-    return [v for v in value if isinstance(v, dict)] if isinstance(value, list) else []
 
 
 def as_int(value: Any, default: int = 0) -> int:
