@@ -38,6 +38,7 @@ from syncer.agent.state import Position, StateStore
 log = logging.getLogger(__name__)
 NAMESPACES = GVR("", "v1", "namespaces")
 CRD_ESTABLISH_SECONDS = 30.0
+TYPE_SERVED_SECONDS = 5.0
 MAX_RETRY_DELAY = 60.0
 MAX_CORRECTION_DELAY = 300.0
 # Reconnecting backs off to this at most: a returning hub hears from every syncer within it (jittered,
@@ -209,12 +210,28 @@ class Syncer:
     async def _apply(self, held: Held) -> None:
         held.in_flight = True
         try:
-            live = await self.cluster.apply(held.gvr, held.namespace, held.name, held.applied)
+            live = await self._apply_when_served(held)
             self._applied(held, live)
         except ClusterError as exc:
             self._failed(held, exc)
         finally:
             held.in_flight = False
+
+    async def _apply_when_served(self, held: Held) -> dict[str, Any]:
+        """Server-side apply creates, so a 404 means the type is not served: right after its CRD became
+        Established an API server may still be installing the endpoint. When this syncer applied that
+        CRD, wait a little before failing; otherwise (a CRD nobody placed) fail at once."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + TYPE_SERVED_SECONDS
+        delay = 0.02
+        while True:
+            try:
+                return await self.cluster.apply(held.gvr, held.namespace, held.name, held.applied)
+            except ClusterError as exc:
+                if not exc.not_found or loop.time() >= deadline or not self._holds_crd_of(held.gvr.group):
+                    raise
+            await asyncio.sleep(delay)  # polling the cluster with a deadline
+            delay = min(0.5, delay * 2)
 
     def _applied(self, held: Held, live: dict[str, Any]) -> None:
         if held.error:
@@ -233,6 +250,10 @@ class Syncer:
                     held.retry_delay, held.error)
         self.reporter.offer(held, None)
         self.retry_wake.set()
+
+    def _holds_crd_of(self, group: str) -> bool:
+        return bool(group) and any(h.order == 1 and not h.error and (h.applied.get("spec") or {}).get("group") == group
+                                   for h in self.held.values())
 
     async def _wait_established(self, held: Held) -> None:
         """Custom resources of a CRD are served only once it is Established; the stream sends them next."""
