@@ -6,10 +6,7 @@ routes and middleware. Tests and benchmarks run the very same app through uvicor
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import logging
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
@@ -28,17 +25,10 @@ from placement.api import build_placement_api
 from placement.desired_view import DesiredSetAPI
 from placement.kinds import placement_types
 from placement.service import PlacementService
-from spaces.admission.engine import AdmissionEngine
-from spaces.admission.hook import AdmissionHook
 from spaces.api.asgi import METHODS, STATUS_HANDLERS, lifespan_of, probe_routes, space_routes, version_info
 from spaces.api.handlers import SpaceAPI
-from spaces.catalog import ROOT_SPACE, Catalog
-from spaces.controllers.crds import CRDController
-from spaces.controllers.gc import GarbageCollector
-from spaces.controllers.lifecycle import Lifecycle
-from spaces.service import Objects, WriteOptions
-from spaces.store import GroupCommitWriter, LogStore
-from spaces.watch import WatchBus
+from spaces.catalog import Catalog
+from spaces.server.runtime import RuntimeSettings, SpaceRuntime
 from syncer.hubside import SyncerHub, streams_unlimited, syncer_routes
 
 log = logging.getLogger(__name__)
@@ -64,80 +54,37 @@ class HubCore:
         self.settings = settings
         self.metrics = HubMetrics()
         self.catalog = Catalog(extra_types=inventory_types() + placement_types())
+        self.runtime = SpaceRuntime(self.catalog, RuntimeSettings(
+            db_url=settings.db_url, public_url=settings.public_url, compact_horizon=settings.compact_horizon,
+            compact_interval=settings.compact_interval), observe_batch=self.metrics.observe_batch)
         self.ready = False
-        self._tasks: list[asyncio.Task[None]] = []
 
     async def start(self) -> None:
-        loop = asyncio.get_running_loop()
-        self.executor = ThreadPoolExecutor(max_workers=8, thread_name_prefix="spacehub-read")
-        self.store = await loop.run_in_executor(self.executor, LogStore, self.settings.db_url)
-        start_revision = await loop.run_in_executor(self.executor, self.store.current_revision)
-        self.bus = WatchBus(start_revision)
-        self.writer = GroupCommitWriter(self.store, loop, self.bus.publish, self.metrics.observe_batch)
-        self.objects = Objects(self.store, self.writer, self.bus, self.catalog, self.executor)
-        self.lifecycle = Lifecycle(self.objects, self.catalog, self.settings.public_url)
-        self.gc = GarbageCollector(self.objects, self.catalog)
-        self.crds = CRDController(self.objects, self.catalog)
-        self.admission = AdmissionEngine(self.store)
-        await loop.run_in_executor(self.executor, self.lifecycle.load)
-        await loop.run_in_executor(self.executor, self.gc.load)
-        await loop.run_in_executor(self.executor, self.crds.load)
-        await loop.run_in_executor(self.executor, self.admission.load)
-        self.bus.add_listener(self.admission.on_commit)
-        self.objects.admit = AdmissionHook(self.admission, self.objects, self.catalog)
-        self.lifecycle.start()
-        self.gc.start()
-        self.crds.start()
-        await self.lifecycle.ensure_default_namespaces(ROOT_SPACE)
-        await self._ensure_inventory_space()
-        self.tokens = await loop.run_in_executor(self.executor, TokenStore, self.store.engine,
-                                                 self.settings.admin_token)
+        runtime = self.runtime
+        await runtime.open()
+        self.objects, self.bus = runtime.objects, runtime.bus
+        await runtime.start()
+        await runtime.ensure_space(self.settings.inventory_space, manager="spacehub")
+        self.tokens = await runtime.run_sync(TokenStore, runtime.store.engine, self.settings.admin_token)
         self.placement = PlacementService(self.objects, self.catalog, self.tokens, self.settings.inventory_space,
                                           self.settings.public_url, self.settings.ca_pem,
-                                          self.lifecycle.space_phase, first_seq=self.bus.latest_revision,
+                                          runtime.lifecycle.space_phase, first_seq=self.bus.latest_revision,
                                           slice_size=self.settings.slice_size)
-        await loop.run_in_executor(self.executor, self.placement.load)
+        await runtime.run_sync(self.placement.load)
         self.placement.start()
         self.syncers = SyncerHub(self.placement, self.objects, self.catalog,
                                  ping_interval=self.settings.sync_ping_interval,
                                  heartbeat_timeout=self.settings.syncer_heartbeat_timeout)
         await self.syncers.start()
         self.desired_view = DesiredSetAPI(self.placement, version_info())
-        self.api = SpaceAPI(self.objects, self.catalog, self.lifecycle.space_phase, version_info())
-        self._tasks.append(asyncio.create_task(self._compact_loop(), name="compaction"))
+        self.api = SpaceAPI(self.objects, self.catalog, runtime.lifecycle.space_phase, version_info())
         self.ready = True
-
-    async def _ensure_inventory_space(self) -> None:
-        name = self.settings.inventory_space
-        if self.lifecycle.space_phase(name) is not None:
-            return
-        space_type = self.catalog.by_group_resource(ROOT_SPACE, "spaces.spacehub.io")
-        assert space_type is not None
-        await self.objects.create(ROOT_SPACE, space_type, "", {"metadata": {"name": name}},
-                                  WriteOptions(manager="spacehub"))
 
     async def stop(self) -> None:
         self.ready = False
         await self.syncers.stop()
         await self.placement.stop()
-        for task in self._tasks:
-            task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
-        await self.crds.stop()
-        await self.gc.stop()
-        await self.lifecycle.stop()
-        await asyncio.get_running_loop().run_in_executor(self.executor, self.writer.stop)
-        self.store.close()
-        self.executor.shutdown(wait=False)
-
-    async def _compact_loop(self) -> None:
-        while True:
-            await asyncio.sleep(self.settings.compact_interval)
-            try:
-                await self.objects.run_sync(self.store.compact, self.settings.compact_horizon)
-            except Exception:
-                log.exception("compaction failed")
+        await self.runtime.stop()
 
 
 class _LazyPlacementAPI:

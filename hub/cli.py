@@ -1,6 +1,6 @@
 """The ``spacehub`` command line: argument parsing and printing, nothing else.
 
-Every command is a thin caller of ``hub.server``, ``hub.client`` or ``hub.kubeconfig``. Command
+Every command is a thin caller of ``hub.server``, ``spaces.client`` or ``spaces.kubeconfig``. Command
 groups register themselves through :data:`COMMAND_GROUPS`; user errors (a missing kubeconfig, an
 error ``Status`` from the server, an unreachable hub) are printed the way kubectl prints them and
 exit with status 1, never as a traceback.
@@ -18,12 +18,12 @@ from typing import Any, TextIO
 
 import yaml
 
-from hub import client as hub_client
-from hub import kubeconfig
-from hub.client import ClientError, HubClient
-from hub.kubeconfig import KubeconfigError
 from hub.up import register_up_command
 from placement.cli import register_placement_commands
+from spaces import client as hub_client
+from spaces import kubeconfig
+from spaces.client import ClientError, HubClient
+from spaces.kubeconfig import KubeconfigError
 from syncer.agent.cli import register_syncer_commands
 from syncer.sim.cli import register_sim_commands
 

@@ -24,9 +24,10 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from hub import cli, kubeconfig
-from hub import client as hub_client
-from hub.client import ClientError, HubClient
+from hub import cli
+from spaces import client as hub_client
+from spaces import kubeconfig
+from spaces.client import ClientError, HubClient
 
 PREVIOUS = "spacehub-previous"
 ROOT = hub_client.ROOT_SPACE

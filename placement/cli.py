@@ -19,10 +19,10 @@ from urllib.parse import quote
 import yaml
 
 from hub import cli as hub_cli  # a module reference: hub.cli imports this module while it loads
-from hub import kubeconfig
-from hub.client import ClientError
-from hub.files import atomic_write
 from placement import syncer_manifest
+from spaces import kubeconfig
+from spaces.client import ClientError
+from spaces.files import atomic_write
 
 API = "/placement/v1"
 CLUSTER_RESOURCE_NAME = "synctarget.edge.kubestellar.io"

@@ -4,7 +4,7 @@ Each cluster gets its own bearer token (kept in ``<data-dir>/cluster-tokens.json
 restarts keep handing out the same credentials) and a kubeconfig
 ``<data-dir>/kubeconfigs/<name>.kubeconfig`` whose server is ``<base>/clusters/<name>``, rewritten at
 every start so it follows ``--listen``. A cluster's token reaches only that cluster, as a real
-cluster's credentials would; the admin token (``admin.token``, shared with ``hub.kubeconfig``'s
+cluster's credentials would; the admin token (``admin.token``, shared with ``spaces.kubeconfig``'s
 conventions) reaches every cluster and the ``/sim/v1`` admin endpoint. Probes are open. Under
 ``--insecure-http`` a request without credentials is let through as admin: kubectl does not send
 bearer tokens over plain HTTP, and that mode is for local experiments only.
@@ -21,9 +21,9 @@ from typing import Any
 
 import orjson
 
-from hub import kubeconfig
-from hub.files import atomic_write
+from spaces import kubeconfig
 from spaces.errors import StatusError, forbidden, unauthorized
+from spaces.files import atomic_write
 
 TOKENS_FILE = "cluster-tokens.json"
 KUBECONFIG_DIR = "kubeconfigs"

@@ -1,12 +1,11 @@
 """Assemble the simulator's ASGI application: N simulated clusters served by one process.
 
-``SimCore`` composes the same parts as the hub's ``HubCore`` (log store, group-commit writer, watch bus,
-catalogue, object service, namespace/space lifecycle, garbage collector, CRD controller, admission
-policies, compaction) with the simulator's catalogue (Pods and Nodes) and controllers instead of
-inventory and placement. Each cluster is a space created at startup, with the namespaces a cluster
-has (``default``, ``kube-system``, ``kube-public``, ``kube-node-lease``) and its nodes. ``build_app``
-adds the routes (``/clusters/<name>/...`` Kubernetes APIs, probes, the ``/sim/v1`` admin endpoint for
-faults) and the middleware (fault injection outermost, then per-cluster credentials).
+``SimCore`` runs the same space runtime as the hub (``spaces.server.runtime``) with the simulator's
+catalogue (Pods and Nodes) and controllers instead of inventory and placement. Each cluster is a space
+created at startup, with the namespaces a cluster has (``default``, ``kube-system``, ``kube-public``,
+``kube-node-lease``) and its nodes. ``build_app`` adds the routes (``/clusters/<name>/...`` Kubernetes
+APIs, probes, the ``/sim/v1`` admin endpoint for faults) and the middleware (fault injection outermost,
+then per-cluster credentials).
 """
 
 from __future__ import annotations
@@ -14,7 +13,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -24,18 +22,11 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from spaces.admission.engine import AdmissionEngine
-from spaces.admission.hook import AdmissionHook
 from spaces.api.asgi import STATUS_HANDLERS, lifespan_of, probe_routes, space_routes, version_info
 from spaces.api.handlers import SpaceAPI
-from spaces.catalog import ROOT_SPACE
-from spaces.controllers.crds import CRDController
-from spaces.controllers.gc import GarbageCollector
-from spaces.controllers.lifecycle import Lifecycle
 from spaces.errors import StatusError, bad_request, not_found
-from spaces.service import Objects, WriteOptions
-from spaces.store import GroupCommitWriter, LogStore
-from spaces.watch import WatchBus
+from spaces.server.runtime import RuntimeSettings, SpaceRuntime
+from spaces.service import WriteOptions
 from syncer.sim.access import ClusterAuth
 from syncer.sim.controllers import NodeShape, Simulator, StatusRule
 from syncer.sim.faults import FaultError, FaultInjection, Faults, FaultTable
@@ -72,35 +63,22 @@ class SimCore:
         self.settings = settings
         self.catalog = SimCatalog()
         self.faults = FaultTable(settings.clusters, settings.faults)
+        self.runtime = SpaceRuntime(self.catalog, RuntimeSettings(
+            db_url=settings.db_url, public_url=settings.public_url, compact_horizon=settings.compact_horizon,
+            compact_interval=settings.compact_interval, thread_prefix="spacehub-sim-read"))
         self.ready = False
-        self._tasks: list[asyncio.Task[None]] = []
 
     async def start(self) -> None:
-        loop = asyncio.get_running_loop()
-        self.executor = ThreadPoolExecutor(max_workers=8, thread_name_prefix="spacehub-sim-read")
-        self.store = await loop.run_in_executor(self.executor, LogStore, self.settings.db_url)
-        start_revision = await loop.run_in_executor(self.executor, self.store.current_revision)
-        self.bus = WatchBus(start_revision)
-        self.writer = GroupCommitWriter(self.store, loop, self.bus.publish)
-        self.objects = Objects(self.store, self.writer, self.bus, self.catalog, self.executor)
-        self.lifecycle = Lifecycle(self.objects, self.catalog, self.settings.public_url)
-        self.gc = GarbageCollector(self.objects, self.catalog)
-        self.crds = CRDController(self.objects, self.catalog)
-        self.admission = AdmissionEngine(self.store)
-        self.simulator = Simulator(self.objects, self.catalog, self.lifecycle.namespace_phase,
+        runtime = self.runtime
+        await runtime.open()
+        self.objects = runtime.objects
+        self.simulator = Simulator(self.objects, self.catalog, runtime.lifecycle.namespace_phase,
                                    ready_delay=self.settings.ready_delay, shapes=self.settings.shapes,
                                    default_shape=self.settings.default_shape,
                                    kubelet_version=version_info()["gitVersion"].split("+")[0],
                                    status_rules=self.settings.status_rules)
-        for load in (self.lifecycle.load, self.gc.load, self.crds.load, self.admission.load, self.simulator.load):
-            await loop.run_in_executor(self.executor, load)
-        self.bus.add_listener(self.admission.on_commit)
-        self.objects.admit = AdmissionHook(self.admission, self.objects, self.catalog)
-        self.lifecycle.start()
-        self.gc.start()
-        self.crds.start()
-        await self.lifecycle.ensure_default_namespaces(ROOT_SPACE)
-        self.simulator.start(sorted(self.lifecycle.spaces))
+        await runtime.start(loads=[self.simulator.load])
+        self.simulator.start(sorted(runtime.lifecycle.spaces))
         limit = asyncio.Semaphore(_STARTUP_CONCURRENCY)
 
         async def ensure(name: str) -> None:
@@ -108,24 +86,18 @@ class SimCore:
                 await self._ensure_cluster(name)
 
         await asyncio.gather(*(ensure(name) for name in self.settings.clusters))
-        self.api = SpaceAPI(self.objects, self.catalog, self.lifecycle.space_phase, version_info())
-        self._tasks.append(asyncio.create_task(self._compact_loop(), name="compaction"))
+        self.api = SpaceAPI(self.objects, self.catalog, runtime.lifecycle.space_phase, version_info())
         self.ready = True
 
     async def _ensure_cluster(self, name: str) -> None:
         """The cluster's space, its system namespaces and its nodes."""
-        phase = self.lifecycle.space_phase(name)
-        if phase == "Terminating":
+        lifecycle = self.runtime.lifecycle
+        if await self.runtime.ensure_space(name, manager=MANAGER) == "Terminating":
             raise RuntimeError(f"cluster {name} is being deleted (its space is terminating); start again later")
-        if phase is None:
-            space_type = self.catalog.by_group_resource(ROOT_SPACE, "spaces.spacehub.io")
-            assert space_type is not None
-            await self.objects.create(ROOT_SPACE, space_type, "", {"metadata": {"name": name}},
-                                      WriteOptions(manager=MANAGER))
         ns_type = self.catalog.by_group_resource(name, "namespaces")
         assert ns_type is not None
         for namespace in SYSTEM_NAMESPACES:
-            if self.lifecycle.namespace_phase(name, namespace) is None:
+            if lifecycle.namespace_phase(name, namespace) is None:
                 with contextlib.suppress(StatusError):
                     await self.objects.create(name, ns_type, "", {"metadata": {"name": namespace}},
                                               WriteOptions(manager=MANAGER))
@@ -133,26 +105,9 @@ class SimCore:
 
     async def stop(self) -> None:
         self.ready = False
-        for task in self._tasks:
-            task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
         await self.simulator.stop()
-        await self.crds.stop()
-        await self.gc.stop()
-        await self.lifecycle.stop()
-        await asyncio.get_running_loop().run_in_executor(self.executor, self.writer.stop)
-        self.store.close()
-        self.executor.shutdown(wait=False)
+        await self.runtime.stop()
         log.info("spacehub sim stopped: %d cluster(s) shut down cleanly", len(self.settings.clusters))
-
-    async def _compact_loop(self) -> None:
-        while True:
-            await asyncio.sleep(self.settings.compact_interval)
-            try:
-                await self.objects.run_sync(self.store.compact, self.settings.compact_horizon)
-            except Exception:
-                log.exception("compaction failed")
 
     # --- admin view -----------------------------------------------------------------------------
 

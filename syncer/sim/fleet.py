@@ -15,9 +15,9 @@ from pathlib import Path
 
 import yaml
 
-from hub.client import ClientError, HubClient
-from hub.files import atomic_write
-from hub.kubeconfig import KubeconfigError, access, load, resolve_path
+from spaces.client import ClientError, HubClient
+from spaces.files import atomic_write
+from spaces.kubeconfig import KubeconfigError, access, load, resolve_path
 from syncer.agent.bootstrap import Bootstrap, BootstrapError
 from syncer.agent.runner import SyncerSpec
 

@@ -21,11 +21,10 @@ from typing import TypeVar
 import uvicorn
 
 from hub.cli import format_table
-from hub.kubeconfig import ensure_admin
-from hub.server import _client_host, _split_listen
-from hub.tls import ensure_pki
 from spaces.builtin.names import is_dns1123_label
 from spaces.builtin.strategies import parse_quantity
+from spaces.kubeconfig import ensure_admin
+from spaces.server.endpoint import prepare_endpoint
 from syncer.agent.runner import SyncerSpec, run_syncers
 from syncer.sim.access import ensure_cluster_tokens, write_kubeconfigs
 from syncer.sim.app import SimCore, SimSettings, build_app
@@ -131,16 +130,8 @@ def run_from_args(args: argparse.Namespace) -> int:
 
     data_dir = Path(args.data_dir)
     data_dir.mkdir(parents=True, exist_ok=True)
-    host, port = _split_listen(args.listen)
-    dial = _client_host(host)
-    dial_hostport = f"[{dial}]:{port}" if ":" in dial else f"{dial}:{port}"
-    ssl: dict[str, str] = {}
-    if args.insecure_http:
-        base_url, ca_pem = f"http://{dial_hostport}", None
-    else:
-        pki = ensure_pki(data_dir, sorted({dial, "localhost", "127.0.0.1", "::1", host} - {"0.0.0.0", "::"}))
-        ssl = {"ssl_certfile": str(pki.cert_file), "ssl_keyfile": str(pki.key_file)}
-        base_url, ca_pem = f"https://{dial_hostport}", pki.ca_cert_pem
+    endpoint = prepare_endpoint(data_dir, args.listen, args.insecure_http)
+    base_url, ca_pem = endpoint.base_url, endpoint.ca_pem
     admin = ensure_admin(data_dir, f"{base_url}/clusters/root", ca_pem)
     tokens = ensure_cluster_tokens(data_dir, names)
     kubeconfigs = write_kubeconfigs(data_dir, base_url, ca_pem, tokens)
@@ -158,10 +149,8 @@ def run_from_args(args: argparse.Namespace) -> int:
         gc.set_threshold(100_000, 50, 100)
     app, core = build_app(settings)
     log.info("spacehub sim starting %d cluster(s) on %s", len(names), args.listen)
-    config = uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on",
-                            timeout_graceful_shutdown=3, **ssl)  # type: ignore[arg-type]
-    server = _AnnouncingServer(config, lambda: startup_table(core, data_dir.resolve()), specs,
-                               data_dir / "syncers.db")
+    server = _AnnouncingServer(endpoint.uvicorn_config(app), lambda: startup_table(core, data_dir.resolve()),
+                               specs, data_dir / "syncers.db")
     server.run()
     return 0 if server.started else 1
 

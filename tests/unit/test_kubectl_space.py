@@ -12,9 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from hub import cli, kubeconfig, kubectl_space
+from hub import cli, kubectl_space
 from hub.kubectl_space import PREVIOUS, SpaceUnavailable, current_space, use_space
-from hub.tls import ensure_pki
+from spaces import kubeconfig
+from spaces.server.tls import ensure_pki
 
 BASE = "https://127.0.0.1:6443"
 

@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from hub.cli import build_parser
-from hub.client import ClientError
 from placement.cli import format_explanation, parse_labels, read_placements
+from spaces.client import ClientError
 
 NOTHING = {
     "destinations": [], "matchedLocations": [], "objects": [], "missingCRDs": [], "problems": [],

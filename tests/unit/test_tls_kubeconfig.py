@@ -16,10 +16,10 @@ import pytest
 from cryptography import x509
 from cryptography.x509 import verification
 
-from hub import kubeconfig
-from hub.client import ConnectionFailed, HubClient, HubError
-from hub.kubeconfig import KubeconfigError
-from hub.tls import ensure_pki
+from spaces import kubeconfig
+from spaces.client import ConnectionFailed, HubClient, HubError
+from spaces.kubeconfig import KubeconfigError
+from spaces.server.tls import ensure_pki
 
 HOSTS = ["127.0.0.1", "localhost", "::1"]
 

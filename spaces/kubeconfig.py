@@ -19,7 +19,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 import yaml
 
-from hub.files import atomic_write
+from spaces.files import atomic_write
 
 CLUSTERS_SEGMENT = "/clusters/"
 DEFAULT_KUBECONFIG = Path(".spacehub") / "admin.kubeconfig"

@@ -17,8 +17,8 @@ from urllib.parse import quote
 import httpx
 import orjson
 
-from hub import kubeconfig
-from hub.kubeconfig import ClusterAccess
+from spaces import kubeconfig
+from spaces.kubeconfig import ClusterAccess
 
 SPACE_GROUP = "spacehub.io"
 SPACE_VERSION = "v1alpha1"

@@ -1,0 +1,62 @@
+"""Where a space server listens and how clients reach it: listen address, TLS, base URL, uvicorn settings.
+
+Shared by ``spacehub hub serve`` and ``spacehub sim serve``: both serve HTTPS with a CA generated in
+their data dir (``spaces.server.tls``), or plain HTTP for local experiments, and both hand clients a URL
+they can dial (a wildcard listen address is not dialable).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import uvicorn
+
+from spaces.server.tls import ensure_pki
+
+GRACEFUL_SHUTDOWN_SECONDS = 3
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    host: str  # what the socket binds
+    port: int
+    base_url: str  # what clients dial, without a path: https://127.0.0.1:6443
+    ca_pem: bytes | None  # the CA clients must trust (None over plain HTTP)
+    ssl: dict[str, str] = field(default_factory=dict)  # uvicorn's ssl_certfile/ssl_keyfile
+
+    def uvicorn_config(self, app: Any) -> uvicorn.Config:
+        return uvicorn.Config(app, host=self.host, port=self.port, log_level="warning", lifespan="on",
+                              timeout_graceful_shutdown=GRACEFUL_SHUTDOWN_SECONDS,
+                              **self.ssl)  # type: ignore[arg-type]
+
+
+def split_listen(listen: str) -> tuple[str, int]:
+    host, _, port = listen.rpartition(":")
+    host = host.strip("[]") or "127.0.0.1"
+    try:
+        return host, int(port)
+    except ValueError:
+        raise SystemExit(f"error: --listen must be HOST:PORT, got {listen!r}") from None
+
+
+def client_host(host: str) -> str:
+    """The address clients should dial for a listen address (wildcards are not dialable)."""
+    if host in ("0.0.0.0", ""):
+        return "127.0.0.1"
+    if host == "::":
+        return "::1"
+    return host
+
+
+def prepare_endpoint(data_dir: Path, listen: str, insecure_http: bool) -> Endpoint:
+    """The endpoint for ``--listen``: HTTPS with the data dir's CA (created on first use) unless plain HTTP."""
+    host, port = split_listen(listen)
+    dial = client_host(host)
+    dial_hostport = f"[{dial}]:{port}" if ":" in dial else f"{dial}:{port}"
+    if insecure_http:
+        return Endpoint(host, port, f"http://{dial_hostport}", None)
+    pki = ensure_pki(data_dir, sorted({dial, "localhost", "127.0.0.1", "::1", host} - {"0.0.0.0", "::"}))
+    return Endpoint(host, port, f"https://{dial_hostport}", pki.ca_cert_pem,
+                    {"ssl_certfile": str(pki.cert_file), "ssl_keyfile": str(pki.key_file)})

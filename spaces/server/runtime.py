@@ -1,0 +1,116 @@
+"""The one runtime every process that serves spaces runs: store, writer, watch, object service, controllers.
+
+The hub and the cluster simulator both serve spaces; they differ in their catalogue and in what they
+compose on top (placement and the sync server; simulated controllers), never in how the store is opened,
+writes are committed, controllers are loaded and started, history is compacted, or everything is shut
+down. ``open`` builds the parts, so that the owner can construct its own components on them; ``start``
+loads every component from the store (the owner's too) before any of them runs, then starts them;
+``stop`` undoes it in reverse order.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from spaces.admission.engine import AdmissionEngine
+from spaces.admission.hook import AdmissionHook
+from spaces.catalog import ROOT_SPACE, Catalog
+from spaces.controllers.crds import CRDController
+from spaces.controllers.gc import GarbageCollector
+from spaces.controllers.lifecycle import Lifecycle
+from spaces.service import Objects, WriteOptions
+from spaces.store import GroupCommitWriter, LogStore
+from spaces.watch import WatchBus
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+
+SPACES = "spaces.spacehub.io"
+READ_THREADS = 8  # store reads run in threads so that a slow query never blocks the event loop
+
+
+@dataclass
+class RuntimeSettings:
+    db_url: str
+    public_url: str = ""  # how clients reach this process (Space status.url)
+    compact_horizon: int = 10_000  # revisions of history kept for watches
+    compact_interval: float = 60.0  # seconds between compactions
+    thread_prefix: str = "spacehub-read"
+
+
+class SpaceRuntime:
+    """Owns the long-lived parts of a space server and their start-up and shut-down order."""
+
+    def __init__(self, catalog: Catalog, settings: RuntimeSettings,
+                 observe_batch: Callable[[int, float], None] | None = None) -> None:
+        self.catalog = catalog
+        self.settings = settings
+        self._observe_batch = observe_batch
+        self._compaction: asyncio.Task[None] | None = None
+
+    async def open(self) -> None:
+        """Open the store and build the writer, watch bus, object service and the space controllers."""
+        loop = asyncio.get_running_loop()
+        self.executor = ThreadPoolExecutor(max_workers=READ_THREADS, thread_name_prefix=self.settings.thread_prefix)
+        self.store = await loop.run_in_executor(self.executor, LogStore, self.settings.db_url)
+        start_revision = await loop.run_in_executor(self.executor, self.store.current_revision)
+        self.bus = WatchBus(start_revision)
+        self.writer = GroupCommitWriter(self.store, loop, self.bus.publish, self._observe_batch)
+        self.objects = Objects(self.store, self.writer, self.bus, self.catalog, self.executor)
+        self.lifecycle = Lifecycle(self.objects, self.catalog, self.settings.public_url)
+        self.gc = GarbageCollector(self.objects, self.catalog)
+        self.crds = CRDController(self.objects, self.catalog)
+        self.admission = AdmissionEngine(self.store)
+
+    async def start(self, loads: Sequence[Callable[[], None]] = ()) -> None:
+        """Load the controllers and ``loads`` (the owner's components) from the store, then start the
+        controllers, admission and compaction, and make sure the root space has its namespaces."""
+        for load in (self.lifecycle.load, self.gc.load, self.crds.load, self.admission.load, *loads):
+            await self.run_sync(load)
+        self.bus.add_listener(self.admission.on_commit)
+        self.objects.admit = AdmissionHook(self.admission, self.objects, self.catalog)
+        self.lifecycle.start()
+        self.gc.start()
+        self.crds.start()
+        await self.lifecycle.ensure_default_namespaces(ROOT_SPACE)
+        self._compaction = asyncio.create_task(self._compact_loop(), name="compaction")
+
+    async def stop(self) -> None:
+        if self._compaction is not None:
+            self._compaction.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._compaction
+        await self.crds.stop()
+        await self.gc.stop()
+        await self.lifecycle.stop()
+        await asyncio.get_running_loop().run_in_executor(self.executor, self.writer.stop)
+        self.store.close()
+        self.executor.shutdown(wait=False)
+
+    async def run_sync(self, fn: Callable[..., T], *args: Any) -> T:
+        """Run blocking work (store reads, loads) on the runtime's read threads."""
+        return await asyncio.get_running_loop().run_in_executor(self.executor, fn, *args)
+
+    async def ensure_space(self, name: str, manager: str) -> str | None:
+        """Create space ``name`` unless it exists; its phase before (None: it was created now)."""
+        phase = self.lifecycle.space_phase(name)
+        if phase is None:
+            space_type = self.catalog.by_group_resource(ROOT_SPACE, SPACES)
+            assert space_type is not None
+            await self.objects.create(ROOT_SPACE, space_type, "", {"metadata": {"name": name}},
+                                      WriteOptions(manager=manager))
+        return phase
+
+    async def _compact_loop(self) -> None:
+        while True:
+            await asyncio.sleep(self.settings.compact_interval)
+            try:
+                await self.objects.run_sync(self.store.compact, self.settings.compact_horizon)
+            except Exception:
+                log.exception("compaction failed")
