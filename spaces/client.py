@@ -19,6 +19,7 @@ import orjson
 
 from spaces import kubeconfig
 from spaces.kubeconfig import ClusterAccess
+from spaces.output import UserError
 
 SPACE_GROUP = "spacehub.io"
 SPACE_VERSION = "v1alpha1"
@@ -28,11 +29,8 @@ ROOT_SPACE = "root"
 SPACES_PATH = f"/clusters/{ROOT_SPACE}/apis/{SPACE_GROUP}/{SPACE_VERSION}/{SPACE_RESOURCE}"
 
 
-class ClientError(Exception):
+class ClientError(UserError):
     """A failure the CLIs report as one line, without a traceback."""
-
-    def render(self) -> str:
-        return f"error: {self}"
 
 
 class HubError(ClientError):
@@ -120,6 +118,12 @@ class HubClient:
             raise HubError(response.status_code, "InternalError",
                            f"the server {self.base_url} sent JSON that is not an object")
         return data
+
+
+def client_for(explicit_kubeconfig: str | None) -> HubClient:
+    """A client for the hub of the kubeconfig a command selected (see ``kubeconfig.load_selected``)."""
+    path, cfg = kubeconfig.load_selected(explicit_kubeconfig)
+    return HubClient.from_kubeconfig(cfg, path.parent)
 
 
 def _verify(ca_pem: bytes | None, insecure: bool) -> ssl.SSLContext | bool:

@@ -20,6 +20,7 @@ from urllib.parse import urlsplit, urlunsplit
 import yaml
 
 from spaces.files import atomic_write
+from spaces.output import UserError
 
 CLUSTERS_SEGMENT = "/clusters/"
 DEFAULT_KUBECONFIG = Path(".spacehub") / "admin.kubeconfig"
@@ -28,7 +29,7 @@ ADMIN_KUBECONFIG_FILE = "admin.kubeconfig"
 ADMIN_NAME = "spacehub"
 
 
-class KubeconfigError(Exception):
+class KubeconfigError(UserError):
     """A kubeconfig is missing, unreadable or does not say how to reach a server."""
 
 
@@ -81,6 +82,18 @@ def resolve_path(explicit: str | None, default: Path | None = None) -> Path:
         if entry.strip():
             return Path(entry.strip()).expanduser()
     return default if default is not None else DEFAULT_KUBECONFIG
+
+
+def load_selected(explicit: str | None) -> tuple[Path, dict[str, Any]]:
+    """The kubeconfig a ``spacehub`` command uses (``--kubeconfig``, ``$KUBECONFIG``, the default) and its path."""
+    path = resolve_path(explicit)
+    try:
+        return path, load(path)
+    except KubeconfigError as exc:
+        if path == DEFAULT_KUBECONFIG and not path.exists():
+            raise KubeconfigError(f"{exc} (start a hub here with 'spacehub hub serve', or pass "
+                                  "--kubeconfig or set KUBECONFIG)") from None
+        raise
 
 
 def load(path: Path | str) -> dict[str, Any]:

@@ -26,7 +26,7 @@ from tests.harness import BIN, free_port, wait_for
 from tests.sim_harness import Sim
 
 REPO = Path(__file__).resolve().parents[2]
-EXAMPLE_RULES = REPO / "syncer" / "sim" / "example-status-rules.yaml"
+EXAMPLE_RULES = REPO / "sim" / "example-status-rules.yaml"
 READY_DELAY = 0.2
 
 

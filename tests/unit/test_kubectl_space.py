@@ -12,9 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from hub import cli, kubectl_space
-from hub.kubectl_space import PREVIOUS, SpaceUnavailable, current_space, use_space
-from spaces import kubeconfig
+from spaces import cli, kubeconfig, output
+from spaces.cli import PREVIOUS, SpaceUnavailable, current_space, use_space
 from spaces.server.tls import ensure_pki
 
 BASE = "https://127.0.0.1:6443"
@@ -70,7 +69,7 @@ def test_root_and_dotdot_need_no_check(target: str) -> None:
     assert use_space(cfg, target, hub) == "root"
     assert hub.asked == []
     assert kubeconfig.current_server(cfg) == f"{BASE}/clusters/root"
-    assert kubectl_space.previous_server(cfg) == f"{BASE}/clusters/team-a"
+    assert cli.previous_server(cfg) == f"{BASE}/clusters/team-a"
 
 
 def test_dash_goes_back_and_forth() -> None:
@@ -114,7 +113,7 @@ def test_same_space_keeps_previous() -> None:
     hub = FakeHub("a")
     use_space(cfg, "a", hub)
     use_space(cfg, "a", hub)
-    assert kubectl_space.previous_server(cfg) == f"{BASE}/clusters/root"
+    assert cli.previous_server(cfg) == f"{BASE}/clusters/root"
 
 
 @pytest.mark.parametrize("name", ["../x", "A", "a/b", "-a", "", "a_b"])
@@ -161,19 +160,19 @@ def config_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     path = tmp_path / "config"
     # A real CA: the client is built (though never connects) and refuses an unparsable one.
     kubeconfig.save(path, _cfg(ca=ensure_pki(tmp_path / "hub", ["localhost"]).ca_cert_pem))
-    monkeypatch.setattr(kubectl_space, "remote_check", lambda client: FakeHub("team-a"))
+    monkeypatch.setattr(cli, "remote_check", lambda client: FakeHub("team-a"))
     monkeypatch.delenv("KUBECONFIG", raising=False)
     return path
 
 
 def test_main_use_and_current(config_file: Path, capsys: pytest.CaptureFixture[str]) -> None:
     # --kubeconfig is accepted after the subcommand, as kubectl users type it.
-    assert kubectl_space.main(["use", "team-a", "--kubeconfig", str(config_file)]) == 0
+    assert cli.kubectl_space_main(["use", "team-a", "--kubeconfig", str(config_file)]) == 0
     assert capsys.readouterr().out == 'Current space is "team-a".\n'
     assert kubeconfig.current_server(kubeconfig.load(config_file)) == f"{BASE}/clusters/team-a"
-    assert kubectl_space.main(["--kubeconfig", str(config_file), "current"]) == 0
+    assert cli.kubectl_space_main(["--kubeconfig", str(config_file), "current"]) == 0
     assert capsys.readouterr().out == "team-a\n"
-    assert kubectl_space.main(["--kubeconfig", str(config_file), "current", "-v"]) == 0
+    assert cli.kubectl_space_main(["--kubeconfig", str(config_file), "current", "-v"]) == 0
     assert capsys.readouterr().out == f"team-a {BASE}/clusters/team-a\n"
 
 
@@ -181,7 +180,7 @@ def test_main_reports_a_missing_space(config_file: Path, capsys: pytest.CaptureF
                                       monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("KUBECONFIG", str(config_file))
     before = config_file.read_bytes()
-    assert kubectl_space.main(["use", "nope"]) == 1
+    assert cli.kubectl_space_main(["use", "nope"]) == 1
     captured = capsys.readouterr()
     assert captured.err == 'error: space "nope" does not exist\n'
     assert captured.out == ""
@@ -192,10 +191,10 @@ def test_main_defaults_to_home_kube_config(tmp_path: Path, monkeypatch: pytest.M
                                            capsys: pytest.CaptureFixture[str]) -> None:
     monkeypatch.delenv("KUBECONFIG", raising=False)
     monkeypatch.setenv("HOME", str(tmp_path))
-    assert kubectl_space.main(["current"]) == 1
+    assert cli.kubectl_space_main(["current"]) == 1
     assert capsys.readouterr().err == f"error: kubeconfig {tmp_path}/.kube/config does not exist\n"
     kubeconfig.save(tmp_path / ".kube" / "config", _cfg())
-    assert kubectl_space.main([]) == 0  # bare `kubectl space` prints where you are
+    assert cli.kubectl_space_main([]) == 0  # bare `kubectl space` prints where you are
     assert capsys.readouterr().out == "root\n"
 
 
@@ -255,4 +254,4 @@ def test_space_table_and_names() -> None:
     (800 * 86400, "2y70d"), (9 * 365 * 86400, "9y"),
 ])
 def test_human_duration_matches_kubectl(seconds: int, text: str) -> None:
-    assert cli.human_duration(dt.timedelta(seconds=seconds)) == text
+    assert output.human_duration(dt.timedelta(seconds=seconds)) == text

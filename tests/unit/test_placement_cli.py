@@ -6,8 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from hub.cli import build_parser
-from placement.cli import format_explanation, parse_labels, read_placements
+from inventory.cli import parse_labels
+from placement.cli import format_explanation, read_placements
+from spacehub.main import build_parser
 from spaces.client import ClientError
 
 NOTHING = {

@@ -7,12 +7,12 @@ from typing import Any
 
 import pytest
 
-from syncer.sim.controllers.jobs import compress_indexes
-from syncer.sim.controllers.statusrules import RuleError, load_rules, parse_rules
-from syncer.sim.controllers.util import fenceposts, pod_requests, set_condition, template_hash
-from syncer.sim.faults import FaultError, Faults, cluster_of
-from syncer.sim.kinds import node_columns, pod_columns, qos_class
-from syncer.sim.server import per_cluster
+from sim.controllers.jobs import compress_indexes
+from sim.controllers.statusrules import RuleError, load_rules, parse_rules
+from sim.controllers.util import fenceposts, pod_requests, set_condition, template_hash
+from sim.faults import FaultError, Faults, cluster_of
+from sim.kinds import node_columns, pod_columns, qos_class
+from sim.server import per_cluster
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -110,7 +110,7 @@ def test_compress_indexes() -> None:
 
 
 def test_status_rules() -> None:
-    rules = load_rules(REPO / "syncer" / "sim" / "example-status-rules.yaml")
+    rules = load_rules(REPO / "sim" / "example-status-rules.yaml")
     pool = next(r for r in rules if r.kind == "WorkerPool")
     obj = {"kind": "WorkerPool", "metadata": {"generation": 3}, "spec": {"replicas": 5}}
     assert not pool.satisfied(obj)

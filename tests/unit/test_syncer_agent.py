@@ -10,11 +10,11 @@ from pathlib import Path
 import pytest
 import yaml
 
-from syncer.agent.bootstrap import Bootstrap, BootstrapError
-from syncer.agent.held import Held, fingerprint, ident_of, is_ours, marked, source_of
-from syncer.agent.reporting import node_capacity
-from syncer.agent.state import Position, StateStore
-from syncer.sim.fleet import FleetError, cluster_labels
+from sim.fleet import FleetError, cluster_labels
+from syncer.bootstrap import Bootstrap, BootstrapError
+from syncer.held import Held, fingerprint, ident_of, is_ours, marked, source_of
+from syncer.reporting import node_capacity
+from syncer.state import Position, StateStore
 from tests.harness import BIN
 
 BOOT = {"apiVersion": "spacehub.io/v1alpha1", "kind": "SyncerBootstrap", "hub": "https://hub:6443/",

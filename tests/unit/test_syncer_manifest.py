@@ -1,4 +1,4 @@
-"""``placement.syncer_manifest``: the objects that run a cluster's syncer in that cluster, and their YAML."""
+"""``inventory.syncer_manifest``: the objects that run a cluster's syncer in that cluster, and their YAML."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 import yaml
 
-from hub.cli import build_parser
-from placement.syncer_manifest import default_image, render, syncer_manifest
+from inventory.syncer_manifest import default_image, render, syncer_manifest
+from spacehub.main import build_parser
 
 BOOTSTRAP = {"apiVersion": "spacehub.io/v1alpha1", "kind": "SyncerBootstrap", "hub": "https://hub.example:6443",
              "inventorySpace": "inventory", "syncTarget": "florin", "token": "st-secret-token",

@@ -16,10 +16,9 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from spaces.store import Key
-from syncer.sim.controllers.base import BURST, Context, Controller
-from syncer.sim.controllers.cache import PODS, STATEFULSETS
-from syncer.sim.controllers.util import (
+from sim.controllers.base import BURST, Context, Controller
+from sim.controllers.cache import PODS, STATEFULSETS
+from sim.controllers.util import (
     REVISION_HASH,
     Obj,
     as_int,
@@ -35,6 +34,7 @@ from syncer.sim.controllers.util import (
     pod_ready,
     template_hash,
 )
+from spaces.store import Key
 
 POD_NAME_LABEL = "statefulset.kubernetes.io/pod-name"
 POD_INDEX_LABEL = "apps.kubernetes.io/pod-index"

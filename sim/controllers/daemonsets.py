@@ -15,12 +15,11 @@ import asyncio
 import copy
 from typing import Any
 
-from spaces.store import Key
-from syncer.sim.controllers.base import BURST, Context, Controller
-from syncer.sim.controllers.cache import DAEMONSETS, NODES, PODS
-from syncer.sim.controllers.replicasets import deletion_order
-from syncer.sim.controllers.scheduler import tolerates
-from syncer.sim.controllers.util import (
+from sim.controllers.base import BURST, Context, Controller
+from sim.controllers.cache import DAEMONSETS, NODES, PODS
+from sim.controllers.replicasets import deletion_order
+from sim.controllers.scheduler import tolerates
+from sim.controllers.util import (
     REVISION_HASH,
     Obj,
     as_int,
@@ -36,6 +35,7 @@ from syncer.sim.controllers.util import (
     scaled,
     template_hash,
 )
+from spaces.store import Key
 
 TEMPLATE_GENERATION = "pod-template-generation"
 # What the daemon set controller adds to every daemon pod (``AddOrUpdateDaemonPodTolerations``).

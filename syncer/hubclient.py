@@ -16,7 +16,7 @@ from typing import Any
 import httpx
 import orjson
 
-from syncer.agent.bootstrap import Bootstrap
+from syncer.bootstrap import Bootstrap
 
 REQUEST_TIMEOUT = httpx.Timeout(30.0)
 # The stream has no read timeout of its own: :meth:`HubClient.stream` watches for silence instead,

@@ -22,15 +22,15 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
+from sim.access import ClusterAuth
+from sim.controllers import NodeShape, Simulator, StatusRule
+from sim.faults import FaultError, FaultInjection, Faults, FaultTable
+from sim.kinds import SimCatalog
 from spaces.api.asgi import STATUS_HANDLERS, lifespan_of, probe_routes, space_routes, version_info
 from spaces.api.handlers import SpaceAPI
 from spaces.errors import StatusError, bad_request, not_found
 from spaces.server.runtime import RuntimeSettings, SpaceRuntime
 from spaces.service import WriteOptions
-from syncer.sim.access import ClusterAuth
-from syncer.sim.controllers import NodeShape, Simulator, StatusRule
-from syncer.sim.faults import FaultError, FaultInjection, Faults, FaultTable
-from syncer.sim.kinds import SimCatalog
 
 log = logging.getLogger(__name__)
 

@@ -13,20 +13,20 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable, Sequence
 
+from sim.controllers.base import Context, Controller
+from sim.controllers.cache import CACHED, ClusterCache
+from sim.controllers.daemonsets import DaemonSetController
+from sim.controllers.deployments import DeploymentController
+from sim.controllers.jobs import JobController
+from sim.controllers.nodes import NodeController, NodeShape
+from sim.controllers.pods import PodController
+from sim.controllers.replicasets import ReplicaSetController
+from sim.controllers.scheduler import PodIPs, Scheduler
+from sim.controllers.statefulsets import StatefulSetController
+from sim.controllers.statusrules import StatusRule, StatusRuleController
 from spaces.catalog import Catalog
 from spaces.service import Objects
 from spaces.watch import Entry
-from syncer.sim.controllers.base import Context, Controller
-from syncer.sim.controllers.cache import CACHED, ClusterCache
-from syncer.sim.controllers.daemonsets import DaemonSetController
-from syncer.sim.controllers.deployments import DeploymentController
-from syncer.sim.controllers.jobs import JobController
-from syncer.sim.controllers.nodes import NodeController, NodeShape
-from syncer.sim.controllers.pods import PodController
-from syncer.sim.controllers.replicasets import ReplicaSetController
-from syncer.sim.controllers.scheduler import PodIPs, Scheduler
-from syncer.sim.controllers.statefulsets import StatefulSetController
-from syncer.sim.controllers.statusrules import StatusRule, StatusRuleController
 
 __all__ = ["NodeShape", "Simulator", "StatusRule"]
 

@@ -1,4 +1,4 @@
-"""``spacehub syncer run``: argument parsing and process lifetime (the work is in :mod:`syncer.agent.syncer`)."""
+"""``spacehub syncer run``: argument parsing and process lifetime (the work is in :mod:`syncer.syncer`)."""
 
 from __future__ import annotations
 
@@ -8,14 +8,14 @@ import contextlib
 import logging
 import signal
 from pathlib import Path
-from typing import Any
 
-from syncer.agent.bootstrap import Bootstrap, BootstrapError
+from spaces.output import Subparsers
+from syncer.bootstrap import Bootstrap, BootstrapError
 
 DEFAULT_STATE_DIR = Path(".spacehub-syncer")
 
 
-def register_syncer_commands(sub: Any, common: argparse.ArgumentParser) -> None:
+def register_syncer_commands(sub: Subparsers, common: argparse.ArgumentParser) -> None:
     # ``common``'s --kubeconfig names the hub; a syncer's --kubeconfig names its cluster, so not inherited.
     syncer = sub.add_parser("syncer", help="run the agent that syncs one workload cluster with the hub")
     syncer_sub = syncer.add_subparsers(dest="syncer_command", metavar="COMMAND", required=True)
@@ -38,7 +38,7 @@ def register_syncer_commands(sub: Any, common: argparse.ArgumentParser) -> None:
 
 
 def _syncer_run(args: argparse.Namespace) -> int:
-    from syncer.agent.runner import SyncerSpec, run_syncers
+    from syncer.runner import SyncerSpec, run_syncers
 
     logging.basicConfig(level=args.log_level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     logging.getLogger("httpx").setLevel(logging.WARNING)

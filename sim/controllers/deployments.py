@@ -16,10 +16,9 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from spaces.store import Key
-from syncer.sim.controllers.base import Context, Controller
-from syncer.sim.controllers.cache import DEPLOYMENTS, PODS, REPLICASETS
-from syncer.sim.controllers.util import (
+from sim.controllers.base import Context, Controller
+from sim.controllers.cache import DEPLOYMENTS, PODS, REPLICASETS
+from sim.controllers.util import (
     POD_TEMPLATE_HASH,
     Obj,
     as_int,
@@ -37,6 +36,7 @@ from syncer.sim.controllers.util import (
     set_condition,
     template_hash,
 )
+from spaces.store import Key
 
 REVISION = "deployment.kubernetes.io/revision"
 DESIRED_REPLICAS = "deployment.kubernetes.io/desired-replicas"

@@ -1,7 +1,7 @@
 """Watches of the objects a syncer manages in its cluster, one per resource type.
 
 Each watch lists (the state now) and then watches from the list's resourceVersion, re-listing after a
-410. Everything it sees goes to the syncer (``observed``/``vanished``), which reports status and spots
+410. Everything it sees goes to an observer, the syncer (``observed``/``vanished``), which reports status and spots
 drift; an object that stops matching the managed label selector counts as vanished, so removing the
 syncer's marks is drift too. Managed objects missing from a listing (deleted while nobody watched, e.g.
 while the syncer was down) are put back the same way.
@@ -11,22 +11,31 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import TYPE_CHECKING, Any
+from collections.abc import Mapping
+from typing import Any, Protocol
 
-from syncer.agent.backoff import Backoff
-from syncer.agent.cluster import GVR, ClusterError
-from syncer.agent.held import MANAGED_LABEL, is_ours
-
-if TYPE_CHECKING:
-    from syncer.agent.syncer import Syncer
+from syncer.backoff import Backoff
+from syncer.cluster import GVR, Cluster, ClusterError
+from syncer.held import MANAGED_LABEL, Held, is_ours
 
 log = logging.getLogger(__name__)
 SELECTOR = f"{MANAGED_LABEL}=true"
 
 
+class Observer(Protocol):
+    """Who hears what the watches see (the syncer)."""
+
+    def observed(self, gvr: GVR, live: dict[str, Any]) -> None: ...
+
+    def vanished(self, gvr: GVR, namespace: str, name: str) -> None: ...
+
+
 class DriftWatcher:
-    def __init__(self, syncer: Syncer) -> None:
-        self.syncer = syncer
+    def __init__(self, cluster: Cluster, target: str, held: Mapping[str, Held], observer: Observer) -> None:
+        self.cluster = cluster
+        self.target = target
+        self.held = held  # the syncer's own map of what it manages, read when a listing comes back
+        self.observer = observer
         self.tasks: dict[GVR, asyncio.Task[None]] = {}
 
     def ensure(self, gvr: GVR) -> None:
@@ -40,10 +49,10 @@ class DriftWatcher:
         self.tasks.clear()
 
     def _ours(self, obj: dict[str, Any]) -> bool:
-        return is_ours(obj, self.syncer.target)
+        return is_ours(obj, self.target)
 
     async def _run(self, gvr: GVR) -> None:
-        cluster, target = self.syncer.cluster, self.syncer.target
+        cluster, target = self.cluster, self.target
         backoff = Backoff(0.5, 30.0)
         while True:
             try:
@@ -59,11 +68,11 @@ class DriftWatcher:
                             continue
                         meta = obj.get("metadata") or {}
                         if kind == "DELETED":
-                            self.syncer.vanished(gvr, meta.get("namespace") or "", meta.get("name") or "")
+                            self.observer.vanished(gvr, meta.get("namespace") or "", meta.get("name") or "")
                         elif self._ours(obj):
-                            self.syncer.observed(gvr, obj)
+                            self.observer.observed(gvr, obj)
                         else:  # still labelled, but our target annotation is gone: ours no more
-                            self.syncer.vanished(gvr, meta.get("namespace") or "", meta.get("name") or "")
+                            self.observer.vanished(gvr, meta.get("namespace") or "", meta.get("name") or "")
             except ClusterError as exc:
                 if exc.gone:
                     continue  # our resourceVersion is too old: list again
@@ -79,8 +88,8 @@ class DriftWatcher:
         for item in items:
             meta = item.get("metadata") or {}
             present.add((meta.get("namespace") or "", meta.get("name") or ""))
-            self.syncer.observed(gvr, item)
-        for held in list(self.syncer.held.values()):
+            self.observer.observed(gvr, item)
+        for held in list(self.held.values()):
             if held.gvr.group == gvr.group and held.gvr.resource == gvr.resource \
                     and (held.namespace, held.name) not in present:
-                self.syncer.vanished(gvr, held.namespace, held.name)
+                self.observer.vanished(gvr, held.namespace, held.name)

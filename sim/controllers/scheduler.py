@@ -16,9 +16,9 @@ from collections import Counter
 from collections.abc import Iterator
 from typing import Any
 
+from sim.controllers.cache import ClusterCache, NodeKey
+from sim.controllers.util import Obj, Requests, condition, dicts, get, labels, node_allocatable, pod_requests
 from spaces.store import Key
-from syncer.sim.controllers.cache import ClusterCache, NodeKey
-from syncer.sim.controllers.util import Obj, Requests, condition, dicts, get, labels, node_allocatable, pod_requests
 
 
 def tolerates(tolerations: list[Obj], taint: Obj) -> bool:

@@ -3,9 +3,9 @@
 Owns the meaning of the stream's messages (docs/sync-protocol.md) for the cluster: apply in order,
 wait for CRDs to be Established, delete only on an authoritative removal (a ``DELETE``, or absence from
 a completed snapshot) and only objects carrying its marks, retry failures with backoff, and put right
-what somebody else changed (drift). The cluster is reached through :class:`~syncer.agent.cluster.Cluster`,
-the hub through :class:`~syncer.agent.hubclient.HubClient`; what it holds is remembered in the
-:class:`~syncer.agent.state.StateStore` so a restart without the hub changes nothing.
+what somebody else changed (drift). The cluster is reached through :class:`~syncer.cluster.Cluster`,
+the hub through :class:`~syncer.hubclient.HubClient`; what it holds is remembered in the
+:class:`~syncer.state.StateStore` so a restart without the hub changes nothing.
 """
 
 from __future__ import annotations
@@ -17,11 +17,11 @@ from dataclasses import dataclass
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
-from syncer.agent.backoff import Backoff
-from syncer.agent.bootstrap import Bootstrap
-from syncer.agent.cluster import GVR, Cluster, ClusterError
-from syncer.agent.drift import DriftWatcher
-from syncer.agent.held import (
+from syncer.backoff import Backoff
+from syncer.bootstrap import Bootstrap
+from syncer.cluster import GVR, Cluster, ClusterError
+from syncer.drift import DriftWatcher
+from syncer.held import (
     Held,
     content_hash,
     fingerprint,
@@ -31,9 +31,9 @@ from syncer.agent.held import (
     resource_version,
     source_of,
 )
-from syncer.agent.hubclient import HubClient, HubError
-from syncer.agent.reporting import Heartbeater, StatusReporter, now_rfc3339
-from syncer.agent.state import Position, StateStore
+from syncer.hubclient import HubClient, HubError
+from syncer.reporting import Heartbeater, StatusReporter, now_rfc3339
+from syncer.state import Position, StateStore
 
 log = logging.getLogger(__name__)
 NAMESPACES = GVR("", "v1", "namespaces")
@@ -71,7 +71,7 @@ class Syncer:
                                       for ident, record in state.held(self.target).items()}
         self.reporter = StatusReporter(hub, self.options.status_interval, self.target)
         self.heartbeater = Heartbeater(hub, cluster, syncer_version(), self.target)
-        self.drift = DriftWatcher(self)
+        self.drift = DriftWatcher(cluster, self.target, self.held, self)
         self.snapshot: set[str] | None = None  # the sources of a RESET … SYNCED in progress
         self.resumed_from = 0  # the seq the current connection started from
         self.in_sync = asyncio.Event()  # set at the first SYNCED: the fleet starts syncers in waves by it

@@ -1,7 +1,7 @@
 """The pod lifecycle: scheduling of unbound pods, a kubelet's status stages, and pod clean-up.
 
 * A pod without ``spec.nodeName`` (created by a client, or while no node had room) is bound by the
-  :class:`~syncer.sim.controllers.scheduler.Scheduler` (as ``kube-scheduler``); while no node fits it
+  :class:`~sim.controllers.scheduler.Scheduler` (as ``kube-scheduler``); while no node fits it
   stays Pending with ``PodScheduled=False``/``Unschedulable`` and is retried whenever a node or pod of
   its cluster changes.
 * A bound Pending pod becomes Running and Ready ``ready_delay`` seconds after it was first seen bound:
@@ -19,12 +19,12 @@ import hashlib
 import time
 from typing import Any
 
+from sim.controllers.base import Context, Controller
+from sim.controllers.cache import NODES, PODS
+from sim.controllers.nodes import node_internal_ip
+from sim.controllers.util import Obj, condition, deleting, dicts, get, meta, phase
 from spaces.service import now_rfc3339
 from spaces.store import Key
-from syncer.sim.controllers.base import Context, Controller
-from syncer.sim.controllers.cache import NODES, PODS
-from syncer.sim.controllers.nodes import node_internal_ip
-from syncer.sim.controllers.util import Obj, condition, deleting, dicts, get, meta, phase
 
 EXIT_CODE_ANNOTATION = "sim.spacehub.io/exit-code"
 RUN_SECONDS_ANNOTATION = "sim.spacehub.io/run-seconds"

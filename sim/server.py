@@ -20,18 +20,18 @@ from typing import TypeVar
 
 import uvicorn
 
-from hub.cli import format_table
+from sim.access import ensure_cluster_tokens, write_kubeconfigs
+from sim.app import SimCore, SimSettings, build_app
+from sim.controllers import NodeShape
+from sim.controllers.statusrules import RuleError, load_rules
+from sim.faults import FaultError, load_faults_file
+from sim.fleet import FleetError, cluster_labels, register_fleet
 from spaces.builtin.names import is_dns1123_label
 from spaces.builtin.strategies import parse_quantity
 from spaces.kubeconfig import ensure_admin
+from spaces.output import format_table
 from spaces.server.endpoint import prepare_endpoint
-from syncer.agent.runner import SyncerSpec, run_syncers
-from syncer.sim.access import ensure_cluster_tokens, write_kubeconfigs
-from syncer.sim.app import SimCore, SimSettings, build_app
-from syncer.sim.controllers import NodeShape
-from syncer.sim.controllers.statusrules import RuleError, load_rules
-from syncer.sim.faults import FaultError, load_faults_file
-from syncer.sim.fleet import FleetError, cluster_labels, register_fleet
+from syncer.runner import SyncerSpec, run_syncers
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")

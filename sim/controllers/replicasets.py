@@ -12,10 +12,9 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from spaces.store import Key
-from syncer.sim.controllers.base import BURST, Context, Controller
-from syncer.sim.controllers.cache import PODS, REPLICASETS
-from syncer.sim.controllers.util import (
+from sim.controllers.base import BURST, Context, Controller
+from sim.controllers.cache import PODS, REPLICASETS
+from sim.controllers.util import (
     Obj,
     as_int,
     available_in,
@@ -28,6 +27,7 @@ from syncer.sim.controllers.util import (
     pod_active,
     pod_ready,
 )
+from spaces.store import Key
 
 _PHASE_RANK = {"Pending": 0, "Unknown": 1, "Running": 2}
 

@@ -12,12 +12,12 @@ import logging
 from dataclasses import dataclass
 from pathlib import Path
 
-from syncer.agent.backoff import Backoff
-from syncer.agent.bootstrap import Bootstrap
-from syncer.agent.cluster import Cluster
-from syncer.agent.hubclient import HubClient, HubConnections
-from syncer.agent.state import StateStore
-from syncer.agent.syncer import Syncer, SyncerOptions
+from syncer.backoff import Backoff
+from syncer.bootstrap import Bootstrap
+from syncer.cluster import Cluster
+from syncer.hubclient import HubClient, HubConnections
+from syncer.state import StateStore
+from syncer.syncer import Syncer, SyncerOptions
 
 log = logging.getLogger(__name__)
 # A fleet starts this many syncers at a time, each until its first SYNCED (or STARTUP_SECONDS): a

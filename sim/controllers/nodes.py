@@ -16,11 +16,11 @@ import uuid
 from dataclasses import dataclass
 from typing import Any
 
+from sim.controllers.base import Context, Controller
+from sim.controllers.cache import NODES
+from sim.controllers.util import Obj, condition, deleting, get, labels, meta
 from spaces.service import now_rfc3339
 from spaces.store import Key
-from syncer.sim.controllers.base import Context, Controller
-from syncer.sim.controllers.cache import NODES
-from syncer.sim.controllers.util import Obj, condition, deleting, get, labels, meta
 
 SIMULATED_LABEL = "sim.spacehub.io/simulated"
 # Node i gets the i-th /24 of the pod network and the i-th address after the node network's gateway.

@@ -9,9 +9,9 @@ Cached objects are shared: callers must not mutate them.
 
 from __future__ import annotations
 
+from sim.controllers.util import Obj, Requests, controller_ref, get, pod_active, pod_requests, uid
 from spaces.store import Key, LogStore
 from spaces.watch import decode_object
-from syncer.sim.controllers.util import Obj, Requests, controller_ref, get, pod_active, pod_requests, uid
 
 PODS = "pods"
 NODES = "nodes"

@@ -1,10 +1,11 @@
-"""``spacehub sim serve``: argument parsing only (the server lives in :mod:`syncer.sim.server`)."""
+"""``spacehub sim serve``: argument parsing only (the server lives in :mod:`sim.server`)."""
 
 from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import Any
+
+from spaces.output import Subparsers
 
 DEFAULT_LISTEN = "127.0.0.1:7443"
 DEFAULT_DATA_DIR = Path(".spacehub-sim")
@@ -13,7 +14,7 @@ DEFAULT_READY_DELAY = 0.5
 PER_CLUSTER = "VALUE or CLUSTER=VALUE, repeatable"
 
 
-def register_sim_commands(sub: Any, common: argparse.ArgumentParser) -> None:
+def register_sim_commands(sub: Subparsers, common: argparse.ArgumentParser) -> None:
     # Like ``hub serve``, the server reads no kubeconfig, so ``common`` is not inherited.
     sim = sub.add_parser("sim", help="run simulated workload clusters (kwok-style) for tests and demos")
     sim_sub = sim.add_subparsers(dest="sim_command", metavar="COMMAND", required=True)
@@ -40,7 +41,7 @@ def register_sim_commands(sub: Any, common: argparse.ArgumentParser) -> None:
     serve.add_argument("--node-pods", action="append", default=[], metavar="N",
                        help=f"allocatable pods per node (default 110; {PER_CLUSTER})")
     serve.add_argument("--status-rules", type=Path, default=None, metavar="FILE",
-                       help="YAML rules giving custom resources a status (see syncer/sim/example-status-rules.yaml)")
+                       help="YAML rules giving custom resources a status (see sim/example-status-rules.yaml)")
     serve.add_argument("--faults-file", type=Path, default=None, metavar="FILE",
                        help='faults per cluster at startup, e.g. {wec2: {latencySeconds: 0.5}} (YAML or JSON)')
     serve.add_argument("--hub", default=None, metavar="URL",
@@ -60,6 +61,6 @@ def register_sim_commands(sub: Any, common: argparse.ArgumentParser) -> None:
 
 def _sim_serve(args: argparse.Namespace) -> int:
     # Imported here so that other commands start fast and do not need the server's dependencies.
-    from syncer.sim.server import run_from_args
+    from sim.server import run_from_args
 
     return run_from_args(args)

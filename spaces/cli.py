@@ -1,8 +1,12 @@
-"""The ``kubectl space`` plugin: move a kubeconfig between spaces, like kcp's ``kubectl ws``.
+"""The spaces' commands: ``spacehub space create|list|delete|kubeconfig`` and the ``kubectl space`` plugin.
 
-kubectl runs ``kubectl-space`` from ``$PATH`` with only the plugin's own arguments and the
-environment, so this reads ``--kubeconfig`` from its own argv, then ``$KUBECONFIG``, then
-``~/.kube/config`` (kubectl's default; ``spacehub`` itself defaults to the hub's admin kubeconfig).
+Both are thin callers of ``spaces.client`` and ``spaces.kubeconfig``; printing goes through
+``spaces.output``.
+
+The plugin moves a kubeconfig between spaces, like kcp's ``kubectl ws``. kubectl runs ``kubectl-space``
+from ``$PATH`` with only the plugin's own arguments and the environment, so it reads ``--kubeconfig`` from
+its own argv, then ``$KUBECONFIG``, then ``~/.kube/config`` (kubectl's default; ``spacehub`` itself
+defaults to the hub's admin kubeconfig).
 
 Entering a space rewrites the ``server`` of the *current context's cluster* to
 ``<hub>/clusters/<space>``; kubectl then sends every request there without knowing about spaces.
@@ -18,16 +22,102 @@ from __future__ import annotations
 
 import argparse
 import copy
+import datetime as dt
 import re
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
-from hub import cli
 from spaces import client as hub_client
 from spaces import kubeconfig
-from spaces.client import ClientError, HubClient
+from spaces.client import ClientError, HubClient, client_for
+from spaces.output import STRUCTURED_FORMATS, Subparsers, add_output_flag, age, print_list, run_guarded
+
+DEFAULT_DELETE_TIMEOUT = 60.0
+# How kubectl names a Space in its output ("space.spacehub.io/a created").
+SPACE_RESOURCE_NAME = f"space.{hub_client.SPACE_GROUP}"
+
+
+# --- spacehub space ------------------------------------------------------------------------------
+
+def register_space_commands(sub: Subparsers, common: argparse.ArgumentParser) -> None:
+    space = sub.add_parser("space", parents=[common], help="create, list and delete spaces")
+    space_sub = space.add_subparsers(dest="space_command", metavar="COMMAND", required=True)
+
+    create = space_sub.add_parser("create", parents=[common], help="create a space")
+    create.add_argument("name")
+    create.set_defaults(func=_space_create)
+
+    listing = space_sub.add_parser("list", parents=[common], help="list spaces")
+    add_output_flag(listing)
+    listing.set_defaults(func=_space_list)
+
+    delete = space_sub.add_parser("delete", parents=[common], help="delete a space")
+    delete.add_argument("name")
+    delete.add_argument("--wait", action="store_true", help="wait until the space is gone")
+    delete.add_argument("--timeout", type=float, default=DEFAULT_DELETE_TIMEOUT, metavar="SECONDS",
+                        help="how long --wait waits (default 60)")
+    delete.set_defaults(func=_space_delete)
+
+    kcfg = space_sub.add_parser("kubeconfig", parents=[common],
+                                help="print a kubeconfig for a space (same credentials as the one used)")
+    kcfg.add_argument("name")
+    kcfg.set_defaults(func=_space_kubeconfig)
+
+
+def _space_create(args: argparse.Namespace) -> int:
+    with client_for(getattr(args, "kubeconfig", None)) as client:
+        hub_client.create_space(client, args.name)
+    print(f"{SPACE_RESOURCE_NAME}/{args.name} created")
+    return 0
+
+
+def _space_list(args: argparse.Namespace) -> int:
+    with client_for(getattr(args, "kubeconfig", None)) as client:
+        spaces = hub_client.list_spaces(client)
+    print_spaces(spaces, args.output)
+    return 0
+
+
+def _space_delete(args: argparse.Namespace) -> int:
+    with client_for(getattr(args, "kubeconfig", None)) as client:
+        hub_client.delete_space(client, args.name)
+        print(f'{SPACE_RESOURCE_NAME} "{args.name}" deleted')
+        if args.wait and not hub_client.wait_space_deleted(client, args.name, args.timeout):
+            raise ClientError(f'timed out after {args.timeout:g}s waiting for space "{args.name}" '
+                              "to be deleted")
+    return 0
+
+
+def _space_kubeconfig(args: argparse.Namespace) -> int:
+    path, cfg = kubeconfig.load_selected(getattr(args, "kubeconfig", None))
+    acc = kubeconfig.access(cfg, path.parent)
+    with HubClient.from_access(acc) as client:
+        space = hub_client.find_space(client, args.name)
+    if space is None:
+        raise ClientError(f'space "{args.name}" does not exist')
+    if hub_client.space_phase(space) == "Terminating":
+        print(f'Warning: space "{args.name}" is being deleted', file=sys.stderr)
+    cfg_out = kubeconfig.build_kubeconfig(kubeconfig.with_space(acc.server, args.name), acc.ca_pem,
+                                          acc.token or "", args.name,
+                                          insecure_skip_tls_verify=acc.insecure_skip_tls_verify)
+    sys.stdout.write(kubeconfig.dump(cfg_out))
+    return 0
+
+
+def print_spaces(space_list: dict[str, Any], output: str | None, out: TextIO | None = None) -> None:
+    now = dt.datetime.now(dt.UTC)
+    if output not in STRUCTURED_FORMATS:  # names and tables sorted by name; documents as the server sent them
+        space_list = {**space_list, "items": sorted(space_list.get("items") or [],
+                                                    key=lambda s: s.get("metadata", {}).get("name", ""))}
+    print_list(space_list, output, resource_name=SPACE_RESOURCE_NAME, header=["NAME", "PHASE", "AGE"],
+               row=lambda s: [s["metadata"]["name"], hub_client.space_phase(s),
+                              age(s["metadata"].get("creationTimestamp"), now)],
+               name=lambda s: s["metadata"]["name"], empty="No resources found", out=out)
+
+
+# --- kubectl space -------------------------------------------------------------------------------
 
 PREVIOUS = "spacehub-previous"
 ROOT = hub_client.ROOT_SPACE
@@ -160,7 +250,7 @@ def _cmd_list(args: argparse.Namespace) -> int:
     path, cfg = _load(args)
     with HubClient.from_kubeconfig(cfg, path.parent) as client:
         spaces = hub_client.list_spaces(client)
-    cli.print_spaces(spaces, args.output)
+    print_spaces(spaces, args.output)
     return 0
 
 
@@ -169,7 +259,7 @@ def _cmd_create(args: argparse.Namespace) -> int:
     path, cfg = _load(args)
     with HubClient.from_kubeconfig(cfg, path.parent) as client:
         hub_client.create_space(client, args.name)
-        print(f"{cli.SPACE_RESOURCE_NAME}/{args.name} created")
+        print(f"{SPACE_RESOURCE_NAME}/{args.name} created")
         if not args.enter:
             return 0
         if hub_client.wait_space_ready(client, args.name, args.timeout) is None:
@@ -186,7 +276,7 @@ def _load(args: argparse.Namespace) -> tuple[Path, dict[str, Any]]:
     return path, kubeconfig.load(path)
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_plugin_parser() -> argparse.ArgumentParser:
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("--kubeconfig", default=argparse.SUPPRESS, metavar="PATH",
                         help="kubeconfig to use and rewrite (default: $KUBECONFIG, else ~/.kube/config)")
@@ -203,7 +293,7 @@ def build_parser() -> argparse.ArgumentParser:
     current.set_defaults(func=_cmd_current)
 
     listing = sub.add_parser("list", parents=[common], help="list spaces")
-    cli.add_output_flag(listing)
+    add_output_flag(listing)
     listing.set_defaults(func=_cmd_list)
 
     create = sub.add_parser("create", parents=[common], help="create a space")
@@ -218,11 +308,6 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
-    return cli.run_guarded(lambda: args.func(args))
-
-
-
-if __name__ == "__main__":
-    sys.exit(main())
+def kubectl_space_main(argv: Sequence[str] | None = None) -> int:
+    args = build_plugin_parser().parse_args(argv)
+    return run_guarded(lambda: args.func(args))

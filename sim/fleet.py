@@ -3,7 +3,7 @@ one syncer per cluster inside the simulator process.
 
 Owns the registration (idempotent across restarts: each cluster's bootstrap is kept in
 ``<data-dir>/bootstraps/<name>.yaml`` and reused while the hub still knows the cluster) and the labels
-given on the command line. The syncers themselves are :mod:`syncer.agent`'s, unchanged: they reach the
+given on the command line. The syncers themselves are :mod:`syncer`'s, unchanged: they reach the
 hub over HTTPS and their cluster through its kubeconfig, exactly as separate processes would.
 """
 
@@ -18,8 +18,8 @@ import yaml
 from spaces.client import ClientError, HubClient
 from spaces.files import atomic_write
 from spaces.kubeconfig import KubeconfigError, access, load, resolve_path
-from syncer.agent.bootstrap import Bootstrap, BootstrapError
-from syncer.agent.runner import SyncerSpec
+from syncer.bootstrap import Bootstrap, BootstrapError
+from syncer.runner import SyncerSpec
 
 log = logging.getLogger(__name__)
 CLUSTERS = "/placement/v1/clusters"

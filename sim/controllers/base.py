@@ -12,15 +12,15 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from sim.controllers.cache import PODS, ClusterCache
+from sim.controllers.queue import ConcurrentWorkQueue
+from sim.controllers.scheduler import PodIPs, Scheduler
+from sim.controllers.util import Obj, controller_ref, pod_from_template
 from spaces.catalog import ROOT_SPACE, Catalog
 from spaces.errors import StatusError
 from spaces.registry import ResourceType
 from spaces.service import DeleteOptions, Objects, WriteOptions
 from spaces.store import Key
-from syncer.sim.controllers.cache import PODS, ClusterCache
-from syncer.sim.controllers.queue import ConcurrentWorkQueue
-from syncer.sim.controllers.scheduler import PodIPs, Scheduler
-from syncer.sim.controllers.util import Obj, controller_ref, pod_from_template
 
 log = logging.getLogger(__name__)
 

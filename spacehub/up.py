@@ -70,8 +70,7 @@ def _stop(procs: list[subprocess.Popen[bytes]]) -> None:
 def _up(args: argparse.Namespace) -> int:
     if args.clusters < 1:
         raise SystemExit("error: --clusters must be at least 1")
-    # Not ``-m hub.cli``: run as __main__, that module would be imported a second time by placement.cli.
-    exe = [sys.executable, "-c", "import sys; from hub.cli import main; sys.exit(main())"]
+    exe = [sys.executable, "-m", "spacehub"]
     data_dir: Path = args.data_dir
     hub_url = f"https://{args.listen}"
     names = [f"wec{i}" for i in range(1, args.clusters + 1)]

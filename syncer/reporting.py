@@ -16,9 +16,9 @@ from decimal import Decimal
 from typing import Any
 
 from spaces.quantity import parse_quantity
-from syncer.agent.cluster import Cluster, ClusterError
-from syncer.agent.held import Held
-from syncer.agent.hubclient import HubClient, HubError
+from syncer.cluster import Cluster, ClusterError
+from syncer.held import Held
+from syncer.hubclient import HubClient, HubError
 
 log = logging.getLogger(__name__)
 MAX_BATCH = 5_000  # objects per POST (the hub takes up to 10,000)

@@ -1,6 +1,0 @@
-"""The syncer agent: one per workload cluster, dialling inward to the hub (docs/sync-protocol.md).
-
-It applies its SyncTarget's desired set to its cluster through the standard Kubernetes API (kr8s),
-corrects drift, reports status back, and survives long disconnections without deleting anything.
-Many agents can share one process and one event loop (``spacehub sim serve --with-syncers``).
-"""
