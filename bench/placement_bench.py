@@ -25,8 +25,9 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from inventory.kinds import EDGE_GROUP  # noqa: E402
 from placement.engine import PlacementEngine  # noqa: E402
-from placement.model import EDGE_GROUP, ObjectRef, WorkloadObject  # noqa: E402
+from placement.model import ObjectRef, WorkloadObject  # noqa: E402
 
 TARGETS = 1_000
 SPACES = 5

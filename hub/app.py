@@ -1,7 +1,10 @@
-"""Assemble the hub's ASGI application: storage, watch, spaces API, controllers, probes, metrics.
+"""Assemble the hub's ASGI application: the space runtime, inventory, placement and the sync server.
 
-``HubCore`` owns the long-lived pieces and their startup/shutdown order; ``build_app`` wraps it in
-routes and middleware. Tests and benchmarks run the very same app through uvicorn.
+``HubCore`` composes the long-lived pieces on the space runtime (``spaces.server.runtime``) and owns
+their start-up and shut-down order; ``build_app`` wraps it in routes (the spaces' Kubernetes API, the
+desired-set view, the placement REST API, the syncer API, probes, metrics) and middleware
+(authentication, the in-flight limit, metrics). Tests and benchmarks run the very same app through
+uvicorn.
 """
 
 from __future__ import annotations
@@ -19,8 +22,11 @@ from starlette.routing import Mount, Route
 from hub.auth import TokenAuth
 from hub.limits import InflightLimit
 from hub.metrics import HubMetrics
-from hub.tokens import TokenStore
+from inventory.clusters import Inventory
+from inventory.credentials import SyncerCredentials
+from inventory.health import Heartbeats
 from inventory.kinds import inventory_types
+from inventory.registration import Registration
 from placement.api import build_placement_api
 from placement.desired_view import DesiredSetAPI
 from placement.kinds import placement_types
@@ -29,7 +35,8 @@ from spaces.api.asgi import METHODS, STATUS_HANDLERS, lifespan_of, probe_routes,
 from spaces.api.handlers import SpaceAPI
 from spaces.catalog import Catalog
 from spaces.server.runtime import RuntimeSettings, SpaceRuntime
-from syncer.hubside import SyncerHub, streams_unlimited, syncer_routes
+from sync.routes import streams_unlimited, syncer_routes
+from sync.server import SyncServer
 
 log = logging.getLogger(__name__)
 
@@ -64,24 +71,30 @@ class HubCore:
         await runtime.open()
         self.objects, self.bus = runtime.objects, runtime.bus
         await runtime.start()
-        await runtime.ensure_space(self.settings.inventory_space, manager="spacehub")
-        self.tokens = await runtime.run_sync(TokenStore, runtime.store.engine, self.settings.admin_token)
-        self.placement = PlacementService(self.objects, self.catalog, self.tokens, self.settings.inventory_space,
-                                          self.settings.public_url, self.settings.ca_pem,
-                                          runtime.lifecycle.space_phase, first_seq=self.bus.latest_revision,
-                                          slice_size=self.settings.slice_size)
+        settings = self.settings
+        await runtime.ensure_space(settings.inventory_space, manager="spacehub")
+        self.credentials = await runtime.run_sync(SyncerCredentials, runtime.store.engine)
+        self.inventory = Inventory(self.objects, settings.inventory_space)
+        await runtime.run_sync(self.inventory.load)
+        self.inventory.start()
+        self.registration = Registration(self.objects, self.catalog, self.credentials, settings.inventory_space,
+                                         settings.public_url, settings.ca_pem)
+        self.heartbeats = Heartbeats(self.inventory, self.objects, self.catalog, settings.syncer_heartbeat_timeout)
+        self.placement = PlacementService(self.objects, self.catalog, self.inventory, runtime.lifecycle.space_phase,
+                                          first_seq=self.bus.latest_revision, slice_size=settings.slice_size)
         await runtime.run_sync(self.placement.load)
         self.placement.start()
-        self.syncers = SyncerHub(self.placement, self.objects, self.catalog,
-                                 ping_interval=self.settings.sync_ping_interval,
-                                 heartbeat_timeout=self.settings.syncer_heartbeat_timeout)
+        self.syncers = SyncServer(self.placement, self.inventory, self.heartbeats, self.objects, self.catalog,
+                                  ping_interval=settings.sync_ping_interval)
         await self.syncers.start()
+        self.heartbeats.start()
         self.desired_view = DesiredSetAPI(self.placement, version_info())
         self.api = SpaceAPI(self.objects, self.catalog, runtime.lifecycle.space_phase, version_info())
         self.ready = True
 
     async def stop(self) -> None:
         self.ready = False
+        await self.heartbeats.stop()
         await self.syncers.stop()
         await self.placement.stop()
         await self.runtime.stop()
@@ -96,7 +109,8 @@ class _LazyPlacementAPI:
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         if self.app is None:
-            self.app = build_placement_api(self.core.placement, self.core.syncers.reports)
+            self.app = build_placement_api(self.core.placement, self.core.inventory, self.core.registration,
+                                           self.core.syncers.reports)
         await self.app(scope, receive, send)
 
 
@@ -124,5 +138,5 @@ def build_app(settings: HubSettings) -> tuple[object, HubCore]:
     ], lifespan=lifespan_of(core), exception_handlers=STATUS_HANDLERS)
     metered = core.metrics.middleware(app)
     limited = streams_unlimited(InflightLimit(metered, settings.max_requests_inflight), metered)
-    wrapped = TokenAuth(limited, lambda: core.tokens, settings.inventory_space)
+    wrapped = TokenAuth(limited, settings.admin_token, lambda: core.credentials, settings.inventory_space)
     return wrapped, core

@@ -5,21 +5,16 @@ from __future__ import annotations
 import functools
 from pathlib import Path
 
-import yaml
-
-from spaces.customresources import types_from_crd
+from spaces.customresources import types_from_crd_files
 from spaces.registry import ResourceType
 
+EDGE_GROUP = "edge.kubestellar.io"  # KubeStellar PoC2023q4's group: the inventory and the placement kinds
+EDGE_VERSION = "v2alpha1"
+SYNC_TARGETS = f"synctargets.{EDGE_GROUP}"
+LOCATIONS = f"locations.{EDGE_GROUP}"
 CRDS = Path(__file__).parent / "crds"
-
-
-def load_types(directory: Path) -> tuple[ResourceType, ...]:
-    types: list[ResourceType] = []
-    for path in sorted(directory.glob("*.yaml")):
-        types.extend(types_from_crd(yaml.safe_load(path.read_text())))
-    return tuple(types)
 
 
 @functools.cache
 def inventory_types() -> tuple[ResourceType, ...]:
-    return load_types(CRDS)
+    return types_from_crd_files(CRDS)

@@ -24,8 +24,9 @@ from pydantic.alias_generators import to_camel
 from starlette.exceptions import HTTPException
 from starlette.routing import BaseRoute
 
+from inventory.kinds import EDGE_GROUP
 from placement import api_models as m
-from placement.model import EDGE_GROUP, ObjectRef
+from placement.model import ObjectRef
 from placement.where import LocationSpec, compile_location
 from spaces.errors import Cause, StatusError, not_found
 
@@ -50,18 +51,10 @@ ExplainBody = Annotated[m.ExplainRequest, Body(description="An EdgePlacement, or
 
 
 class PlacementView(Protocol):
-    """What the API reads; implemented by the hub glue (``placement.service.PlacementService``)."""
+    """What the API reads of placement; implemented by the hub glue (``placement.service.PlacementService``)."""
 
     inventory_space: str
     engine: PlacementEngine
-
-    def sync_targets(self) -> list[dict[str, Any]]:
-        """Every SyncTarget object of the inventory space."""
-        ...
-
-    def locations(self) -> list[dict[str, Any]]:
-        """Every Location object of the inventory space."""
-        ...
 
     def placements(self, space: str) -> list[dict[str, Any]] | None:
         """The EdgePlacement objects of ``space``; None if the space does not exist."""
@@ -71,11 +64,27 @@ class PlacementView(Protocol):
         """``{"kind", "apiVersion", "labels", "resourceVersion"}`` of a workload object, or None."""
         ...
 
-    async def register_cluster(self, name: str, labels: dict[str, str]) -> dict[str, Any]:
+
+class ClusterView(Protocol):
+    """The fleet as the API reads it; implemented by ``inventory.clusters.Inventory``."""
+
+    def sync_targets(self) -> list[dict[str, Any]]:
+        """Every SyncTarget object of the inventory space."""
+        ...
+
+    def locations(self) -> list[dict[str, Any]]:
+        """Every Location object of the inventory space."""
+        ...
+
+
+class ClusterRegistry(Protocol):
+    """Registering clusters; implemented by ``inventory.registration.Registration``."""
+
+    async def register(self, name: str, labels: dict[str, str]) -> dict[str, Any]:
         """Create SyncTarget and Location ``name`` and a syncer credential; ``{"name", "bootstrap"}``."""
         ...
 
-    async def delete_cluster(self, name: str) -> None:
+    async def delete(self, name: str) -> None:
         """Delete SyncTarget and Location ``name`` and revoke the credential; StatusError 404 if absent."""
         ...
 
@@ -113,7 +122,8 @@ hub's bearer token. Every error is a Kubernetes `Status` object.
 """
 
 
-def build_placement_api(view: PlacementView, reports: ReportedStates | None = None) -> FastAPI:
+def build_placement_api(view: PlacementView, clusters: ClusterView, registry: ClusterRegistry,
+                        reports: ReportedStates | None = None) -> FastAPI:
     """The FastAPI application the hub mounts at ``/placement/v1``."""
     app = FastAPI(title="spacehub placement API", version="v1", description=DESCRIPTION,
                   openapi_url="/openapi.json", docs_url="/docs", redoc_url=None,
@@ -123,7 +133,7 @@ def build_placement_api(view: PlacementView, reports: ReportedStates | None = No
                                 {"name": "objects", "description": "Where one workload object goes."}])
     _install_error_handlers(app)
     _document_security(app)
-    _add_cluster_routes(app, view)
+    _add_cluster_routes(app, view, clusters, registry)
     _add_placement_routes(app, view)
     _add_object_routes(app, view, reports)
     return app
@@ -136,12 +146,12 @@ def operation_id(route: APIRoute) -> str:
 
 # --- clusters ------------------------------------------------------------------------------------
 
-def _add_cluster_routes(app: FastAPI, view: PlacementView) -> None:
+def _add_cluster_routes(app: FastAPI, view: PlacementView, clusters: ClusterView, registry: ClusterRegistry) -> None:
     @app.get("/clusters", response_model=m.ClusterList, tags=["clusters"], summary="List clusters")
     async def list_clusters() -> m.ClusterList:
         """Every SyncTarget of the inventory space with its readiness, capacity and Locations."""
-        locations = [compile_location(obj) for obj in view.locations()]
-        return m.ClusterList(items=[cluster_info(t, locations) for t in view.sync_targets()])
+        locations = [compile_location(obj) for obj in clusters.locations()]
+        return m.ClusterList(items=[cluster_info(t, locations) for t in clusters.sync_targets()])
 
     @app.post("/clusters", response_model=m.RegisteredCluster, status_code=201, tags=["clusters"],
               summary="Register a cluster", responses={**BAD_REQUEST, **CONFLICT, **INVALID})
@@ -149,20 +159,20 @@ def _add_cluster_routes(app: FastAPI, view: PlacementView) -> None:
         """Create SyncTarget and Location NAME in the inventory space (the Location selects the SyncTarget by
         its `id` label, set to NAME) and mint a credential for the cluster's syncer. The response's
         `bootstrap` is all the syncer needs; it holds a secret, so keep it safe."""
-        result = await view.register_cluster(request.name, dict(request.labels))
+        result = await registry.register(request.name, dict(request.labels))
         return m.RegisteredCluster(name=str(result.get("name", request.name)),
                                    bootstrap=dict(result.get("bootstrap") or {}))
 
     @app.get("/clusters/{name}", response_model=m.Cluster, tags=["clusters"], summary="Get a cluster",
              responses={**NOT_FOUND, **INVALID})
     async def get_cluster(name: ClusterPath) -> m.Cluster:
-        return cluster_info(_sync_target(view, name), [compile_location(obj) for obj in view.locations()])
+        return cluster_info(_sync_target(clusters, name), [compile_location(obj) for obj in clusters.locations()])
 
     @app.delete("/clusters/{name}", response_model=m.Status, response_model_exclude_none=True,
                 tags=["clusters"], summary="Delete a cluster", responses={**NOT_FOUND, **INVALID})
     async def delete_cluster(name: ClusterPath) -> m.Status:
         """Delete SyncTarget and Location NAME and revoke the syncer's credential."""
-        await view.delete_cluster(name)
+        await registry.delete(name)
         return m.Status(status="Success", code=200,
                         details=m.StatusDetails(name=name, group=EDGE_GROUP, kind=SYNC_TARGETS))
 
@@ -170,7 +180,7 @@ def _add_cluster_routes(app: FastAPI, view: PlacementView) -> None:
              summary="A cluster's desired set", responses={**NOT_FOUND, **INVALID})
     async def get_desired_set(name: ClusterPath) -> m.DesiredSet:
         """Everything the cluster must have, in apply order, with the placements that put each entry there."""
-        _sync_target(view, name)
+        _sync_target(clusters, name)
         items = []
         for entry in view.engine.desired(name):
             ref = entry.ref
@@ -186,8 +196,8 @@ def _add_cluster_routes(app: FastAPI, view: PlacementView) -> None:
 _DEFAULT_KINDS = {"namespace": "Namespace", "crd": "CustomResourceDefinition"}
 
 
-def _sync_target(view: PlacementView, name: str) -> dict[str, Any]:
-    for target in view.sync_targets():
+def _sync_target(clusters: ClusterView, name: str) -> dict[str, Any]:
+    for target in clusters.sync_targets():
         if (target.get("metadata") or {}).get("name") == name:
             return target
     raise not_found(SYNC_TARGETS, EDGE_GROUP, name)

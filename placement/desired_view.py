@@ -25,11 +25,12 @@ from spaces.registry import ResourceType
 class DesiredSetAPI:
     def __init__(self, service: PlacementService, version_info: dict[str, str]) -> None:
         self.service = service
+        self.inventory = service.inventory
         self.version_info = version_info
 
     async def handle(self, request: Request, target: str, path: str) -> Response:
         try:
-            if target not in {t["metadata"]["name"] for t in self.service.sync_targets()}:
+            if self.inventory.sync_target(target) is None:
                 raise errors.not_found("synctargets", "edge.kubestellar.io", target)
             if request.method != "GET":
                 raise errors.method_not_allowed(f"the desired set of sync target {target} is read-only; "

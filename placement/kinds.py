@@ -5,7 +5,7 @@ from __future__ import annotations
 import functools
 from pathlib import Path
 
-from inventory.kinds import load_types
+from spaces.customresources import types_from_crd_files
 from spaces.registry import ResourceType
 
 CRDS = Path(__file__).parent / "crds"
@@ -13,4 +13,4 @@ CRDS = Path(__file__).parent / "crds"
 
 @functools.cache
 def placement_types() -> tuple[ResourceType, ...]:
-    return load_types(CRDS)
+    return types_from_crd_files(CRDS)

@@ -9,9 +9,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-EDGE_GROUP = "edge.kubestellar.io"
-EDGE_VERSION = "v2alpha1"
-
 
 @dataclass(frozen=True, order=True)
 class ObjectRef:

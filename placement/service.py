@@ -1,24 +1,25 @@
 """The hub side of placement: feeds the engine from the store and writes what it resolves.
 
-Loads inventory, placements and workload objects at startup, then follows the watch bus. After
-every batch of changes it writes each affected EdgePlacement's SinglePlacementSlices and status, and
-records which SyncTargets' desired sets changed (for their syncers). It also registers clusters
-(SyncTarget + Location + a syncer credential) and serves the PlacementView the REST API reads.
+Hears of Locations and SyncTargets from the inventory (``inventory.clusters``), loads placements and
+workload objects at startup, then follows the watch bus. After every batch of changes it writes each
+affected EdgePlacement's SinglePlacementSlices and status, and Locations' ``status.instances``, and
+records which SyncTargets' desired sets changed (for their syncers). It serves the placement results
+the REST API and the sync server read.
 """
 
 from __future__ import annotations
 
 import asyncio
-import base64
 import logging
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import orjson
 
-from hub.tokens import TokenStore
+from inventory.clusters import Inventory
+from inventory.kinds import EDGE_GROUP, EDGE_VERSION, LOCATIONS, SYNC_TARGETS
 from placement.engine import PlacementEngine
-from placement.model import EDGE_GROUP, EDGE_VERSION, ObjectRef, WorkloadObject
+from placement.model import ObjectRef, WorkloadObject
 from placement.projection import project
 from spaces.catalog import ROOT_SPACE, Catalog
 from spaces.controllers import WorkQueue
@@ -31,8 +32,6 @@ from spaces.watch import Entry
 
 log = logging.getLogger(__name__)
 
-LOCATIONS = f"locations.{EDGE_GROUP}"
-SYNC_TARGETS = f"synctargets.{EDGE_GROUP}"
 PLACEMENTS = f"edgeplacements.{EDGE_GROUP}"
 SLICES = f"singleplacementslices.{EDGE_GROUP}"
 SOURCE_LABEL = "edge.kubestellar.io/source-placement"
@@ -51,26 +50,21 @@ def _labels(obj: dict[str, Any]) -> tuple[tuple[str, str], ...]:
 
 
 class PlacementService(WorkQueue):
-    def __init__(self, objects: Objects, catalog: Catalog, tokens: TokenStore, inventory_space: str,
-                 public_url: str, ca_pem: bytes | None, space_phase: Callable[[str], str | None],
-                 first_seq: int = 0, slice_size: int = SLICE_SIZE) -> None:
+    def __init__(self, objects: Objects, catalog: Catalog, inventory: Inventory,
+                 space_phase: Callable[[str], str | None], first_seq: int = 0, slice_size: int = SLICE_SIZE) -> None:
         super().__init__("placement")
         self.space_phase = space_phase
         self.slice_size = slice_size
         self.objects = objects
         self.catalog = catalog
-        self.tokens = tokens
-        self.inventory_space = inventory_space
-        self.public_url = public_url
-        self.ca_pem = ca_pem
+        self.inventory = inventory
+        self.inventory_space = inventory.space
         # Sequence numbers start above the store's revision at startup, so that a syncer's seq from
         # an earlier hub process is never taken for a current one (it gets a full resync instead).
-        self.engine = PlacementEngine(inventory_space, first_seq=first_seq)
+        self.engine = PlacementEngine(inventory.space, first_seq=first_seq)
         self._inventory_changed = True
         self._write_scheduled = False
         self._slice_names: dict[tuple[str, str], list[str]] = {}
-        self._locations: dict[str, dict[str, Any]] = {}
-        self._targets: dict[str, dict[str, Any]] = {}
         self._placements: dict[str, dict[str, dict[str, Any]]] = {}
         self._workload: dict[ObjectRef, WorkloadObject] = {}
         self._projections: dict[tuple[ObjectRef, int], dict[str, Any]] = {}
@@ -85,30 +79,23 @@ class PlacementService(WorkQueue):
     def _is_workload_space(self, space: str) -> bool:
         return space not in (ROOT_SPACE, self.inventory_space)
 
+    def location_changed(self, name: str, location: dict[str, Any] | None) -> None:
+        self._inventory_changed = True
+        if location is None:
+            self.engine.delete_location(name)
+        else:
+            self.engine.upsert_location(location)
+
+    def sync_target_changed(self, name: str, target: dict[str, Any] | None) -> None:
+        self._inventory_changed = True
+        if target is None:
+            self.engine.delete_sync_target(name)
+        else:
+            self.engine.upsert_sync_target(target)
+
     def _observe(self, row: LogRow, obj: dict[str, Any] | None) -> None:
         key = row.key
         gone = obj is None or bool((obj.get("metadata") or {}).get("deletionTimestamp"))
-        if key.space == self.inventory_space:
-            self._inventory_changed = True
-            if key.resource == LOCATIONS:
-                if gone:
-                    self._locations.pop(key.name, None)
-                    self.engine.delete_location(key.name)
-                else:
-                    self._locations[key.name] = obj  # type: ignore[assignment]
-                    self.engine.upsert_location(obj)  # type: ignore[arg-type]
-            elif key.resource == SYNC_TARGETS:
-                if gone:
-                    self._targets.pop(key.name, None)
-                    self.engine.delete_sync_target(key.name)
-                else:
-                    previous = self._targets.get(key.name)
-                    self._targets[key.name] = obj  # type: ignore[assignment]
-                    # Status (heartbeats) changes often and does not affect placement.
-                    if previous is None or _labels(previous) != _labels(obj) or \
-                            previous.get("spec") != obj.get("spec"):  # type: ignore[union-attr]
-                        self.engine.upsert_sync_target(obj)  # type: ignore[arg-type]
-            return
         if not self._is_workload_space(key.space):
             return
         if key.resource == PLACEMENTS:
@@ -140,9 +127,9 @@ class PlacementService(WorkQueue):
         self.engine.upsert_object(workload)
 
     def load(self) -> None:
-        """Read everything placement needs from the store (blocking; call at startup)."""
+        """Read the workload spaces' placements and objects from the store (blocking; call at startup)."""
         for row in self.objects.store.list_spaces_rows():
-            if row.key.space == self.inventory_space or self._is_workload_space(row.key.space):
+            if self._is_workload_space(row.key.space):
                 self._observe(row, orjson.loads(row.value))
 
     def on_commit(self, entries: Sequence[Entry]) -> None:
@@ -152,7 +139,7 @@ class PlacementService(WorkQueue):
             if key.space == ROOT_SPACE and key.resource == "spaces.spacehub.io" and entry.row.deleted:
                 spaces_gone.append(key.name)
                 continue
-            if key.space != self.inventory_space and not self._is_workload_space(key.space):
+            if not self._is_workload_space(key.space):
                 continue
             self._observe(entry.row, None if entry.row.deleted else entry.obj())
         for space in spaces_gone:
@@ -168,6 +155,12 @@ class PlacementService(WorkQueue):
         self.add("drain")
 
     def start(self) -> None:
+        # On the event loop, with no await: the inventory as it is now, then each change to it.
+        for location in self.inventory.locations():
+            self.location_changed(location["metadata"]["name"], location)
+        for target in self.inventory.sync_targets():
+            self.sync_target_changed(target["metadata"]["name"], target)
+        self.inventory.listeners.append(self)
         self.objects.bus.add_listener(self.on_commit)
         super().start()
         self.add("drain")
@@ -195,7 +188,8 @@ class PlacementService(WorkQueue):
     async def _write_location_statuses(self) -> None:
         """Location status.instances: how many SyncTargets its instanceSelector selects (written on change)."""
         inv = self.inventory_space
-        for name, location in list(self._locations.items()):
+        for location in self.inventory.locations():
+            name = location["metadata"]["name"]
             instances = len(self.engine.location_instances(name))
             if (location.get("status") or {}).get("instances") == instances:
                 continue
@@ -319,15 +313,6 @@ class PlacementService(WorkQueue):
 
     # --- PlacementView ---------------------------------------------------------------------------
 
-    def sync_targets(self) -> list[dict[str, Any]]:
-        return [self._targets[n] for n in sorted(self._targets)]
-
-    def sync_target(self, name: str) -> dict[str, Any] | None:
-        return self._targets.get(name)
-
-    def locations(self) -> list[dict[str, Any]]:
-        return [self._locations[n] for n in sorted(self._locations)]
-
     def placements(self, space: str) -> list[dict[str, Any]] | None:
         if self.space_phase(space) is None:
             return None
@@ -356,33 +341,3 @@ class PlacementService(WorkQueue):
             self._projections = {k: v for k, v in self._projections.items() if k[0] != ref}
             self._projections[(ref, w.revision)] = cached
         return cached
-
-    async def register_cluster(self, name: str, labels: dict[str, str]) -> dict[str, Any]:
-        inv = self.inventory_space
-        target = {"apiVersion": f"{EDGE_GROUP}/{EDGE_VERSION}", "kind": "SyncTarget",
-                  "metadata": {"name": name, "labels": {**labels, "id": name}}}
-        location = {"apiVersion": f"{EDGE_GROUP}/{EDGE_VERSION}", "kind": "Location",
-                    "metadata": {"name": name, "labels": dict(labels)},
-                    "spec": {"resource": {"group": EDGE_GROUP, "version": EDGE_VERSION, "resource": "synctargets"},
-                             "instanceSelector": {"matchLabels": {"id": name}}}}
-        opts = WriteOptions(manager="spacehub-register", field_validation="Strict")
-        await self.objects.create(inv, self._type(inv, SYNC_TARGETS), "", target, opts)
-        try:
-            await self.objects.create(inv, self._type(inv, LOCATIONS), "", location,
-                                      WriteOptions(manager="spacehub-register", field_validation="Strict"))
-        except StatusError:
-            await self._delete(inv, self._type(inv, SYNC_TARGETS), name)
-            raise
-        token = await self.objects.run_sync(self.tokens.mint, name, now_rfc3339())
-        bootstrap = {
-            "apiVersion": "spacehub.io/v1alpha1", "kind": "SyncerBootstrap", "hub": self.public_url,
-            "inventorySpace": inv, "syncTarget": name, "token": token,
-            "certificateAuthorityData": base64.b64encode(self.ca_pem).decode() if self.ca_pem else None,
-        }
-        return {"name": name, "bootstrap": bootstrap}
-
-    async def delete_cluster(self, name: str) -> None:
-        inv = self.inventory_space
-        await self.objects.delete(inv, self._type(inv, SYNC_TARGETS), "", name, DeleteOptions())
-        await self._delete(inv, self._type(inv, LOCATIONS), name)
-        await self.objects.run_sync(self.tokens.revoke, name)

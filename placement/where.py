@@ -21,7 +21,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from placement.model import EDGE_GROUP
+from inventory.kinds import EDGE_GROUP
 from placement.reasons import failed_requirements, format_selector
 from placement.selection import compile_selector
 from spaces.selectors import NOTHING, LabelSelector

@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 import orjson
+import yaml
 
 from spaces import jsonpath
 from spaces.builtin.tables import age
@@ -226,3 +228,12 @@ def openapi_definitions(types: Sequence[ResourceType]) -> dict[str, dict[str, An
         node["x-kubernetes-group-version-kind"] = [{"group": t.group, "version": t.version, "kind": t.kind}]
         defs[t.schema_name] = node
     return defs
+
+
+def types_from_crd_files(directory: Path) -> tuple[ResourceType, ...]:
+    """The resource types of the CRD definitions (``*.yaml``) in ``directory``: kinds a package serves
+    in every space from its own definitions, with the same machinery as a user's CRD."""
+    types: list[ResourceType] = []
+    for path in sorted(directory.glob("*.yaml")):
+        types.extend(types_from_crd(yaml.safe_load(path.read_text())))
+    return tuple(types)

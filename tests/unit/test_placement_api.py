@@ -16,9 +16,10 @@ from starlette.responses import JSONResponse
 from starlette.routing import Mount
 from starlette.testclient import TestClient
 
+from inventory.kinds import EDGE_GROUP, EDGE_VERSION
 from placement.api import build_placement_api
 from placement.engine import PlacementEngine
-from placement.model import EDGE_GROUP, EDGE_VERSION, ObjectRef, WorkloadObject
+from placement.model import ObjectRef, WorkloadObject
 from spaces.errors import StatusError, already_exists, not_found, unauthorized
 from tests.openapi_fuzz import fuzz_operations
 
@@ -28,7 +29,8 @@ API_VERSION = f"{EDGE_GROUP}/{EDGE_VERSION}"
 
 
 class FakeView:
-    """A PlacementView over plain dicts and a real engine (what the hub glue does with the store)."""
+    """A PlacementView, ClusterView and ClusterRegistry over plain dicts and a real engine (what the hub glue,
+    the inventory and registration do with the store)."""
 
     def __init__(self) -> None:
         self.inventory_space = INVENTORY
@@ -80,7 +82,7 @@ class FakeView:
         self.engine.upsert_object(workload)
         return ref
 
-    # --- PlacementView -------------------------------------------------------------------------
+    # --- PlacementView, ClusterView, ClusterRegistry ------------------------------------------------
 
     def sync_targets(self) -> list[dict[str, Any]]:
         return [self._targets[n] for n in sorted(self._targets)]
@@ -99,14 +101,14 @@ class FakeView:
         return {"kind": w.kind, "apiVersion": w.api_version, "labels": dict(w.labels),
                 "resourceVersion": str(w.revision)}
 
-    async def register_cluster(self, name: str, labels: dict[str, str]) -> dict[str, Any]:
+    async def register(self, name: str, labels: dict[str, str]) -> dict[str, Any]:
         if name in self._targets:
             raise already_exists("synctargets", EDGE_GROUP, name)
         self.add_cluster(name, labels)
         return {"name": name, "bootstrap": {"apiVersion": "spacehub.io/v1alpha1", "kind": "SyncerBootstrap",
                                             "syncTarget": name, "token": f"token-{name}"}}
 
-    async def delete_cluster(self, name: str) -> None:
+    async def delete(self, name: str) -> None:
         if name not in self._targets:
             raise not_found("synctargets", EDGE_GROUP, name)
         del self._targets[name]
@@ -156,7 +158,7 @@ async def outer_not_found(_request: Any, _exc: Exception) -> JSONResponse:
 def mounted(view: FakeView) -> Starlette:
     """The API mounted as the hub mounts it. A path the mount cannot match (Starlette's mount pattern does
     not match a newline, which a percent-encoded path may hold) gets the hub's 404 Status."""
-    return Starlette(routes=[Mount("/placement/v1", app=build_placement_api(view))],
+    return Starlette(routes=[Mount("/placement/v1", app=build_placement_api(view, view, view))],
                      exception_handlers={404: outer_not_found})
 
 

@@ -11,8 +11,9 @@ from typing import Any
 
 import pytest
 
+from inventory.kinds import EDGE_GROUP
 from placement.engine import PlacementEngine
-from placement.model import EDGE_GROUP, DesiredEntry, Destination, ObjectRef, WorkloadObject
+from placement.model import DesiredEntry, Destination, ObjectRef, WorkloadObject
 from placement.ordering import apply_order, deletion_order
 
 CRD = "customresourcedefinitions.apiextensions.k8s.io"

@@ -1,8 +1,8 @@
 """The HTTP layer of ``/syncer/v1``: routes, request bodies, identities, and errors as ``Status`` objects.
 
-Owns only parsing and rendering (shapes in docs/sync-protocol.md); the work is ``SyncerHub``'s. Tokens
-are checked by ``hub.auth`` before a request gets here (a syncer token reaches only its own target's
-paths); the handlers check the identity again so that no other mounting can widen it.
+Owns only parsing and rendering (shapes in docs/sync-protocol.md); the work is ``SyncServer``'s. Tokens
+are checked by the hub's authenticator before a request gets here (a syncer token reaches only its own
+target's paths); the handlers check the identity again so that no other mounting can widen it.
 """
 
 from __future__ import annotations
@@ -16,12 +16,15 @@ from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 from starlette.routing import Route
 
+from inventory.credentials import syncer_identity
+from inventory.kinds import EDGE_GROUP
 from placement.api import validation_status
-from placement.model import EDGE_GROUP, ObjectRef
+from placement.model import ObjectRef
 from spaces import errors
 from spaces.api.codec import json_response, status_response
-from syncer.hubside.hub import ObjectReport, SyncerHub
-from syncer.hubside.messages import CONTENT_TYPE
+from spaces.identity import of_request
+from sync.messages import CONTENT_TYPE
+from sync.server import ObjectReport, SyncServer
 
 MAX_REPORTS = 10_000  # objects per status POST
 STREAM_HEADERS = {"Cache-Control": "no-cache, no-store", "X-Accel-Buffering": "no"}
@@ -76,15 +79,15 @@ async def _body(request: Request, model: type[BaseModel]) -> Any:
 
 
 class SyncerAPI:
-    def __init__(self, hub: Callable[[], SyncerHub]) -> None:
+    def __init__(self, hub: Callable[[], SyncServer]) -> None:
         self.hub = hub
 
     def _target(self, request: Request) -> str:
         """The addressed SyncTarget, after checking the identity may use it and that it exists."""
         name = str(request.path_params["name"])
-        identity = request.scope.get("spacehub.identity")
-        if identity is None or not (identity.admin or identity.sync_target == name):
-            who = getattr(identity, "name", "anonymous")
+        identity = of_request(request.scope)
+        if identity is None or not (identity.admin or identity == syncer_identity(name)):
+            who = identity.name if identity is not None else "anonymous"
             raise errors.forbidden(f'{who} may not use the syncer API of sync target "{name}"')
         if not self.hub().target_exists(name):
             raise errors.not_found("synctargets", EDGE_GROUP, name)
@@ -122,8 +125,8 @@ def _guarded(handler: Callable[[Request], Awaitable[Response]]) -> Callable[[Req
     return endpoint
 
 
-def syncer_routes(hub: Callable[[], SyncerHub]) -> list[Route]:
-    """The routes to mount at ``/syncer/v1``; ``hub`` gives the started ``SyncerHub`` at request time."""
+def syncer_routes(hub: Callable[[], SyncServer]) -> list[Route]:
+    """The routes to mount at ``/syncer/v1``; ``hub`` gives the started ``SyncServer`` at request time."""
     api = SyncerAPI(hub)
     return [Route("/targets/{name}/stream", _guarded(api.stream), methods=["GET"]),
             Route("/targets/{name}/heartbeat", _guarded(api.heartbeat), methods=["POST"]),

@@ -1,8 +1,8 @@
-"""``SyncerHub``: the hub's syncer-facing pieces, wired to the placement service, with their lifecycle.
+"""``SyncServer``: the hub's end of every syncer connection, wired to placement and the inventory.
 
 Owns the hub process's epoch (a random name telling syncers whether their seq came from this process),
-the stream source, heartbeats with their timeout check, the reported-state store and singleton status.
-Knows nothing of HTTP (``routes`` does).
+the stream source, the reported-state store and singleton status, and hands heartbeats to the
+inventory's health records. Knows nothing of HTTP (``routes`` does).
 """
 
 from __future__ import annotations
@@ -12,15 +12,16 @@ from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from inventory.clusters import Inventory
+from inventory.health import Heartbeats
 from placement.model import ObjectRef
 from placement.service import PlacementService
 from spaces.catalog import Catalog
 from spaces.service import Objects, now_rfc3339
-from syncer.hubside.heartbeat import Heartbeats
-from syncer.hubside.messages import EntryTypes
-from syncer.hubside.reports import Report, ReportStore
-from syncer.hubside.singleton import SingletonStatus
-from syncer.hubside.stream import StreamSource
+from sync.messages import EntryTypes
+from sync.reports import Report, ReportStore
+from sync.singleton import SingletonStatus
+from sync.stream import StreamSource
 
 
 @dataclass(frozen=True)
@@ -35,27 +36,26 @@ class ObjectReport:
     last_drift_correction: str | None = None
 
 
-class SyncerHub:
-    def __init__(self, service: PlacementService, objects: Objects, catalog: Catalog, *, ping_interval: float,
-                 heartbeat_timeout: float) -> None:
+class SyncServer:
+    def __init__(self, service: PlacementService, inventory: Inventory, heartbeats: Heartbeats, objects: Objects,
+                 catalog: Catalog, *, ping_interval: float) -> None:
         self.service = service
+        self.inventory = inventory
+        self.heartbeats = heartbeats
         self.epoch = secrets.token_hex(8)
         self.reports = ReportStore()
-        self.streams = StreamSource(service, EntryTypes(catalog), self.epoch, ping_interval)
-        self.heartbeats = Heartbeats(service, objects, catalog, heartbeat_timeout)
+        self.streams = StreamSource(service, inventory, EntryTypes(catalog), self.epoch, ping_interval)
         self.singleton = SingletonStatus(service, objects, catalog, self.reports)
 
     async def start(self) -> None:
         self.singleton.start()
         await self.singleton.load()
-        self.heartbeats.start()
 
     async def stop(self) -> None:
-        await self.heartbeats.stop()
         await self.singleton.stop()
 
     def target_exists(self, name: str) -> bool:
-        return self.service.sync_target(name) is not None
+        return self.inventory.sync_target(name) is not None
 
     def stream(self, target: str, since: int, epoch: str | None) -> AsyncIterator[bytes]:
         return self.streams.stream(target, since, epoch)

@@ -1,19 +1,22 @@
-"""Credentials: the admin token and per-SyncTarget syncer tokens with what each may reach.
+"""Syncer credentials: one bearer token per SyncTarget, what it may reach, and the identity it carries.
 
-Syncer tokens are stored only as SHA-256 hashes in the hub's database (next to the revision log), so
-every hub replica accepts them and a leaked database does not leak credentials. A syncer token can
-reach only its own SyncTarget's data; everything else gets 403.
+Tokens are stored only as SHA-256 hashes in the hub's database (next to the revision log), so every hub
+replica accepts them and a leaked database does not leak credentials. A syncer token reaches only its
+own SyncTarget's data (``syncer_paths``); the hub's authenticator enforces it and the sync server checks
+the identity again.
 """
 
 from __future__ import annotations
 
 import hashlib
-import hmac
 import secrets
 import threading
-from dataclasses import dataclass
 
 from sqlalchemy import Column, Engine, MetaData, String, Table, delete, insert, select
+
+from spaces.identity import Identity
+
+SYNCERS = "spacehub:syncers"  # the group of every syncer identity
 
 metadata = MetaData()
 tokens_table = Table(
@@ -25,36 +28,29 @@ tokens_table = Table(
 )
 
 
-@dataclass(frozen=True)
-class Identity:
-    name: str
-    admin: bool = False
-    sync_target: str | None = None
+def syncer_identity(sync_target: str) -> Identity:
+    return Identity(f"syncer:{sync_target}", (SYNCERS,))
 
-    def allowed_prefixes(self, inventory_space: str) -> tuple[str, ...]:
-        """Paths a syncer credential may use: its own desired set and (later) its sync stream."""
-        t = self.sync_target
-        return (f"/clusters/{inventory_space}/synctargets/{t}/", f"/placement/v1/clusters/{t}/desired",
-                f"/syncer/v1/targets/{t}/")
+
+def syncer_paths(sync_target: str, inventory_space: str) -> tuple[str, ...]:
+    """Paths a syncer credential may use: its desired set (kube API and REST) and its sync connection."""
+    return (f"/clusters/{inventory_space}/synctargets/{sync_target}/",
+            f"/placement/v1/clusters/{sync_target}/desired", f"/syncer/v1/targets/{sync_target}/")
 
 
 def _digest(token: str) -> str:
     return hashlib.sha256(token.encode()).hexdigest()
 
 
-class TokenStore:
-    def __init__(self, engine: Engine, admin_token: str) -> None:
+class SyncerCredentials:
+    def __init__(self, engine: Engine) -> None:
         self.engine = engine
-        self.admin_token = admin_token
         metadata.create_all(engine)
         self._lock = threading.Lock()
-        self._cache: dict[str, Identity] = {}
+        self._cache: dict[str, str] = {}  # token digest -> sync target
 
-    def identify(self, token: str) -> Identity | None:
-        """The identity of a bearer token, or None (blocking on a cache miss: call off the event loop
-        for unknown tokens, or accept one short SQL read)."""
-        if hmac.compare_digest(token, self.admin_token):
-            return Identity("admin", admin=True)
+    def sync_target_of(self, token: str) -> str | None:
+        """The SyncTarget a token belongs to, or None (blocking on a cache miss: one short SQL read)."""
         digest = _digest(token)
         with self._lock:
             cached = self._cache.get(digest)
@@ -65,10 +61,9 @@ class TokenStore:
                 tokens_table.c.token_sha256 == digest)).first()
         if row is None:
             return None
-        identity = Identity(f"syncer:{row[0]}", sync_target=row[0])
         with self._lock:
-            self._cache[digest] = identity
-        return identity
+            self._cache[digest] = row[0]
+        return str(row[0])
 
     def mint(self, sync_target: str, created: str) -> str:
         token = "st-" + secrets.token_urlsafe(32)
@@ -81,4 +76,4 @@ class TokenStore:
         with self.engine.begin() as conn:
             conn.execute(delete(tokens_table).where(tokens_table.c.sync_target == sync_target))
         with self._lock:
-            self._cache = {k: v for k, v in self._cache.items() if v.sync_target != sync_target}
+            self._cache = {k: v for k, v in self._cache.items() if v != sync_target}

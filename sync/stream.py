@@ -12,10 +12,11 @@ import asyncio
 from collections.abc import AsyncIterator
 from typing import Any
 
+from inventory.clusters import Inventory
 from placement.model import Change, DesiredEntry
 from placement.service import PlacementService
-from syncer.hubside import messages
-from syncer.hubside.messages import EntryTypes
+from sync import messages
+from sync.messages import EntryTypes
 
 # Lines are gathered into chunks of about this size; a chunk is also sent whenever the stream would wait.
 CHUNK_BYTES = 64 * 1024
@@ -23,8 +24,10 @@ _FLUSH = b""  # an empty line: send what was gathered
 
 
 class StreamSource:
-    def __init__(self, service: PlacementService, types: EntryTypes, epoch: str, ping_interval: float) -> None:
+    def __init__(self, service: PlacementService, inventory: Inventory, types: EntryTypes, epoch: str,
+                 ping_interval: float) -> None:
         self.service = service
+        self.inventory = inventory
         self.types = types
         self.epoch = epoch
         self.ping_interval = ping_interval
@@ -65,7 +68,7 @@ class StreamSource:
                     seq = change.seq
                 if first:
                     yield messages.synced(seq, self.epoch, self.ping_interval)
-            elif self.service.sync_target(target) is None:
+            elif self.inventory.sync_target(target) is None:
                 yield _FLUSH
                 return  # the SyncTarget was deleted; its DELETEs have been sent
             else:

@@ -27,7 +27,7 @@ from spaces.controllers import WorkQueue
 from spaces.errors import StatusError
 from spaces.service import Objects, WriteOptions
 from spaces.watch import Entry
-from syncer.hubside.reports import ReportStore
+from sync.reports import ReportStore
 
 log = logging.getLogger(__name__)
 

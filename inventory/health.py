@@ -1,4 +1,4 @@
-"""Syncer heartbeats: SyncTarget ``status.lastSyncerHeartbeatTime``, capacity and the ``Ready`` condition.
+"""Cluster health: syncer heartbeats, SyncTarget ``status.lastSyncerHeartbeatTime``, capacity and ``Ready``.
 
 A heartbeat sets ``Ready=True`` (reason ``SyncerHeartbeat``); a periodic check sets ``Ready=False``
 (reason ``HeartbeatTimeout``) on targets whose last heartbeat is older than the timeout. Both write
@@ -14,7 +14,8 @@ import logging
 from datetime import UTC, datetime
 from typing import Any
 
-from placement.service import SYNC_TARGETS, PlacementService
+from inventory.clusters import Inventory
+from inventory.kinds import SYNC_TARGETS
 from spaces.catalog import Catalog
 from spaces.errors import StatusError
 from spaces.service import Objects, WriteOptions, now_rfc3339
@@ -47,8 +48,8 @@ def _set_ready(status: dict[str, Any], value: str, reason: str, message: str, no
 
 
 class Heartbeats:
-    def __init__(self, service: PlacementService, objects: Objects, catalog: Catalog, timeout: float) -> None:
-        self.service = service
+    def __init__(self, inventory: Inventory, objects: Objects, catalog: Catalog, timeout: float) -> None:
+        self.inventory = inventory
         self.objects = objects
         self.catalog = catalog
         self.timeout = timeout
@@ -102,7 +103,7 @@ class Heartbeats:
         return age is not None and age > self.timeout
 
     async def check_once(self) -> None:
-        targets = self.service.sync_targets()
+        targets = self.inventory.sync_targets()
         names = {(t.get("metadata") or {}).get("name") for t in targets}
         self._seen = {name: seen for name, seen in self._seen.items() if name in names}
         for target in targets:
@@ -125,7 +126,7 @@ class Heartbeats:
             log.info("sync target %s: %s", name, message)
 
     async def _update(self, target: str, compute: Any) -> None:
-        inv = self.service.inventory_space
+        inv = self.inventory.space
         rtype = self.catalog.by_group_resource(inv, SYNC_TARGETS)
         assert rtype is not None
         await self.objects.guaranteed_update(inv, rtype, "", target, compute, WriteOptions(manager=MANAGER),

@@ -1,0 +1,87 @@
+"""The fleet as the hub knows it: every SyncTarget and Location of the inventory space, kept in memory.
+
+Loaded from the store at startup and kept current from the watch bus. Readers (the placement REST API,
+health checks, the sync server) get the objects as stored; listeners (the placement engine) hear of each
+Location change and of each SyncTarget change that can matter to placement — labels or spec, not the
+status that every heartbeat rewrites.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, Protocol
+
+import orjson
+
+from inventory.kinds import LOCATIONS, SYNC_TARGETS
+from spaces.service import Objects
+from spaces.store import LogRow
+from spaces.watch import Entry
+
+
+class InventoryListener(Protocol):
+    def location_changed(self, name: str, location: dict[str, Any] | None) -> None:
+        """A Location was written (``location``) or deleted or is being deleted (None)."""
+
+    def sync_target_changed(self, name: str, target: dict[str, Any] | None) -> None:
+        """A SyncTarget appeared, changed its labels or spec (``target``), or went away (None)."""
+
+
+def _labels(obj: dict[str, Any]) -> tuple[tuple[str, str], ...]:
+    return tuple(sorted(((obj.get("metadata") or {}).get("labels") or {}).items()))
+
+
+class Inventory:
+    def __init__(self, objects: Objects, space: str) -> None:
+        self.objects = objects
+        self.space = space
+        self._targets: dict[str, dict[str, Any]] = {}
+        self._locations: dict[str, dict[str, Any]] = {}
+        self.listeners: list[InventoryListener] = []
+
+    def load(self) -> None:
+        """Read the inventory space (blocking; call at startup, before ``start``)."""
+        for row in self.objects.store.list_spaces_rows():
+            if row.key.space == self.space:
+                self._observe(row, orjson.loads(row.value))
+
+    def start(self) -> None:
+        self.objects.bus.add_listener(self._on_commit)
+
+    def _on_commit(self, entries: Sequence[Entry]) -> None:
+        for entry in entries:
+            if entry.row.key.space == self.space:
+                self._observe(entry.row, None if entry.row.deleted else entry.obj())
+
+    def _observe(self, row: LogRow, obj: dict[str, Any] | None) -> None:
+        name = row.key.name
+        gone = obj is None or bool((obj.get("metadata") or {}).get("deletionTimestamp"))
+        if row.key.resource == LOCATIONS:
+            if gone:
+                self._locations.pop(name, None)
+            else:
+                self._locations[name] = obj  # type: ignore[assignment]
+            for listener in self.listeners:
+                listener.location_changed(name, None if gone else obj)
+        elif row.key.resource == SYNC_TARGETS:
+            if gone:
+                self._targets.pop(name, None)
+                changed = True
+            else:
+                previous = self._targets.get(name)
+                self._targets[name] = obj  # type: ignore[assignment]
+                # Status (heartbeats) changes often and does not matter to placement.
+                changed = previous is None or _labels(previous) != _labels(obj) or \
+                    previous.get("spec") != obj.get("spec")  # type: ignore[union-attr]
+            if changed:
+                for listener in self.listeners:
+                    listener.sync_target_changed(name, None if gone else obj)
+
+    def sync_targets(self) -> list[dict[str, Any]]:
+        return [self._targets[n] for n in sorted(self._targets)]
+
+    def sync_target(self, name: str) -> dict[str, Any] | None:
+        return self._targets.get(name)
+
+    def locations(self) -> list[dict[str, Any]]:
+        return [self._locations[n] for n in sorted(self._locations)]

@@ -1,0 +1,73 @@
+"""Registering and removing clusters: SyncTarget + Location + the syncer's credential, and its bootstrap.
+
+``register`` creates SyncTarget and Location NAME in the inventory space (the Location selects the
+SyncTarget by its ``id`` label) and mints a syncer credential; the bootstrap it returns is everything a
+syncer needs to dial the hub (URL, CA, credential). ``delete`` undoes all three.
+"""
+
+from __future__ import annotations
+
+import base64
+from typing import Any
+
+from inventory.credentials import SyncerCredentials
+from inventory.kinds import EDGE_GROUP, EDGE_VERSION, LOCATIONS, SYNC_TARGETS
+from spaces.catalog import Catalog
+from spaces.errors import StatusError
+from spaces.registry import ResourceType
+from spaces.service import DeleteOptions, Objects, WriteOptions, now_rfc3339
+
+MANAGER = "spacehub-register"
+
+
+class Registration:
+    def __init__(self, objects: Objects, catalog: Catalog, credentials: SyncerCredentials, inventory_space: str,
+                 public_url: str, ca_pem: bytes | None) -> None:
+        self.objects = objects
+        self.catalog = catalog
+        self.credentials = credentials
+        self.space = inventory_space
+        self.public_url = public_url
+        self.ca_pem = ca_pem
+
+    def _type(self, resource: str) -> ResourceType:
+        rtype = self.catalog.by_group_resource(self.space, resource)
+        assert rtype is not None, resource
+        return rtype
+
+    async def register(self, name: str, labels: dict[str, str]) -> dict[str, Any]:
+        """Create the cluster's SyncTarget, Location and credential; ``{"name", "bootstrap"}``."""
+        target = {"apiVersion": f"{EDGE_GROUP}/{EDGE_VERSION}", "kind": "SyncTarget",
+                  "metadata": {"name": name, "labels": {**labels, "id": name}}}
+        location = {"apiVersion": f"{EDGE_GROUP}/{EDGE_VERSION}", "kind": "Location",
+                    "metadata": {"name": name, "labels": dict(labels)},
+                    "spec": {"resource": {"group": EDGE_GROUP, "version": EDGE_VERSION, "resource": "synctargets"},
+                             "instanceSelector": {"matchLabels": {"id": name}}}}
+        await self.objects.create(self.space, self._type(SYNC_TARGETS), "", target,
+                                  WriteOptions(manager=MANAGER, field_validation="Strict"))
+        try:
+            await self.objects.create(self.space, self._type(LOCATIONS), "", location,
+                                      WriteOptions(manager=MANAGER, field_validation="Strict"))
+        except StatusError:
+            await self._delete_if_present(SYNC_TARGETS, name)
+            raise
+        token = await self.objects.run_sync(self.credentials.mint, name, now_rfc3339())
+        bootstrap = {
+            "apiVersion": "spacehub.io/v1alpha1", "kind": "SyncerBootstrap", "hub": self.public_url,
+            "inventorySpace": self.space, "syncTarget": name, "token": token,
+            "certificateAuthorityData": base64.b64encode(self.ca_pem).decode() if self.ca_pem else None,
+        }
+        return {"name": name, "bootstrap": bootstrap}
+
+    async def delete(self, name: str) -> None:
+        """Delete SyncTarget and Location ``name`` and revoke the credential; StatusError 404 if absent."""
+        await self.objects.delete(self.space, self._type(SYNC_TARGETS), "", name, DeleteOptions())
+        await self._delete_if_present(LOCATIONS, name)
+        await self.objects.run_sync(self.credentials.revoke, name)
+
+    async def _delete_if_present(self, resource: str, name: str) -> None:
+        try:
+            await self.objects.delete(self.space, self._type(resource), "", name, DeleteOptions())
+        except StatusError as exc:
+            if exc.code != 404:
+                raise
