@@ -1,6 +1,6 @@
-"""The hub process and its CLI.
+"""The hub process: composes the space runtime, inventory, placement and the sync server into one service.
 
-Owns what turns the ``spaces`` API into a running service people use: the HTTPS server and its
-PKI and admin credentials, the ``spacehub`` command line, the ``kubectl space`` plugin and the small
-HTTP client both of them share.
+Owns ``HubCore`` (what runs and in which order it starts and stops), the ASGI app with its routes,
+bearer-token authentication, the in-flight limit, metrics and ``spacehub hub serve``. It must never
+import ``syncer`` (the agent reaches the hub only over HTTP), ``sim`` or ``spacehub``.
 """
