@@ -38,20 +38,17 @@ incrementally (this grows with namespaces times covers, not objects times target
 union computed on demand and kept in a small LRU cache of covers, invalidated whenever a cover's content
 changes.
 
-**Change log and first contact.** A target's log starts at its first contact: the first
-``desired``/``current_seq``/``changes_since`` call for it, which draws a fresh number from the global
-counter as the log's floor. So the initial load of a hub restart floods no log nobody reads, and a
-syncer that presents seq 0 ("never synced"), a seq below the floor (the ring moved past it) or above
-the current seq (handed out by an earlier hub process) gets ``None`` from ``changes_since``: it reloads
-``desired()`` and resumes from ``current_seq()``, read without an intervening update. From then on every
-change of the target's desired set is logged in order: an entry added, an entry changed (its
-WorkloadObject changed, e.g. a new revision, or a Namespace entry switched between implicit and
-explicit), an entry removed (the logged entry then lists no placements). Seqs come from one global
-counter, so they increase per target; one change of a cover is one Change object shared by the logs of
-all its targets. A change that only alters which placements hold an entry is not logged (the syncer's
-work does not depend on it; ``desired()`` shows it). Each log keeps the last ``change_log_size``
-changes. ``first_seq`` lets the glue start the counter above every seq an earlier hub process handed
-out, so an old seq can never be mistaken for a current one.
+**Change log and first contact.** A target's log starts at its first contact (the first
+``desired``/``current_seq``/``changes_since`` call for it; the counter and the logs are
+:mod:`placement.changelog`). A syncer that presents seq 0 ("never synced"), a seq below its log's
+floor (the ring moved past it) or above the current seq (handed out by an earlier hub process) gets
+``None`` from ``changes_since``: it reloads ``desired()`` and resumes from ``current_seq()``, read
+without an intervening update. From then on every change of the target's desired set is logged in
+order: an entry added, an entry changed (its WorkloadObject changed, e.g. a new revision, or a
+Namespace entry switched between implicit and explicit), an entry removed (the logged entry then lists
+no placements). One change of a cover is one Change object shared by the logs of all its targets. A
+change that only alters which placements hold an entry is not logged (the syncer's work does not
+depend on it; ``desired()`` shows it). Each log keeps the last ``change_log_size`` changes.
 
 **Dirty sets.** ``drain_dirty`` reports placements whose destinations (Location, SyncTarget, UID),
 matching Location count, selection (objects or the indexes of the tests they match), spec or missing
@@ -71,12 +68,23 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
-from placement.changelog import ChangeLog
+from placement.changelog import ChangeLog, ChangeLogs
 from placement.explain import TargetView, explain_spec
-from placement.model import Change, DesiredEntry, Destination, EntryKind, Explanation, ObjectRef, WorkloadObject
-from placement.ordering import CRD_RESOURCE, NAMESPACE_RESOURCE, RANK, apply_order, deletion_order
+from placement.model import Change, DesiredEntry, Destination, Explanation, ObjectRef, WorkloadObject
+from placement.ordering import NAMESPACE_RESOURCE, RANK, apply_order, deletion_order
+from placement.records import (
+    NO_COVER,
+    CoverKey,
+    NsKey,
+    PKey,
+    PlacementRecord,
+    TargetRecord,
+    decrement,
+    entry_kind,
+    namespace_ref,
+)
 from placement.selection import matching_tests
-from placement.spec import PlacementSpec, compile_spec, spec_of
+from placement.spec import compile_spec, spec_of
 from placement.where import (
     LocationSpec,
     compile_location,
@@ -86,49 +94,10 @@ from placement.where import (
     metadata,
 )
 
-PKey = tuple[str, str]  # (space, EdgePlacement name)
-CoverKey = frozenset[PKey]
-NsKey = tuple[str, str]  # (space, namespace)
 Override = tuple[PKey, Mapping[ObjectRef, list[int]]]  # a placement and the selection it had before
 
-_NO_COVER: CoverKey = frozenset()
 _NO_HOLDERS: frozenset[PKey] = frozenset()
 _DESIRED_CACHE_SIZE = 64
-
-
-def _kind_of(ref: ObjectRef) -> EntryKind:
-    if ref.resource == NAMESPACE_RESOURCE:
-        return "namespace"
-    if ref.resource == CRD_RESOURCE:
-        return "crd"
-    return "object"
-
-
-def _decrement(counts: dict[NsKey, int], key: NsKey) -> int:
-    """Decrement a positive counter, dropping it at zero; returns the new value."""
-    n = counts[key] - 1
-    if n:
-        counts[key] = n
-    else:
-        del counts[key]
-    return n
-
-
-def _namespace_ref(key: NsKey) -> ObjectRef:
-    return ObjectRef(key[0], NAMESPACE_RESOURCE, "", key[1])
-
-
-@dataclass
-class _Placement:
-    key: PKey
-    spec: PlacementSpec
-    locations: dict[str, list[int]] = field(default_factory=dict)  # matched Location -> selector indexes
-    selected: dict[ObjectRef, list[int]] = field(default_factory=dict)  # object -> downsync test indexes
-    namespace_counts: dict[NsKey, int] = field(default_factory=dict)  # selected objects per namespace
-    # Destinations per matched Location: {(SyncTarget, UID)}; and how many Locations reach each target.
-    destinations: dict[str, frozenset[tuple[str, str]]] = field(default_factory=dict)
-    target_paths: dict[str, int] = field(default_factory=dict)
-    location_count: int = 0  # as last reported through drain_dirty (status.matchingLocationCount)
 
 
 @dataclass
@@ -137,15 +106,6 @@ class _Location:
     targets: set[str] = field(default_factory=set)
     placements: set[PKey] = field(default_factory=set)
     index_key: tuple[str, str] | None = None
-
-
-@dataclass
-class _Target:
-    name: str
-    labels: dict[str, str]
-    uid: str
-    locations: set[str] = field(default_factory=set)
-    cover: CoverKey = _NO_COVER
 
 
 @dataclass
@@ -164,16 +124,15 @@ class PlacementEngine:
     def __init__(self, inventory_space: str = "inventory", change_log_size: int = 10_000, *,
                  first_seq: int = 0) -> None:
         self.inventory_space = inventory_space
-        self._log_size = change_log_size
-        self._seq = first_seq
+        self._changes = ChangeLogs(change_log_size, first_seq)
         # Inventory, with label indexes so a Location finds its SyncTargets (and vice versa) without a scan.
         self._locations: dict[str, _Location] = {}
         self._locations_by_label: dict[tuple[str, str], set[str]] = {}
         self._locations_unindexed: set[str] = set()
-        self._targets: dict[str, _Target] = {}
+        self._targets: dict[str, TargetRecord] = {}
         self._targets_by_label: dict[tuple[str, str], set[str]] = {}
         # Placements and workload objects.
-        self._placements: dict[PKey, _Placement] = {}
+        self._placements: dict[PKey, PlacementRecord] = {}
         self._space_placements: dict[str, dict[PKey, None]] = {}
         self._objects: dict[ObjectRef, WorkloadObject] = {}
         self._labels: dict[ObjectRef, dict[str, str]] = {}
@@ -184,7 +143,7 @@ class PlacementEngine:
         # Covers and outputs.
         self._covers: dict[CoverKey, _Cover] = {}
         self._covers_by_placement: dict[PKey, set[CoverKey]] = {}
-        self._logs: dict[str, ChangeLog] = {}
+        self._logs = self._changes.logs
         self._desired_cache: OrderedDict[CoverKey, list[DesiredEntry]] = OrderedDict()
         self._dirty_placements: set[PKey] = set()
         self._dirty_targets: set[str] = set()
@@ -235,8 +194,8 @@ class PlacementEngine:
         if target is not None and target.labels == labels and target.uid == uid:
             return
         if target is None:
-            target = self._targets[name] = _Target(name, {}, uid)
-            self._join_cover(target, self._cover(_NO_COVER))
+            target = self._targets[name] = TargetRecord(name, {}, uid)
+            self._join_cover(target, self._cover(NO_COVER))
         uid_changed = target.uid != uid
         self._index_labels(self._targets_by_label, name, target.labels, add=False)
         target.labels, target.uid = labels, uid
@@ -284,7 +243,7 @@ class PlacementEngine:
         key = (space, name)
         p = self._placements.get(key)
         if p is None:
-            p = self._placements[key] = _Placement(key, spec)
+            p = self._placements[key] = PlacementRecord(key, spec)
             self._space_placements.setdefault(space, {})[key] = None
             what_changed = where_changed = True
         else:
@@ -307,7 +266,7 @@ class PlacementEngine:
         if where_changed:
             self._set_locations(p, new_locations)
 
-    def _replace_placement(self, p: _Placement, new_locations: dict[str, list[int]]) -> None:
+    def _replace_placement(self, p: PlacementRecord, new_locations: dict[str, list[int]]) -> None:
         """Change where and what of a placement at once, logging each target's net change only.
 
         Done in sequence, targets reached before and after through different Locations would see the
@@ -488,9 +447,9 @@ class PlacementEngine:
     # What: selection
 
     def _namespace_labels(self, space: str, name: str) -> Mapping[str, str] | None:
-        return self._labels.get(_namespace_ref((space, name)))
+        return self._labels.get(namespace_ref((space, name)))
 
-    def _match(self, p: _Placement, ref: ObjectRef) -> list[int]:
+    def _match(self, p: PlacementRecord, ref: ObjectRef) -> list[int]:
         return matching_tests(p.spec.tests, ref, self._labels[ref], self._namespace_labels)
 
     def _crd_of(self, ref: ObjectRef) -> ObjectRef | None:
@@ -512,14 +471,15 @@ class PlacementEngine:
             if any((r.group, r.plural) in changed for r in p.selected):
                 self._dirty_placements.add(key)
 
-    def _namespace_member_updates(self, space: str, namespace: str) -> list[tuple[_Placement, ObjectRef, list[int]]]:
+    def _namespace_member_updates(self, space: str,
+                                  namespace: str) -> list[tuple[PlacementRecord, ObjectRef, list[int]]]:
         """The selections of the objects in a Namespace whose labels changed (or which came or went)."""
         placements = [p for key in self._space_placements.get(space, ())
                       if (p := self._placements[key]).spec.uses_namespace_selectors]
         return [(p, ref, self._match(p, ref))
                 for ref in self._namespace_members.get((space, namespace), ()) for p in placements]
 
-    def _apply_selections(self, updates: list[tuple[_Placement, ObjectRef, list[int]]]) -> None:
+    def _apply_selections(self, updates: list[tuple[PlacementRecord, ObjectRef, list[int]]]) -> None:
         """Apply new selections: additions in apply order, then index changes, then removals in deletion order.
 
         Additions go first so an object moving from one placement to another in the same cover never
@@ -531,9 +491,9 @@ class PlacementEngine:
             old = p.selected.get(ref)
             if old is None:
                 if indexes:
-                    adds.append((RANK[_kind_of(ref)], ref, p.key))
+                    adds.append((RANK[entry_kind(ref)], ref, p.key))
             elif not indexes:
-                removes.append((RANK[_kind_of(ref)], ref, p.key))
+                removes.append((RANK[entry_kind(ref)], ref, p.key))
             elif old != indexes:
                 self._set_selection(p, ref, indexes)
         wanted = {(ref, p.key): indexes for p, ref, indexes in updates}
@@ -542,7 +502,7 @@ class PlacementEngine:
         for _, ref, key in sorted(removes, reverse=True):
             self._set_selection(self._placements[key], ref, [])
 
-    def _set_selection(self, p: _Placement, ref: ObjectRef, indexes: list[int]) -> None:
+    def _set_selection(self, p: PlacementRecord, ref: ObjectRef, indexes: list[int]) -> None:
         old = p.selected.get(ref)
         if old == indexes or (old is None and not indexes):
             return
@@ -576,7 +536,7 @@ class PlacementEngine:
         else:
             del p.selected[ref]
             if ns is not None:
-                _decrement(p.namespace_counts, ns)
+                decrement(p.namespace_counts, ns)
             holders = self._selectors_of[ref]
             holders.discard(p.key)
             if not holders:
@@ -597,7 +557,7 @@ class PlacementEngine:
         return out
 
     def _explicit_namespace(self, cover_key: CoverKey, ns: NsKey) -> bool:
-        holders = self._selectors_of.get(_namespace_ref(ns))
+        holders = self._selectors_of.get(namespace_ref(ns))
         return holders is not None and not holders.isdisjoint(cover_key)
 
     def _enters(self, cover: _Cover, ref: ObjectRef) -> None:
@@ -613,7 +573,7 @@ class PlacementEngine:
             count = cover.nscount.get(ns, 0) + 1
             cover.nscount[ns] = count
             if count == 1 and entry is not None and not self._explicit_namespace(cover.key, ns):
-                self._emit(cover, "upsert", DesiredEntry(_namespace_ref(ns), "namespace", True, entry.placements))
+                self._emit(cover, "upsert", DesiredEntry(namespace_ref(ns), "namespace", True, entry.placements))
         if entry is not None:
             self._emit(cover, "upsert", entry)
 
@@ -629,21 +589,21 @@ class PlacementEngine:
                     self._emit(cover, "delete", DesiredEntry(ref, "namespace"))
             return
         if cover.tracked:
-            self._emit(cover, "delete", DesiredEntry(ref, _kind_of(ref)))
+            self._emit(cover, "delete", DesiredEntry(ref, entry_kind(ref)))
         if ref.namespace:
             ns = (ref.space, ref.namespace)
-            if not _decrement(cover.nscount, ns) and cover.tracked and not self._explicit_namespace(cover.key, ns):
-                self._emit(cover, "delete", DesiredEntry(_namespace_ref(ns), "namespace", True))
+            if not decrement(cover.nscount, ns) and cover.tracked and not self._explicit_namespace(cover.key, ns):
+                self._emit(cover, "delete", DesiredEntry(namespace_ref(ns), "namespace", True))
 
     def _entry(self, ref: ObjectRef, cover_key: CoverKey) -> DesiredEntry:
         holders = self._selectors_of.get(ref, set())
-        return DesiredEntry(ref, _kind_of(ref), False, tuple(sorted(h for h in holders if h in cover_key)))
+        return DesiredEntry(ref, entry_kind(ref), False, tuple(sorted(h for h in holders if h in cover_key)))
 
     def _implicit_namespace_entry(self, cover_key: CoverKey, ns: NsKey) -> DesiredEntry:
         holders: set[PKey] = set()
         for member in self._namespace_members.get(ns, ()):
             holders.update(h for h in self._selectors_of.get(member, ()) if h in cover_key)
-        return DesiredEntry(_namespace_ref(ns), "namespace", True, tuple(sorted(holders)))
+        return DesiredEntry(namespace_ref(ns), "namespace", True, tuple(sorted(holders)))
 
     # ------------------------------------------------------------------------------------------
     # Where: locations, targets, covers
@@ -717,7 +677,7 @@ class PlacementEngine:
             refresh |= old_placements | loc.placements
         self._refresh_destinations((key, name) for key in refresh)
 
-    def _set_locations(self, p: _Placement, new: dict[str, list[int]], *, silent: bool = False) -> None:
+    def _set_locations(self, p: PlacementRecord, new: dict[str, list[int]], *, silent: bool = False) -> None:
         old = p.locations
         changed = old.keys() ^ new.keys()
         p.locations = new
@@ -776,7 +736,7 @@ class PlacementEngine:
             if new != t.cover:
                 self._move(t, new, memo)
 
-    def _move(self, t: _Target, new_key: CoverKey, memo: dict[tuple[CoverKey, CoverKey], bool] | None) -> None:
+    def _move(self, t: TargetRecord, new_key: CoverKey, memo: dict[tuple[CoverKey, CoverKey], bool] | None) -> None:
         """Move a target to another cover; ``memo`` None moves it silently (the caller accounts for it)."""
         old = self._covers[t.cover]
         new = self._cover(new_key)
@@ -788,7 +748,7 @@ class PlacementEngine:
         if not old.members:
             self._drop_cover(old)
 
-    def _join_cover(self, t: _Target, cover: _Cover) -> None:
+    def _join_cover(self, t: TargetRecord, cover: _Cover) -> None:
         t.cover = cover.key
         cover.members.add(t.name)
         if t.name in self._logs:
@@ -862,29 +822,25 @@ class PlacementEngine:
             if ref.resource == NAMESPACE_RESOURCE:
                 namespaces.add((ref.space, ref.name))
                 continue
-            deletes.append(DesiredEntry(ref, _kind_of(ref)))
+            deletes.append(DesiredEntry(ref, entry_kind(ref)))
             if ref.namespace:
                 namespaces.add((ref.space, ref.namespace))
         for ns in namespaces:
             was, now = self._namespace_state(before, ns, override), self._namespace_state(after, ns, None)
             if now is None and was is not None:
-                deletes.append(DesiredEntry(_namespace_ref(ns), "namespace", was == "implicit"))
+                deletes.append(DesiredEntry(namespace_ref(ns), "namespace", was == "implicit"))
             elif now is not None and now != was:
                 if now == "implicit":
                     upserts.append(self._implicit_namespace_entry(after, ns))
                 else:
-                    upserts.append(self._entry(_namespace_ref(ns), after))
-        for entry in apply_order(upserts):
-            self._seq += 1
-            log.append(Change(self._seq, "upsert", entry))
-        for entry in deletion_order(deletes):
-            self._seq += 1
-            log.append(Change(self._seq, "delete", entry))
+                    upserts.append(self._entry(namespace_ref(ns), after))
+        self._changes.extend(log, "upsert", apply_order(upserts))
+        self._changes.extend(log, "delete", deletion_order(deletes))
         return bool(upserts or deletes)
 
     def _namespace_state(self, cover_key: CoverKey, ns: NsKey,
                          override: Override | None) -> Literal["explicit", "implicit"] | None:
-        if self._holds(_namespace_ref(ns), cover_key, override):
+        if self._holds(namespace_ref(ns), cover_key, override):
             return "explicit"
         cover = self._covers.get(cover_key)
         if override is None and cover is not None:
@@ -938,12 +894,12 @@ class PlacementEngine:
         entries: list[DesiredEntry] = []
         implicit: dict[NsKey, set[PKey]] = {}
         for ref, keys in holders.items():
-            entries.append(DesiredEntry(ref, _kind_of(ref), False, tuple(keys)))
+            entries.append(DesiredEntry(ref, entry_kind(ref), False, tuple(keys)))
             if ref.namespace:
                 implicit.setdefault((ref.space, ref.namespace), set()).update(keys)
         for ns, keys in implicit.items():
-            if _namespace_ref(ns) not in holders:
-                entries.append(DesiredEntry(_namespace_ref(ns), "namespace", True, tuple(sorted(keys))))
+            if namespace_ref(ns) not in holders:
+                entries.append(DesiredEntry(namespace_ref(ns), "namespace", True, tuple(sorted(keys))))
         ordered = apply_order(entries)
         self._desired_cache[key] = ordered
         if len(self._desired_cache) > _DESIRED_CACHE_SIZE:
@@ -953,16 +909,11 @@ class PlacementEngine:
     def _track(self, target: str) -> ChangeLog:
         log = self._logs.get(target)
         if log is None:
-            # A fresh floor above every seq handed out so far: seq 0 (never synced) always means "resync".
-            self._seq += 1
-            log = self._logs[target] = ChangeLog(self._seq, self._log_size)
+            log = self._changes.start(target)
             t = self._targets.get(target)
             if t is not None:
                 self._covers[t.cover].tracked.add(target)
         return log
 
     def _emit(self, cover: _Cover, op: Literal["upsert", "delete"], entry: DesiredEntry) -> None:
-        self._seq += 1
-        change = Change(self._seq, op, entry)
-        for name in cover.tracked:
-            self._logs[name].append(change)
+        self._changes.broadcast(cover.tracked, op, entry)
