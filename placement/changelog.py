@@ -1,7 +1,7 @@
 """Per-target change logs and the one global counter their seqs come from.
 
 Owns the retention rule, the answer to "what changed after seq N" and first contact. Never decides
-what a change is (the engine does) and never does I/O.
+what a change is (:mod:`placement.desired` does) and never does I/O.
 
 A target's log starts at its first contact (the engine's first ``desired``/``current_seq``/
 ``changes_since`` call for it), which draws a fresh number from the global counter as the log's

@@ -2,53 +2,28 @@
 
 Owns the incremental resolution of KubeStellar PoC2023q4 placement (``edge.kubestellar.io/v2alpha1``):
 which Locations and SyncTargets each EdgePlacement reaches (the SinglePlacementSlice content), which
-workload objects it selects, what each SyncTarget must hold, and the per-target change log syncers
-resume from. Inputs are plain objects and :class:`WorkloadObject` summaries, given in any order; every
-call updates the results at once. Never does I/O and never knows about SQL, HTTP or asyncio: the hub
-glue feeds it and reads it, and serialises the calls.
+workload objects it selects, what each SyncTarget must hold (:mod:`placement.desired`), and the
+per-target change log syncers resume from (:mod:`placement.changelog`). Inputs are plain objects and
+:class:`WorkloadObject` summaries, given in any order; every call updates the results at once. Never
+does I/O and never knows about SQL, HTTP or asyncio: the hub glue feeds it and reads it, and
+serialises the calls.
 
-Where and what are defined in :mod:`placement.where` and :mod:`placement.selection`; this module adds:
-
-**Desired sets.** A SyncTarget is covered by the placements that reach it through any Location. Its
-desired set is the union of what those placements select (overlapping placements are additive), plus
-one Namespace entry per (space, namespace) holding a desired namespaced object: ``implicit=True``
-("only ensure it exists") unless that Namespace object is itself selected for the target, then
-``implicit=False`` so its labels and annotations propagate. An implicit Namespace entry disappears only
-when no desired object of that space on that target is in it any more; entries are per space, so a
-syncer keeps a cluster namespace while any Namespace entry with its name remains. A custom resource
+Where and what are defined in :mod:`placement.where` and :mod:`placement.selection`. A custom resource
 (an object whose group and plural a CRD object of the same space defines) never drags its CRD along:
-the CRD is placed only where selected, and ``missing_crds`` lists the CRDs of selected custom
-resources that the placement does not select itself (relying on another placement is reported too,
-because that placement may change independently). Entries are ordered by :mod:`placement.ordering`.
+``missing_crds`` lists the CRDs of selected custom resources that the placement does not select itself
+(relying on another placement is reported too, because that placement may change independently).
 
 **Deletion.** Whatever makes an object unneeded — the object deleted or no longer matching (its labels
 or its Namespace's labels changed), a placement deleted or edited, a SyncTarget relabelled out of its
 Locations or deleted, a Location relabelled or deleted — removes it from exactly the targets whose
 remaining covering placements do not select it, and from no other. Each input call logs each target's
-net change once: additions (in apply order) before removals (in deletion order), so an object moving
-between placements that both reach a target is never deleted and re-created, and a Namespace entry
-switching between explicit and implicit is one upsert. A placement edit changing both its location
-selectors and its downsync is accounted per target from its old state to its new one for that reason.
+net change once. A placement edit changing both its location selectors and its downsync is accounted
+per target from its old state to its new one for that reason.
 
-**Memory.** Nothing is materialised per (object, target) pair. The engine keeps each placement's selected
-objects, the inverse (object → selecting placements) and, per SyncTarget, its covering set. Targets
-with the same covering set share one "cover" record (their desired sets are equal by definition),
-which counts per namespace the selections of namespaced objects so implicit Namespaces are maintained
-incrementally (this grows with namespaces times covers, not objects times targets). ``desired()`` is a
-union computed on demand and kept in a small LRU cache of covers, invalidated whenever a cover's content
-changes.
-
-**Change log and first contact.** A target's log starts at its first contact (the first
-``desired``/``current_seq``/``changes_since`` call for it; the counter and the logs are
-:mod:`placement.changelog`). A syncer that presents seq 0 ("never synced"), a seq below its log's
+**Change log and first contact.** A syncer that presents seq 0 ("never synced"), a seq below its log's
 floor (the ring moved past it) or above the current seq (handed out by an earlier hub process) gets
 ``None`` from ``changes_since``: it reloads ``desired()`` and resumes from ``current_seq()``, read
-without an intervening update. From then on every change of the target's desired set is logged in
-order: an entry added, an entry changed (its WorkloadObject changed, e.g. a new revision, or a
-Namespace entry switched between implicit and explicit), an entry removed (the logged entry then lists
-no placements). One change of a cover is one Change object shared by the logs of all its targets. A
-change that only alters which placements hold an entry is not logged (the syncer's work does not
-depend on it; ``desired()`` shows it). Each log keeps the last ``change_log_size`` changes.
+without an intervening update. Each log keeps the last ``change_log_size`` changes.
 
 **Dirty sets.** ``drain_dirty`` reports placements whose destinations (Location, SyncTarget, UID),
 matching Location count, selection (objects or the indexes of the tests they match), spec or missing
@@ -63,17 +38,15 @@ counts as deleted, like workload objects (for which the glue calls ``delete_obje
 
 from __future__ import annotations
 
-from collections import OrderedDict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Literal
 
 from placement.changelog import ChangeLog, ChangeLogs
+from placement.desired import DesiredSets
 from placement.explain import TargetView, explain_spec
 from placement.model import Change, DesiredEntry, Destination, Explanation, ObjectRef, WorkloadObject
-from placement.ordering import NAMESPACE_RESOURCE, RANK, apply_order, deletion_order
+from placement.ordering import NAMESPACE_RESOURCE, RANK
 from placement.records import (
-    NO_COVER,
     CoverKey,
     NsKey,
     PKey,
@@ -94,11 +67,6 @@ from placement.where import (
     metadata,
 )
 
-Override = tuple[PKey, Mapping[ObjectRef, list[int]]]  # a placement and the selection it had before
-
-_NO_HOLDERS: frozenset[PKey] = frozenset()
-_DESIRED_CACHE_SIZE = 64
-
 
 @dataclass
 class _Location:
@@ -106,18 +74,6 @@ class _Location:
     targets: set[str] = field(default_factory=set)
     placements: set[PKey] = field(default_factory=set)
     index_key: tuple[str, str] | None = None
-
-
-@dataclass
-class _Cover:
-    """The targets covered by exactly this set of placements, and what their common desired set needs."""
-
-    key: CoverKey
-    members: set[str] = field(default_factory=set)
-    tracked: set[str] = field(default_factory=set)  # members with a change log
-    # Per namespace, the (object, placement) selections of namespaced objects in this cover: positive
-    # exactly while some desired object needs the Namespace.
-    nscount: dict[NsKey, int] = field(default_factory=dict)
 
 
 class PlacementEngine:
@@ -141,13 +97,12 @@ class PlacementEngine:
         self._crds: dict[tuple[str, str, str], ObjectRef] = {}  # (space, group, plural) -> CRD object
         self._selectors_of: dict[ObjectRef, set[PKey]] = {}
         # Covers and outputs.
-        self._covers: dict[CoverKey, _Cover] = {}
-        self._covers_by_placement: dict[PKey, set[CoverKey]] = {}
-        self._logs = self._changes.logs
-        self._desired_cache: OrderedDict[CoverKey, list[DesiredEntry]] = OrderedDict()
+        self._desired = DesiredSets(self._placements, self._selectors_of, self._namespace_members, self._changes)
         self._dirty_placements: set[PKey] = set()
-        self._dirty_targets: set[str] = set()
-        self._dirty_covers: set[CoverKey] = set()
+        # The parts' own containers, which the tests and bench/placement_bench.py inspect.
+        self._logs = self._changes.logs
+        self._covers = self._desired.covers
+        self._desired_cache = self._desired.desired_cache
 
     # ------------------------------------------------------------------------------------------
     # Inputs: inventory
@@ -195,7 +150,7 @@ class PlacementEngine:
             return
         if target is None:
             target = self._targets[name] = TargetRecord(name, {}, uid)
-            self._join_cover(target, self._cover(NO_COVER))
+            self._desired.add_target(target)
         uid_changed = target.uid != uid
         self._index_labels(self._targets_by_label, name, target.labels, add=False)
         target.labels, target.uid = labels, uid
@@ -221,11 +176,7 @@ class PlacementEngine:
             self._locations[loc].targets.discard(name)
         target.locations = set()
         self._recover([name])
-        cover = self._covers[target.cover]
-        cover.members.discard(name)
-        cover.tracked.discard(name)
-        if not cover.members:
-            self._drop_cover(cover)
+        self._desired.remove_target(target)
         self._index_labels(self._targets_by_label, name, target.labels, add=False)
         del self._targets[name]
         self._refresh_destinations((key, loc) for loc in old_locations for key in self._locations[loc].placements)
@@ -284,7 +235,7 @@ class PlacementEngine:
         self._set_locations(p, new_locations, silent=True)
         memo: dict[tuple[CoverKey, CoverKey], bool] = {}
         for name in sorted(affected):
-            self._account(name, before[name], self._targets[name].cover, (p.key, old_selection), memo)
+            self._desired.account(name, before[name], self._targets[name].cover, (p.key, old_selection), memo)
 
     def delete_placement(self, space: str, name: str) -> None:
         key = (space, name)
@@ -297,7 +248,7 @@ class PlacementEngine:
             self._set_selection(p, ref, [])
         del self._placements[key]
         del self._space_placements[space][key]
-        self._covers_by_placement.pop(key, None)
+        self._desired.forget_placement(key)
         self._dirty_placements.add(key)
 
     def upsert_object(self, obj: WorkloadObject) -> None:
@@ -307,7 +258,7 @@ class PlacementEngine:
             return
         labels = dict(obj.labels)
         labels_changed = old is None or self._labels[ref] != labels
-        before = self._covers_holding(ref) if old is not None else set()
+        before = self._desired.covers_holding(ref) if old is not None else set()
         self._objects[ref] = obj
         self._labels[ref] = labels
         if old is None:
@@ -324,12 +275,7 @@ class PlacementEngine:
             updates += self._namespace_member_updates(ref.space, ref.name)
         self._apply_selections(updates)
         if old is not None:
-            # Targets that had and still have the object must fetch the new content.
-            for cover_key in before & self._covers_holding(ref):
-                cover = self._covers[cover_key]
-                self._cover_changed(cover)
-                if cover.tracked:
-                    self._emit(cover, "upsert", self._entry(ref, cover_key))
+            self._desired.content_changed(ref, before)
 
     def delete_object(self, ref: ObjectRef) -> None:
         old = self._objects.get(ref)
@@ -404,7 +350,7 @@ class PlacementEngine:
         t = self._targets.get(target)
         if t is None:
             return []
-        return list(self._desired_of(t.cover))
+        return list(self._desired.desired_of(t.cover))
 
     def object_destinations(self, ref: ObjectRef) -> list[str]:
         keys = set(self._selectors_of.get(ref, ()))
@@ -427,9 +373,8 @@ class PlacementEngine:
         return self._track(target).since(seq)
 
     def drain_dirty(self) -> tuple[set[tuple[str, str]], set[str]]:
-        self._flush_dirty()
-        placements, targets = self._dirty_placements, self._dirty_targets
-        self._dirty_placements, self._dirty_targets = set(), set()
+        targets = self._desired.drain_dirty_targets()
+        placements, self._dirty_placements = self._dirty_placements, set()
         return placements, targets
 
     def explain(self, space: str, spec: dict) -> Explanation:
@@ -510,7 +455,6 @@ class PlacementEngine:
         if old is not None and indexes:
             p.selected[ref] = indexes  # other tests matched; the desired sets are unchanged
             return
-        covers = self._covers_by_placement.get(p.key, ())
         ns = (ref.space, ref.namespace) if ref.namespace else None
         if indexes:
             p.selected[ref] = indexes
@@ -518,21 +462,7 @@ class PlacementEngine:
                 p.namespace_counts[ns] = p.namespace_counts.get(ns, 0) + 1
             holders = self._selectors_of.setdefault(ref, set())
             holders.add(p.key)
-            shared = len(holders) > 1
-            for cover_key in covers:
-                cover = self._covers[cover_key]
-                if shared and any(h != p.key and h in cover_key for h in holders):
-                    self._desired_cache.pop(cover_key, None)  # only the entry's placements changed
-                    if ns is not None:
-                        cover.nscount[ns] += 1
-                elif cover.tracked or ns is None:
-                    self._enters(cover, ref)
-                else:
-                    # The common case of a full load, inlined: no log to write, one more object in ns.
-                    self._dirty_covers.add(cover_key)
-                    if self._desired_cache:
-                        self._desired_cache.pop(cover_key, None)
-                    cover.nscount[ns] = cover.nscount.get(ns, 0) + 1
+            self._desired.selection_added(p.key, ref, ns, holders)
         else:
             del p.selected[ref]
             if ns is not None:
@@ -541,72 +471,10 @@ class PlacementEngine:
             holders.discard(p.key)
             if not holders:
                 del self._selectors_of[ref]
-            for cover_key in covers:
-                cover = self._covers[cover_key]
-                if holders.isdisjoint(cover_key):
-                    self._leaves(cover, ref)
-                else:
-                    self._desired_cache.pop(cover_key, None)
-                    if ns is not None:
-                        cover.nscount[ns] -= 1
-
-    def _covers_holding(self, ref: ObjectRef) -> set[CoverKey]:
-        out: set[CoverKey] = set()
-        for key in self._selectors_of.get(ref, ()):
-            out |= self._covers_by_placement.get(key, set())
-        return out
-
-    def _explicit_namespace(self, cover_key: CoverKey, ns: NsKey) -> bool:
-        holders = self._selectors_of.get(namespace_ref(ns))
-        return holders is not None and not holders.isdisjoint(cover_key)
-
-    def _enters(self, cover: _Cover, ref: ObjectRef) -> None:
-        """``ref`` became part of the cover's desired set."""
-        self._cover_changed(cover)
-        if ref.resource == NAMESPACE_RESOURCE:
-            if cover.tracked:  # new, or an implicit Namespace turning explicit: the same upsert
-                self._emit(cover, "upsert", self._entry(ref, cover.key))
-            return
-        entry = self._entry(ref, cover.key) if cover.tracked else None
-        if ref.namespace:
-            ns = (ref.space, ref.namespace)
-            count = cover.nscount.get(ns, 0) + 1
-            cover.nscount[ns] = count
-            if count == 1 and entry is not None and not self._explicit_namespace(cover.key, ns):
-                self._emit(cover, "upsert", DesiredEntry(namespace_ref(ns), "namespace", True, entry.placements))
-        if entry is not None:
-            self._emit(cover, "upsert", entry)
-
-    def _leaves(self, cover: _Cover, ref: ObjectRef) -> None:
-        """``ref`` stopped being part of the cover's desired set."""
-        self._cover_changed(cover)
-        if ref.resource == NAMESPACE_RESOURCE:
-            if cover.tracked:
-                ns = (ref.space, ref.name)
-                if cover.nscount.get(ns):
-                    self._emit(cover, "upsert", self._implicit_namespace_entry(cover.key, ns))
-                else:
-                    self._emit(cover, "delete", DesiredEntry(ref, "namespace"))
-            return
-        if cover.tracked:
-            self._emit(cover, "delete", DesiredEntry(ref, entry_kind(ref)))
-        if ref.namespace:
-            ns = (ref.space, ref.namespace)
-            if not decrement(cover.nscount, ns) and cover.tracked and not self._explicit_namespace(cover.key, ns):
-                self._emit(cover, "delete", DesiredEntry(namespace_ref(ns), "namespace", True))
-
-    def _entry(self, ref: ObjectRef, cover_key: CoverKey) -> DesiredEntry:
-        holders = self._selectors_of.get(ref, set())
-        return DesiredEntry(ref, entry_kind(ref), False, tuple(sorted(h for h in holders if h in cover_key)))
-
-    def _implicit_namespace_entry(self, cover_key: CoverKey, ns: NsKey) -> DesiredEntry:
-        holders: set[PKey] = set()
-        for member in self._namespace_members.get(ns, ()):
-            holders.update(h for h in self._selectors_of.get(member, ()) if h in cover_key)
-        return DesiredEntry(namespace_ref(ns), "namespace", True, tuple(sorted(holders)))
+            self._desired.selection_removed(p.key, ref, ns, holders)
 
     # ------------------------------------------------------------------------------------------
-    # Where: locations, targets, covers
+    # Where: locations, targets and their covering placements
 
     def _select_targets(self, spec: LocationSpec) -> set[str]:
         if spec.problem or spec.instance_selector.nothing:
@@ -726,7 +594,7 @@ class PlacementEngine:
         """Recompute the covering placements of these targets and move those whose set changed."""
         # Content changes so far are charged to the targets that were in the changed covers; a target
         # that moves is charged with its own net change only.
-        self._flush_dirty()
+        self._desired.flush_dirty()
         memo: dict[tuple[CoverKey, CoverKey], bool] | None = None if silent else {}
         for name in names:
             t = self._targets.get(name)
@@ -734,186 +602,10 @@ class PlacementEngine:
                 continue
             new = frozenset().union(*(self._locations[loc].placements for loc in t.locations))
             if new != t.cover:
-                self._move(t, new, memo)
-
-    def _move(self, t: TargetRecord, new_key: CoverKey, memo: dict[tuple[CoverKey, CoverKey], bool] | None) -> None:
-        """Move a target to another cover; ``memo`` None moves it silently (the caller accounts for it)."""
-        old = self._covers[t.cover]
-        new = self._cover(new_key)
-        old.members.discard(t.name)
-        old.tracked.discard(t.name)
-        self._join_cover(t, new)
-        if memo is not None:
-            self._account(t.name, old.key, new.key, None, memo)
-        if not old.members:
-            self._drop_cover(old)
-
-    def _join_cover(self, t: TargetRecord, cover: _Cover) -> None:
-        t.cover = cover.key
-        cover.members.add(t.name)
-        if t.name in self._logs:
-            cover.tracked.add(t.name)
-
-    def _account(self, name: str, before: CoverKey, after: CoverKey, override: Override | None,
-                 memo: dict[tuple[CoverKey, CoverKey], bool]) -> None:
-        """Log (if tracked) and mark dirty the net change of one target from ``before`` to ``after``."""
-        log = self._logs.get(name)
-        if log is not None:
-            changed = self._log_diff(log, before, after, override)
-        else:
-            changed = memo.get((before, after))
-            if changed is None:
-                added, removed = self._diff(before, after, override, first_only=True)
-                changed = memo[(before, after)] = bool(added or removed)
-        if changed:
-            self._dirty_targets.add(name)
-
-    def _holds(self, ref: ObjectRef, cover_key: CoverKey, override: Override | None) -> bool:
-        """Whether ``ref`` is in the union of ``cover_key``'s selections (one of them possibly as it was)."""
-        holders = self._selectors_of.get(ref, _NO_HOLDERS)
-        if override is None:
-            return not holders.isdisjoint(cover_key)
-        key, old_selection = override
-        if key in cover_key and ref in old_selection:
-            return True
-        return any(h != key and h in cover_key for h in holders)
-
-    def _diff(self, before: CoverKey, after: CoverKey, override: Override | None,
-              first_only: bool = False) -> tuple[set[ObjectRef], set[ObjectRef]]:
-        """Objects added to and removed from a desired set going from ``before`` (where the override
-        placement had its old selection) to ``after`` (current selections)."""
-        added: set[ObjectRef] = set()
-        removed: set[ObjectRef] = set()
-        candidates: list[tuple[Iterable[ObjectRef], bool]] = [
-            (self._placements[key].selected, True) for key in after - before]
-        for key in before - after:
-            selection = override[1] if override is not None and key == override[0] else self._placements[key].selected
-            candidates.append((selection, False))
-        if override is not None and override[0] in before and override[0] in after:
-            changed = override[1].keys() ^ self._placements[override[0]].selected.keys()
-            candidates += [(changed, True), (changed, False)]
-        for refs, adding in candidates:
-            for ref in refs:
-                if adding:
-                    if ref not in added and self._holds(ref, after, None) and not self._holds(ref, before, override):
-                        added.add(ref)
-                        if first_only:
-                            return added, removed
-                elif ref not in removed and self._holds(ref, before, override) and not self._holds(ref, after, None):
-                    removed.add(ref)
-                    if first_only:
-                        return added, removed
-        return added, removed
-
-    def _log_diff(self, log: ChangeLog, before: CoverKey, after: CoverKey, override: Override | None) -> bool:
-        """Log the difference between two desired sets for one target, in apply then deletion order."""
-        added, removed = self._diff(before, after, override)
-        upserts: list[DesiredEntry] = []
-        deletes: list[DesiredEntry] = []
-        namespaces: set[NsKey] = set()
-        for ref in added:
-            if ref.resource == NAMESPACE_RESOURCE:
-                namespaces.add((ref.space, ref.name))
-                continue
-            upserts.append(self._entry(ref, after))
-            if ref.namespace:
-                namespaces.add((ref.space, ref.namespace))
-        for ref in removed:
-            if ref.resource == NAMESPACE_RESOURCE:
-                namespaces.add((ref.space, ref.name))
-                continue
-            deletes.append(DesiredEntry(ref, entry_kind(ref)))
-            if ref.namespace:
-                namespaces.add((ref.space, ref.namespace))
-        for ns in namespaces:
-            was, now = self._namespace_state(before, ns, override), self._namespace_state(after, ns, None)
-            if now is None and was is not None:
-                deletes.append(DesiredEntry(namespace_ref(ns), "namespace", was == "implicit"))
-            elif now is not None and now != was:
-                if now == "implicit":
-                    upserts.append(self._implicit_namespace_entry(after, ns))
-                else:
-                    upserts.append(self._entry(namespace_ref(ns), after))
-        self._changes.extend(log, "upsert", apply_order(upserts))
-        self._changes.extend(log, "delete", deletion_order(deletes))
-        return bool(upserts or deletes)
-
-    def _namespace_state(self, cover_key: CoverKey, ns: NsKey,
-                         override: Override | None) -> Literal["explicit", "implicit"] | None:
-        if self._holds(namespace_ref(ns), cover_key, override):
-            return "explicit"
-        cover = self._covers.get(cover_key)
-        if override is None and cover is not None:
-            return "implicit" if cover.nscount.get(ns) else None
-        members = self._namespace_members.get(ns, ())
-        return "implicit" if any(self._holds(m, cover_key, override) for m in members) else None
-
-    def _cover(self, key: CoverKey) -> _Cover:
-        cover = self._covers.get(key)
-        if cover is None:
-            cover = self._covers[key] = _Cover(key, nscount=self._count_namespaces(key))
-            for p in key:
-                self._covers_by_placement.setdefault(p, set()).add(key)
-        return cover
-
-    def _drop_cover(self, cover: _Cover) -> None:
-        del self._covers[cover.key]
-        for p in cover.key:
-            self._covers_by_placement[p].discard(cover.key)
-        self._desired_cache.pop(cover.key, None)
-        self._dirty_covers.discard(cover.key)
-
-    def _count_namespaces(self, key: CoverKey) -> dict[NsKey, int]:
-        counts: dict[NsKey, int] = {}
-        for p in key:
-            for ns, n in self._placements[p].namespace_counts.items():
-                counts[ns] = counts.get(ns, 0) + n
-        return counts
-
-    def _flush_dirty(self) -> None:
-        for key in self._dirty_covers:
-            self._dirty_targets |= self._covers[key].members
-        self._dirty_covers.clear()
-
-    def _cover_changed(self, cover: _Cover) -> None:
-        self._dirty_covers.add(cover.key)
-        self._desired_cache.pop(cover.key, None)
+                self._desired.move(t, new, memo)
 
     # ------------------------------------------------------------------------------------------
-    # Desired sets and logs
-
-    def _desired_of(self, key: CoverKey) -> list[DesiredEntry]:
-        cached = self._desired_cache.get(key)
-        if cached is not None:
-            self._desired_cache.move_to_end(key)
-            return cached
-        holders: dict[ObjectRef, list[PKey]] = {}
-        for p in sorted(key):
-            for ref in self._placements[p].selected:
-                holders.setdefault(ref, []).append(p)
-        entries: list[DesiredEntry] = []
-        implicit: dict[NsKey, set[PKey]] = {}
-        for ref, keys in holders.items():
-            entries.append(DesiredEntry(ref, entry_kind(ref), False, tuple(keys)))
-            if ref.namespace:
-                implicit.setdefault((ref.space, ref.namespace), set()).update(keys)
-        for ns, keys in implicit.items():
-            if namespace_ref(ns) not in holders:
-                entries.append(DesiredEntry(namespace_ref(ns), "namespace", True, tuple(sorted(keys))))
-        ordered = apply_order(entries)
-        self._desired_cache[key] = ordered
-        if len(self._desired_cache) > _DESIRED_CACHE_SIZE:
-            self._desired_cache.popitem(last=False)
-        return ordered
+    # Change logs
 
     def _track(self, target: str) -> ChangeLog:
-        log = self._logs.get(target)
-        if log is None:
-            log = self._changes.start(target)
-            t = self._targets.get(target)
-            if t is not None:
-                self._covers[t.cover].tracked.add(target)
-        return log
-
-    def _emit(self, cover: _Cover, op: Literal["upsert", "delete"], entry: DesiredEntry) -> None:
-        self._changes.broadcast(cover.tracked, op, entry)
+        return self._desired.track(target, self._targets.get(target))

@@ -1,8 +1,8 @@
 """The records and keys the placement engine's parts share: one record per EdgePlacement and per SyncTarget.
 
 A :class:`PlacementRecord` holds both halves of a placement's state, where it reaches and what it
-selects, because the desired sets read both. A :class:`TargetRecord` names the cover its SyncTarget is
-in. Plain data: never does I/O.
+selects, because the desired sets (:mod:`placement.desired`) read both. A :class:`TargetRecord`
+names the cover its SyncTarget is in. Plain data: never does I/O.
 """
 
 from __future__ import annotations
