@@ -1,12 +1,12 @@
 """The placement engine: EdgePlacements, inventory and workload objects → destinations and desired sets.
 
 Owns the incremental resolution of KubeStellar PoC2023q4 placement (``edge.kubestellar.io/v2alpha1``):
-which Locations and SyncTargets each EdgePlacement reaches (the SinglePlacementSlice content), which
-workload objects it selects, what each SyncTarget must hold (:mod:`placement.desired`), and the
-per-target change log syncers resume from (:mod:`placement.changelog`). Inputs are plain objects and
-:class:`WorkloadObject` summaries, given in any order; every call updates the results at once. Never
-does I/O and never knows about SQL, HTTP or asyncio: the hub glue feeds it and reads it, and
-serialises the calls.
+which Locations and SyncTargets each EdgePlacement reaches (the SinglePlacementSlice content;
+:mod:`placement.covering`), which workload objects it selects, what each SyncTarget must hold
+(:mod:`placement.desired`), and the per-target change log syncers resume from
+(:mod:`placement.changelog`). Inputs are plain objects and :class:`WorkloadObject` summaries, given in
+any order; every call updates the results at once. Never does I/O and never knows about SQL, HTTP or
+asyncio: the hub glue feeds it and reads it, and serialises the calls.
 
 Where and what are defined in :mod:`placement.where` and :mod:`placement.selection`. A custom resource
 (an object whose group and plural a CRD object of the same space defines) never drags its CRD along:
@@ -38,10 +38,10 @@ counts as deleted, like workload objects (for which the glue calls ``delete_obje
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Mapping
 
 from placement.changelog import ChangeLog, ChangeLogs
+from placement.covering import Coverage
 from placement.desired import DesiredSets
 from placement.explain import TargetView, explain_spec
 from placement.model import Change, DesiredEntry, Destination, Explanation, ObjectRef, WorkloadObject
@@ -51,29 +51,13 @@ from placement.records import (
     NsKey,
     PKey,
     PlacementRecord,
-    TargetRecord,
     decrement,
     entry_kind,
     namespace_ref,
 )
 from placement.selection import matching_tests
 from placement.spec import compile_spec, spec_of
-from placement.where import (
-    LocationSpec,
-    compile_location,
-    exact_requirement,
-    labels_of,
-    matching_selectors,
-    metadata,
-)
-
-
-@dataclass
-class _Location:
-    spec: LocationSpec
-    targets: set[str] = field(default_factory=set)
-    placements: set[PKey] = field(default_factory=set)
-    index_key: tuple[str, str] | None = None
+from placement.where import metadata
 
 
 class PlacementEngine:
@@ -81,12 +65,6 @@ class PlacementEngine:
                  first_seq: int = 0) -> None:
         self.inventory_space = inventory_space
         self._changes = ChangeLogs(change_log_size, first_seq)
-        # Inventory, with label indexes so a Location finds its SyncTargets (and vice versa) without a scan.
-        self._locations: dict[str, _Location] = {}
-        self._locations_by_label: dict[tuple[str, str], set[str]] = {}
-        self._locations_unindexed: set[str] = set()
-        self._targets: dict[str, TargetRecord] = {}
-        self._targets_by_label: dict[tuple[str, str], set[str]] = {}
         # Placements and workload objects.
         self._placements: dict[PKey, PlacementRecord] = {}
         self._space_placements: dict[str, dict[PKey, None]] = {}
@@ -96,8 +74,11 @@ class PlacementEngine:
         self._namespace_members: dict[NsKey, set[ObjectRef]] = {}
         self._crds: dict[tuple[str, str, str], ObjectRef] = {}  # (space, group, plural) -> CRD object
         self._selectors_of: dict[ObjectRef, set[PKey]] = {}
-        # Covers and outputs.
+        # The parts.
         self._desired = DesiredSets(self._placements, self._selectors_of, self._namespace_members, self._changes)
+        self._coverage = Coverage(self._placements, self._desired)
+        # Placements whose selection, spec or missing CRDs changed, or which were created or deleted, since
+        # the last drain (the coverage reports the rest).
         self._dirty_placements: set[PKey] = set()
         # The parts' own containers, which the tests and bench/placement_bench.py inspect.
         self._logs = self._changes.logs
@@ -108,78 +89,16 @@ class PlacementEngine:
     # Inputs: inventory
 
     def upsert_location(self, obj: dict) -> None:
-        meta = metadata(obj)
-        name = str(meta.get("name") or "")
-        if meta.get("deletionTimestamp"):
-            self.delete_location(name)
-            return
-        spec = compile_location(obj)
-        loc = self._locations.get(name)
-        if loc is not None and loc.spec == spec:
-            return
-        new_placements = {key: indexes for key, p in self._placements.items()
-                          if (indexes := matching_selectors(p.spec.location_selectors, spec.labels))}
-        if loc is None or loc.spec.instance_selector != spec.instance_selector or loc.spec.problem != spec.problem:
-            new_targets = self._select_targets(spec)
-        else:
-            new_targets = set(loc.targets)
-        if loc is None:
-            loc = self._locations[name] = _Location(spec)
-        self._unindex_location(name, loc)
-        loc.spec = spec
-        self._index_location(name, loc)
-        self._rewire_location(name, loc, new_placements, new_targets)
+        self._coverage.upsert_location(obj)
 
     def delete_location(self, name: str) -> None:
-        loc = self._locations.get(name)
-        if loc is None:
-            return
-        self._rewire_location(name, loc, {}, set())
-        self._unindex_location(name, loc)
-        del self._locations[name]
+        self._coverage.delete_location(name)
 
     def upsert_sync_target(self, obj: dict) -> None:
-        meta = metadata(obj)
-        name = str(meta.get("name") or "")
-        if meta.get("deletionTimestamp"):
-            self.delete_sync_target(name)
-            return
-        labels, uid = labels_of(obj), str(meta.get("uid") or "")
-        target = self._targets.get(name)
-        if target is not None and target.labels == labels and target.uid == uid:
-            return
-        if target is None:
-            target = self._targets[name] = TargetRecord(name, {}, uid)
-            self._desired.add_target(target)
-        uid_changed = target.uid != uid
-        self._index_labels(self._targets_by_label, name, target.labels, add=False)
-        target.labels, target.uid = labels, uid
-        self._index_labels(self._targets_by_label, name, labels, add=True)
-        new_locations = {loc for loc in self._candidate_locations(labels)
-                         if self._locations[loc].spec.instance_selector.matches(labels)}
-        old_locations = target.locations
-        for loc in old_locations - new_locations:
-            self._locations[loc].targets.discard(name)
-        for loc in new_locations - old_locations:
-            self._locations[loc].targets.add(name)
-        target.locations = new_locations
-        self._recover([name])
-        touched = (old_locations ^ new_locations) | (new_locations if uid_changed else set())
-        self._refresh_destinations((key, loc) for loc in touched for key in self._locations[loc].placements)
+        self._coverage.upsert_sync_target(obj)
 
     def delete_sync_target(self, name: str) -> None:
-        target = self._targets.get(name)
-        if target is None:
-            return
-        old_locations = target.locations
-        for loc in old_locations:
-            self._locations[loc].targets.discard(name)
-        target.locations = set()
-        self._recover([name])
-        self._desired.remove_target(target)
-        self._index_labels(self._targets_by_label, name, target.labels, add=False)
-        del self._targets[name]
-        self._refresh_destinations((key, loc) for loc in old_locations for key in self._locations[loc].placements)
+        self._coverage.delete_sync_target(name)
 
     # ------------------------------------------------------------------------------------------
     # Inputs: placements and workload objects
@@ -206,8 +125,7 @@ class PlacementEngine:
         self._dirty_placements.add(key)
         new_locations = p.locations
         if where_changed:
-            new_locations = {name: indexes for name, loc in self._locations.items()
-                             if (indexes := matching_selectors(spec.location_selectors, loc.spec.labels))}
+            new_locations = self._coverage.matching_locations(spec)
         if what_changed and where_changed and p.locations:
             self._replace_placement(p, new_locations)
             return
@@ -215,7 +133,7 @@ class PlacementEngine:
         if what_changed:
             self._apply_selections([(p, ref, self._match(p, ref)) for ref in self._space_objects.get(space, ())])
         if where_changed:
-            self._set_locations(p, new_locations)
+            self._coverage.set_locations(p, new_locations)
 
     def _replace_placement(self, p: PlacementRecord, new_locations: dict[str, list[int]]) -> None:
         """Change where and what of a placement at once, logging each target's net change only.
@@ -226,16 +144,15 @@ class PlacementEngine:
         affected target is accounted from its old cover with the old selection to its new cover.
         """
         old_selection = dict(p.selected)
-        affected: set[str] = set()
-        for name in p.locations.keys() | new_locations.keys():
-            affected |= self._locations[name].targets
-        before = {name: self._targets[name].cover for name in affected}
-        self._set_locations(p, {}, silent=True)
+        affected = self._coverage.reached_targets(p.locations.keys() | new_locations.keys())
+        targets = self._coverage.targets
+        before = {name: targets[name].cover for name in affected}
+        self._coverage.set_locations(p, {}, silent=True)
         self._apply_selections([(p, ref, self._match(p, ref)) for ref in self._space_objects.get(p.key[0], ())])
-        self._set_locations(p, new_locations, silent=True)
+        self._coverage.set_locations(p, new_locations, silent=True)
         memo: dict[tuple[CoverKey, CoverKey], bool] = {}
         for name in sorted(affected):
-            self._desired.account(name, before[name], self._targets[name].cover, (p.key, old_selection), memo)
+            self._desired.account(name, before[name], targets[name].cover, (p.key, old_selection), memo)
 
     def delete_placement(self, space: str, name: str) -> None:
         key = (space, name)
@@ -243,7 +160,7 @@ class PlacementEngine:
         if p is None:
             return
         # Where first: once no target is covered by it, dropping the selection costs no per-target work.
-        self._set_locations(p, {})
+        self._coverage.set_locations(p, {})
         for ref in list(p.selected):
             self._set_selection(p, ref, [])
         del self._placements[key]
@@ -298,9 +215,9 @@ class PlacementEngine:
 
     def delete_space(self, space: str) -> None:
         if space == self.inventory_space:
-            for name in list(self._targets):
+            for name in list(self._coverage.targets):
                 self.delete_sync_target(name)
-            for name in list(self._locations):
+            for name in list(self._coverage.locations):
                 self.delete_location(name)
         for key in list(self._space_placements.get(space, ())):
             self.delete_placement(*key)
@@ -313,16 +230,11 @@ class PlacementEngine:
     # Outputs
 
     def destinations(self, space: str, placement: str) -> list[Destination]:
-        p = self._placements.get((space, placement))
-        if p is None:
-            return []
-        return sorted((Destination(loc, t, uid) for loc, pairs in p.destinations.items() for t, uid in pairs),
-                      key=lambda d: (d.location_name, d.sync_target_name))
+        return self._coverage.destinations((space, placement))
 
     def location_instances(self, name: str) -> list[str]:
         """The SyncTargets a Location's instanceSelector selects (for the Location's status)."""
-        loc = self._locations.get(name)
-        return sorted(loc.targets) if loc is not None else []
+        return self._coverage.location_instances(name)
 
     def matching_location_count(self, space: str, placement: str) -> int:
         p = self._placements.get((space, placement))
@@ -347,7 +259,7 @@ class PlacementEngine:
 
     def desired(self, target: str) -> list[DesiredEntry]:
         self._track(target)
-        t = self._targets.get(target)
+        t = self._coverage.targets.get(target)
         if t is None:
             return []
         return list(self._desired.desired_of(t.cover))
@@ -374,15 +286,18 @@ class PlacementEngine:
 
     def drain_dirty(self) -> tuple[set[tuple[str, str]], set[str]]:
         targets = self._desired.drain_dirty_targets()
-        placements, self._dirty_placements = self._dirty_placements, set()
+        placements = self._dirty_placements | self._coverage.dirty_placements
+        self._dirty_placements = set()
+        self._coverage.dirty_placements.clear()
         return placements, targets
 
     def explain(self, space: str, spec: dict) -> Explanation:
+        locations = self._coverage.locations
         return explain_spec(
             compile_spec(spec_of(spec)),
-            {name: loc.spec for name, loc in self._locations.items()},
-            lambda name: self._locations[name].targets,
-            {name: TargetView(name, t.labels, t.uid) for name, t in self._targets.items()},
+            {name: loc.spec for name, loc in locations.items()},
+            lambda name: locations[name].targets,
+            {name: TargetView(name, t.labels, t.uid) for name, t in self._coverage.targets.items()},
             [(self._objects[ref], self._labels[ref]) for ref in self._space_objects.get(space, ())],
             self._namespace_labels,
             self._crd_of,
@@ -473,139 +388,9 @@ class PlacementEngine:
                 del self._selectors_of[ref]
             self._desired.selection_removed(p.key, ref, ns, holders)
 
-    # ------------------------------------------------------------------------------------------
-    # Where: locations, targets and their covering placements
-
-    def _select_targets(self, spec: LocationSpec) -> set[str]:
-        if spec.problem or spec.instance_selector.nothing:
-            return set()
-        exact = exact_requirement(spec.instance_selector)
-        candidates: Iterable[str] = self._targets_by_label.get(exact, ()) if exact else self._targets
-        return {t for t in candidates if spec.instance_selector.matches(self._targets[t].labels)}
-
-    def _candidate_locations(self, labels: Mapping[str, str]) -> set[str]:
-        out = set(self._locations_unindexed)
-        for item in labels.items():
-            out |= self._locations_by_label.get(item, set())
-        return out
-
-    def _index_location(self, name: str, loc: _Location) -> None:
-        if loc.spec.problem or loc.spec.instance_selector.nothing:
-            loc.index_key = None
-            return  # selects nothing, so no SyncTarget needs to find it
-        loc.index_key = exact_requirement(loc.spec.instance_selector)
-        if loc.index_key is None:
-            self._locations_unindexed.add(name)
-        else:
-            self._locations_by_label.setdefault(loc.index_key, set()).add(name)
-
-    def _unindex_location(self, name: str, loc: _Location) -> None:
-        self._locations_unindexed.discard(name)
-        if loc.index_key is not None:
-            names = self._locations_by_label[loc.index_key]
-            names.discard(name)
-            if not names:
-                del self._locations_by_label[loc.index_key]
-            loc.index_key = None
-
-    @staticmethod
-    def _index_labels(index: dict[tuple[str, str], set[str]], name: str, labels: Mapping[str, str], *,
-                      add: bool) -> None:
-        for item in labels.items():
-            if add:
-                index.setdefault(item, set()).add(name)
-            else:
-                names = index[item]
-                names.discard(name)
-                if not names:
-                    del index[item]
-
-    def _rewire_location(self, name: str, loc: _Location, new_placements: dict[PKey, list[int]],
-                         new_targets: set[str]) -> None:
-        """Give a Location its new matching placements and selected targets, and propagate."""
-        old_placements, old_targets = set(loc.placements), loc.targets
-        placements_changed: set[PKey] = set()
-        for key in old_placements - new_placements.keys():
-            del self._placements[key].locations[name]
-            placements_changed.add(key)
-        for key, indexes in new_placements.items():
-            p = self._placements[key]
-            if name not in p.locations:
-                placements_changed.add(key)
-            p.locations[name] = indexes
-        loc.placements = set(new_placements)
-        for t in old_targets - new_targets:
-            self._targets[t].locations.discard(name)
-        for t in new_targets - old_targets:
-            self._targets[t].locations.add(name)
-        loc.targets = new_targets
-        self._recover((old_targets | new_targets) if placements_changed else (old_targets ^ new_targets))
-        refresh = set(placements_changed)
-        if old_targets != new_targets:
-            refresh |= old_placements | loc.placements
-        self._refresh_destinations((key, name) for key in refresh)
-
-    def _set_locations(self, p: PlacementRecord, new: dict[str, list[int]], *, silent: bool = False) -> None:
-        old = p.locations
-        changed = old.keys() ^ new.keys()
-        p.locations = new
-        for name in new.keys() - old.keys():
-            self._locations[name].placements.add(p.key)
-        for name in old.keys() - new.keys():
-            self._locations[name].placements.discard(p.key)
-        targets: set[str] = set()
-        for name in changed:
-            targets |= self._locations[name].targets
-        self._recover(targets, silent=silent)
-        self._refresh_destinations((p.key, name) for name in changed)
-
-    def _refresh_destinations(self, pairs: Iterable[tuple[PKey, str]]) -> None:
-        """Recompute the destinations of these (placement, Location) pairs; mark changed placements dirty."""
-        touched: set[PKey] = set()
-        for key, name in pairs:
-            p = self._placements.get(key)
-            if p is None:
-                continue
-            touched.add(key)
-            loc = self._locations.get(name)
-            new = frozenset((t, self._targets[t].uid) for t in loc.targets) if loc and name in p.locations else None
-            old = p.destinations.get(name)
-            if new == old or (not new and not old):
-                continue
-            self._dirty_placements.add(key)
-            for t, _ in old or ():
-                if p.target_paths[t] == 1:
-                    del p.target_paths[t]
-                else:
-                    p.target_paths[t] -= 1
-            for t, _ in new or ():
-                p.target_paths[t] = p.target_paths.get(t, 0) + 1
-            if new:
-                p.destinations[name] = new
-            else:
-                del p.destinations[name]
-        for key in touched:
-            p = self._placements[key]
-            if len(p.locations) != p.location_count:
-                p.location_count = len(p.locations)
-                self._dirty_placements.add(key)
-
-    def _recover(self, names: Iterable[str], *, silent: bool = False) -> None:
-        """Recompute the covering placements of these targets and move those whose set changed."""
-        # Content changes so far are charged to the targets that were in the changed covers; a target
-        # that moves is charged with its own net change only.
-        self._desired.flush_dirty()
-        memo: dict[tuple[CoverKey, CoverKey], bool] | None = None if silent else {}
-        for name in names:
-            t = self._targets.get(name)
-            if t is None:
-                continue
-            new = frozenset().union(*(self._locations[loc].placements for loc in t.locations))
-            if new != t.cover:
-                self._desired.move(t, new, memo)
 
     # ------------------------------------------------------------------------------------------
     # Change logs
 
     def _track(self, target: str) -> ChangeLog:
-        return self._desired.track(target, self._targets.get(target))
+        return self._desired.track(target, self._coverage.targets.get(target))
