@@ -1,17 +1,13 @@
 """The placement engine: EdgePlacements, inventory and workload objects → destinations and desired sets.
 
-Owns the incremental resolution of KubeStellar PoC2023q4 placement (``edge.kubestellar.io/v2alpha1``):
-which Locations and SyncTargets each EdgePlacement reaches (the SinglePlacementSlice content;
-:mod:`placement.covering`), which workload objects it selects, what each SyncTarget must hold
-(:mod:`placement.desired`), and the per-target change log syncers resume from
-(:mod:`placement.changelog`). Inputs are plain objects and :class:`WorkloadObject` summaries, given in
-any order; every call updates the results at once. Never does I/O and never knows about SQL, HTTP or
-asyncio: the hub glue feeds it and reads it, and serialises the calls.
-
-Where and what are defined in :mod:`placement.where` and :mod:`placement.selection`. A custom resource
-(an object whose group and plural a CRD object of the same space defines) never drags its CRD along:
-``missing_crds`` lists the CRDs of selected custom resources that the placement does not select itself
-(relying on another placement is reported too, because that placement may change independently).
+Owns the incremental resolution of KubeStellar PoC2023q4 placement (``edge.kubestellar.io/v2alpha1``)
+as one façade over its parts: which Locations and SyncTargets each EdgePlacement reaches (the
+SinglePlacementSlice content; :mod:`placement.covering`), which workload objects it selects
+(:mod:`placement.selecting`), what each SyncTarget must hold (:mod:`placement.desired`), and the
+per-target change log syncers resume from (:mod:`placement.changelog`). Inputs are plain objects and
+:class:`WorkloadObject` summaries, given in any order; every call updates the results at once. Never
+does I/O and never knows about SQL, HTTP or asyncio: the hub glue feeds it and reads it, and
+serialises the calls.
 
 **Deletion.** Whatever makes an object unneeded — the object deleted or no longer matching (its labels
 or its Namespace's labels changed), a placement deleted or edited, a SyncTarget relabelled out of its
@@ -38,24 +34,13 @@ counts as deleted, like workload objects (for which the glue calls ``delete_obje
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-
 from placement.changelog import ChangeLog, ChangeLogs
 from placement.covering import Coverage
 from placement.desired import DesiredSets
 from placement.explain import TargetView, explain_spec
 from placement.model import Change, DesiredEntry, Destination, Explanation, ObjectRef, WorkloadObject
-from placement.ordering import NAMESPACE_RESOURCE, RANK
-from placement.records import (
-    CoverKey,
-    NsKey,
-    PKey,
-    PlacementRecord,
-    decrement,
-    entry_kind,
-    namespace_ref,
-)
-from placement.selection import matching_tests
+from placement.records import CoverKey, NsKey, PKey, PlacementRecord
+from placement.selecting import Selections
 from placement.spec import compile_spec, spec_of
 from placement.where import metadata
 
@@ -64,21 +49,20 @@ class PlacementEngine:
     def __init__(self, inventory_space: str = "inventory", change_log_size: int = 10_000, *,
                  first_seq: int = 0) -> None:
         self.inventory_space = inventory_space
-        self._changes = ChangeLogs(change_log_size, first_seq)
-        # Placements and workload objects.
+        # Placements, read by every part; where they reach and what they select are kept in their records.
         self._placements: dict[PKey, PlacementRecord] = {}
         self._space_placements: dict[str, dict[PKey, None]] = {}
-        self._objects: dict[ObjectRef, WorkloadObject] = {}
-        self._labels: dict[ObjectRef, dict[str, str]] = {}
-        self._space_objects: dict[str, dict[ObjectRef, None]] = {}
-        self._namespace_members: dict[NsKey, set[ObjectRef]] = {}
-        self._crds: dict[tuple[str, str, str], ObjectRef] = {}  # (space, group, plural) -> CRD object
-        self._selectors_of: dict[ObjectRef, set[PKey]] = {}
-        # The parts.
-        self._desired = DesiredSets(self._placements, self._selectors_of, self._namespace_members, self._changes)
+        # Which placements select each object, and the objects of each namespace: written by the
+        # selection, read by the desired sets.
+        selectors_of: dict[ObjectRef, set[PKey]] = {}
+        namespace_members: dict[NsKey, set[ObjectRef]] = {}
+        self._changes = ChangeLogs(change_log_size, first_seq)
+        self._desired = DesiredSets(self._placements, selectors_of, namespace_members, self._changes)
         self._coverage = Coverage(self._placements, self._desired)
-        # Placements whose selection, spec or missing CRDs changed, or which were created or deleted, since
-        # the last drain (the coverage reports the rest).
+        self._selections = Selections(self._placements, self._space_placements, selectors_of, namespace_members,
+                                      self._desired)
+        # Placements created, deleted or given a new spec since the last drain (the parts report what
+        # they change).
         self._dirty_placements: set[PKey] = set()
         # The parts' own containers, which the tests and bench/placement_bench.py inspect.
         self._logs = self._changes.logs
@@ -131,7 +115,7 @@ class PlacementEngine:
             return
         # A new placement selects before it covers anything, which costs no per-target work.
         if what_changed:
-            self._apply_selections([(p, ref, self._match(p, ref)) for ref in self._space_objects.get(space, ())])
+            self._selections.reselect(p)
         if where_changed:
             self._coverage.set_locations(p, new_locations)
 
@@ -148,7 +132,7 @@ class PlacementEngine:
         targets = self._coverage.targets
         before = {name: targets[name].cover for name in affected}
         self._coverage.set_locations(p, {}, silent=True)
-        self._apply_selections([(p, ref, self._match(p, ref)) for ref in self._space_objects.get(p.key[0], ())])
+        self._selections.reselect(p)
         self._coverage.set_locations(p, new_locations, silent=True)
         memo: dict[tuple[CoverKey, CoverKey], bool] = {}
         for name in sorted(affected):
@@ -161,57 +145,17 @@ class PlacementEngine:
             return
         # Where first: once no target is covered by it, dropping the selection costs no per-target work.
         self._coverage.set_locations(p, {})
-        for ref in list(p.selected):
-            self._set_selection(p, ref, [])
+        self._selections.unselect_all(p)
         del self._placements[key]
         del self._space_placements[space][key]
         self._desired.forget_placement(key)
         self._dirty_placements.add(key)
 
     def upsert_object(self, obj: WorkloadObject) -> None:
-        ref = obj.ref
-        old = self._objects.get(ref)
-        if old == obj:
-            return
-        labels = dict(obj.labels)
-        labels_changed = old is None or self._labels[ref] != labels
-        before = self._desired.covers_holding(ref) if old is not None else set()
-        self._objects[ref] = obj
-        self._labels[ref] = labels
-        if old is None:
-            self._space_objects.setdefault(ref.space, {})[ref] = None
-            if ref.namespace:
-                self._namespace_members.setdefault((ref.space, ref.namespace), set()).add(ref)
-        if old is None or old.defines != obj.defines:
-            self._update_crd_index(ref, old.defines if old is not None else None, obj.defines)
-        updates = [(p, ref, self._match(p, ref))
-                   for p in map(self._placements.__getitem__, self._space_placements.get(ref.space, ()))]
-        if ref.resource == NAMESPACE_RESOURCE and labels_changed:
-            # One batch with the objects in it, so a Namespace entry turning from explicit to implicit is
-            # one upsert, never a delete followed by a re-creation.
-            updates += self._namespace_member_updates(ref.space, ref.name)
-        self._apply_selections(updates)
-        if old is not None:
-            self._desired.content_changed(ref, before)
+        self._selections.upsert_object(obj)
 
     def delete_object(self, ref: ObjectRef) -> None:
-        old = self._objects.get(ref)
-        if old is None:
-            return
-        updates = [(self._placements[key], ref, []) for key in self._selectors_of.get(ref, ())]
-        del self._objects[ref]
-        del self._labels[ref]
-        if ref.resource == NAMESPACE_RESOURCE:
-            updates += self._namespace_member_updates(ref.space, ref.name)
-        self._apply_selections(updates)
-        del self._space_objects[ref.space][ref]
-        if ref.namespace:
-            members = self._namespace_members[(ref.space, ref.namespace)]
-            members.discard(ref)
-            if not members:
-                del self._namespace_members[(ref.space, ref.namespace)]
-        if old.defines is not None:
-            self._update_crd_index(ref, old.defines, None)
+        self._selections.delete_object(ref)
 
     def delete_space(self, space: str) -> None:
         if space == self.inventory_space:
@@ -221,10 +165,11 @@ class PlacementEngine:
                 self.delete_location(name)
         for key in list(self._space_placements.get(space, ())):
             self.delete_placement(*key)
-        for ref in list(self._space_objects.get(space, ())):
+        space_objects = self._selections.space_objects
+        for ref in list(space_objects.get(space, ())):
             self.delete_object(ref)
         self._space_placements.pop(space, None)
-        self._space_objects.pop(space, None)
+        space_objects.pop(space, None)
 
     # ------------------------------------------------------------------------------------------
     # Outputs
@@ -241,16 +186,10 @@ class PlacementEngine:
         return len(p.locations) if p is not None else 0
 
     def selected_objects(self, space: str, placement: str) -> dict[ObjectRef, list[int]]:
-        p = self._placements.get((space, placement))
-        return {ref: list(indexes) for ref, indexes in sorted(p.selected.items())} if p is not None else {}
+        return self._selections.selected_objects((space, placement))
 
     def missing_crds(self, space: str, placement: str) -> list[str]:
-        p = self._placements.get((space, placement))
-        if p is None:
-            return []
-        missing = {ref.resource for ref in p.selected
-                   if (crd := self._crd_of(ref)) is not None and crd not in p.selected}
-        return sorted(missing)
+        return self._selections.missing_crds((space, placement))
 
     def problems(self, space: str, placement: str) -> list[str]:
         """What is wrong with a stored placement's spec (for its ``validation-error`` annotations)."""
@@ -265,18 +204,13 @@ class PlacementEngine:
         return list(self._desired.desired_of(t.cover))
 
     def object_destinations(self, ref: ObjectRef) -> list[str]:
-        keys = set(self._selectors_of.get(ref, ()))
-        if ref.resource == NAMESPACE_RESOURCE:
-            # A Namespace must also exist wherever an object in it goes.
-            for member in self._namespace_members.get((ref.space, ref.name), ()):
-                keys |= self._selectors_of.get(member, set())
         targets: set[str] = set()
-        for key in keys:
+        for key in self._selections.placements_needing(ref):
             targets.update(self._placements[key].target_paths)
         return sorted(targets)
 
     def wants_singleton_status(self, ref: ObjectRef) -> bool:
-        return any(self._placements[key].spec.want_singleton for key in self._selectors_of.get(ref, ()))
+        return self._selections.wants_singleton_status(ref)
 
     def current_seq(self, target: str) -> int:
         return self._track(target).last
@@ -286,111 +220,23 @@ class PlacementEngine:
 
     def drain_dirty(self) -> tuple[set[tuple[str, str]], set[str]]:
         targets = self._desired.drain_dirty_targets()
-        placements = self._dirty_placements | self._coverage.dirty_placements
+        placements = self._dirty_placements | self._coverage.dirty_placements | self._selections.dirty_placements
         self._dirty_placements = set()
         self._coverage.dirty_placements.clear()
+        self._selections.dirty_placements.clear()
         return placements, targets
 
     def explain(self, space: str, spec: dict) -> Explanation:
-        locations = self._coverage.locations
+        locations, selections = self._coverage.locations, self._selections
         return explain_spec(
             compile_spec(spec_of(spec)),
             {name: loc.spec for name, loc in locations.items()},
             lambda name: locations[name].targets,
             {name: TargetView(name, t.labels, t.uid) for name, t in self._coverage.targets.items()},
-            [(self._objects[ref], self._labels[ref]) for ref in self._space_objects.get(space, ())],
-            self._namespace_labels,
-            self._crd_of,
+            [(selections.objects[ref], selections.labels[ref]) for ref in selections.space_objects.get(space, ())],
+            selections.namespace_labels,
+            selections.crd_of,
         )
-
-    # ------------------------------------------------------------------------------------------
-    # What: selection
-
-    def _namespace_labels(self, space: str, name: str) -> Mapping[str, str] | None:
-        return self._labels.get(namespace_ref((space, name)))
-
-    def _match(self, p: PlacementRecord, ref: ObjectRef) -> list[int]:
-        return matching_tests(p.spec.tests, ref, self._labels[ref], self._namespace_labels)
-
-    def _crd_of(self, ref: ObjectRef) -> ObjectRef | None:
-        return self._crds.get((ref.space, ref.group, ref.plural)) if ref.group else None
-
-    def _update_crd_index(self, ref: ObjectRef, old: tuple[str, str] | None, new: tuple[str, str] | None) -> None:
-        changed: list[tuple[str, str]] = []
-        if old is not None and self._crds.get((ref.space, *old)) == ref:
-            del self._crds[(ref.space, *old)]
-            changed.append(old)
-        if new is not None:
-            self._crds[(ref.space, *new)] = ref
-            changed.append(new)
-        if not changed:
-            return
-        # missing_crds of placements selecting such custom resources may have changed.
-        for key in self._space_placements.get(ref.space, ()):
-            p = self._placements[key]
-            if any((r.group, r.plural) in changed for r in p.selected):
-                self._dirty_placements.add(key)
-
-    def _namespace_member_updates(self, space: str,
-                                  namespace: str) -> list[tuple[PlacementRecord, ObjectRef, list[int]]]:
-        """The selections of the objects in a Namespace whose labels changed (or which came or went)."""
-        placements = [p for key in self._space_placements.get(space, ())
-                      if (p := self._placements[key]).spec.uses_namespace_selectors]
-        return [(p, ref, self._match(p, ref))
-                for ref in self._namespace_members.get((space, namespace), ()) for p in placements]
-
-    def _apply_selections(self, updates: list[tuple[PlacementRecord, ObjectRef, list[int]]]) -> None:
-        """Apply new selections: additions in apply order, then index changes, then removals in deletion order.
-
-        Additions go first so an object moving from one placement to another in the same cover never
-        leaves it transiently, and the orders make the logged changes of one update follow
-        :mod:`placement.ordering` (a selected Namespace before the objects in it, and after them on removal).
-        """
-        adds, removes = [], []
-        for p, ref, indexes in updates:
-            old = p.selected.get(ref)
-            if old is None:
-                if indexes:
-                    adds.append((RANK[entry_kind(ref)], ref, p.key))
-            elif not indexes:
-                removes.append((RANK[entry_kind(ref)], ref, p.key))
-            elif old != indexes:
-                self._set_selection(p, ref, indexes)
-        wanted = {(ref, p.key): indexes for p, ref, indexes in updates}
-        for _, ref, key in sorted(adds):
-            self._set_selection(self._placements[key], ref, wanted[(ref, key)])
-        for _, ref, key in sorted(removes, reverse=True):
-            self._set_selection(self._placements[key], ref, [])
-
-    def _set_selection(self, p: PlacementRecord, ref: ObjectRef, indexes: list[int]) -> None:
-        old = p.selected.get(ref)
-        if old == indexes or (old is None and not indexes):
-            return
-        self._dirty_placements.add(p.key)
-        if old is not None and indexes:
-            p.selected[ref] = indexes  # other tests matched; the desired sets are unchanged
-            return
-        ns = (ref.space, ref.namespace) if ref.namespace else None
-        if indexes:
-            p.selected[ref] = indexes
-            if ns is not None:
-                p.namespace_counts[ns] = p.namespace_counts.get(ns, 0) + 1
-            holders = self._selectors_of.setdefault(ref, set())
-            holders.add(p.key)
-            self._desired.selection_added(p.key, ref, ns, holders)
-        else:
-            del p.selected[ref]
-            if ns is not None:
-                decrement(p.namespace_counts, ns)
-            holders = self._selectors_of[ref]
-            holders.discard(p.key)
-            if not holders:
-                del self._selectors_of[ref]
-            self._desired.selection_removed(p.key, ref, ns, holders)
-
-
-    # ------------------------------------------------------------------------------------------
-    # Change logs
 
     def _track(self, target: str) -> ChangeLog:
         return self._desired.track(target, self._coverage.targets.get(target))
