@@ -1,7 +1,14 @@
-"""Per-target change logs: a bounded ring of the changes of one target's desired set.
+"""Per-target change logs and the one global counter their seqs come from.
 
-Owns the retention rule and the answer to "what changed after seq N". Never decides what a change
-is (the engine does) and never does I/O.
+Owns the retention rule, the answer to "what changed after seq N" and first contact. Never decides
+what a change is (:mod:`placement.desired` does) and never does I/O.
+
+A target's log starts at its first contact (the engine's first ``desired``/``current_seq``/
+``changes_since`` call for it), which draws a fresh number from the global counter as the log's
+floor. So the initial load of a hub restart floods no log nobody reads. Seqs come from one global
+counter, so they increase per target, and one change of a cover can be one Change object shared by
+the logs of all its targets. ``first_seq`` lets the glue start the counter above every seq an earlier
+hub process handed out, so an old seq can never be mistaken for a current one.
 
 ``floor`` is the highest seq the log cannot account for: the seq current when the log started (first
 contact) or the seq of the newest change pushed out of the ring. ``since(seq)`` is complete exactly
@@ -11,8 +18,10 @@ when ``floor <= seq <= last``; otherwise the caller must resynchronise from the 
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Iterable
+from typing import Literal
 
-from placement.model import Change
+from placement.model import Change, DesiredEntry
 
 
 class ChangeLog:
@@ -44,3 +53,31 @@ class ChangeLog:
 
     def __len__(self) -> int:
         return len(self._ring)
+
+
+class ChangeLogs:
+    """The change log of every target that had first contact, and the global seq counter."""
+
+    def __init__(self, size: int, first_seq: int) -> None:
+        self.seq = first_seq
+        self.logs: dict[str, ChangeLog] = {}
+        self._size = size
+
+    def start(self, target: str) -> ChangeLog:
+        # A fresh floor above every seq handed out so far: seq 0 (never synced) always means "resync".
+        self.seq += 1
+        log = self.logs[target] = ChangeLog(self.seq, self._size)
+        return log
+
+    def extend(self, log: ChangeLog, op: Literal["upsert", "delete"], entries: Iterable[DesiredEntry]) -> None:
+        """One change per entry, in the given order, to one target's log."""
+        for entry in entries:
+            self.seq += 1
+            log.append(Change(self.seq, op, entry))
+
+    def broadcast(self, targets: Iterable[str], op: Literal["upsert", "delete"], entry: DesiredEntry) -> None:
+        """One change, shared by the logs of all these targets."""
+        self.seq += 1
+        change = Change(self.seq, op, entry)
+        for name in targets:
+            self.logs[name].append(change)

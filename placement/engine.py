@@ -1,57 +1,25 @@
 """The placement engine: EdgePlacements, inventory and workload objects → destinations and desired sets.
 
-Owns the incremental resolution of KubeStellar PoC2023q4 placement (``edge.kubestellar.io/v2alpha1``):
-which Locations and SyncTargets each EdgePlacement reaches (the SinglePlacementSlice content), which
-workload objects it selects, what each SyncTarget must hold, and the per-target change log syncers
-resume from. Inputs are plain objects and :class:`WorkloadObject` summaries, given in any order; every
-call updates the results at once. Never does I/O and never knows about SQL, HTTP or asyncio: the hub
-glue feeds it and reads it, and serialises the calls.
-
-Where and what are defined in :mod:`placement.where` and :mod:`placement.selection`; this module adds:
-
-**Desired sets.** A SyncTarget is covered by the placements that reach it through any Location. Its
-desired set is the union of what those placements select (overlapping placements are additive), plus
-one Namespace entry per (space, namespace) holding a desired namespaced object: ``implicit=True``
-("only ensure it exists") unless that Namespace object is itself selected for the target, then
-``implicit=False`` so its labels and annotations propagate. An implicit Namespace entry disappears only
-when no desired object of that space on that target is in it any more; entries are per space, so a
-syncer keeps a cluster namespace while any Namespace entry with its name remains. A custom resource
-(an object whose group and plural a CRD object of the same space defines) never drags its CRD along:
-the CRD is placed only where selected, and ``missing_crds`` lists the CRDs of selected custom
-resources that the placement does not select itself (relying on another placement is reported too,
-because that placement may change independently). Entries are ordered by :mod:`placement.ordering`.
+Owns the incremental resolution of KubeStellar PoC2023q4 placement (``edge.kubestellar.io/v2alpha1``)
+as one façade over its parts: which Locations and SyncTargets each EdgePlacement reaches (the
+SinglePlacementSlice content; :mod:`placement.covering`), which workload objects it selects
+(:mod:`placement.selecting`), what each SyncTarget must hold (:mod:`placement.desired`), and the
+per-target change log syncers resume from (:mod:`placement.changelog`). Inputs are plain objects and
+:class:`WorkloadObject` summaries, given in any order; every call updates the results at once. Never
+does I/O and never knows about SQL, HTTP or asyncio: the hub glue feeds it and reads it, and
+serialises the calls.
 
 **Deletion.** Whatever makes an object unneeded — the object deleted or no longer matching (its labels
 or its Namespace's labels changed), a placement deleted or edited, a SyncTarget relabelled out of its
 Locations or deleted, a Location relabelled or deleted — removes it from exactly the targets whose
 remaining covering placements do not select it, and from no other. Each input call logs each target's
-net change once: additions (in apply order) before removals (in deletion order), so an object moving
-between placements that both reach a target is never deleted and re-created, and a Namespace entry
-switching between explicit and implicit is one upsert. A placement edit changing both its location
-selectors and its downsync is accounted per target from its old state to its new one for that reason.
+net change once. A placement edit changing both its location selectors and its downsync is accounted
+per target from its old state to its new one for that reason.
 
-**Memory.** Nothing is materialised per (object, target) pair. The engine keeps each placement's selected
-objects, the inverse (object → selecting placements) and, per SyncTarget, its covering set. Targets
-with the same covering set share one "cover" record (their desired sets are equal by definition),
-which counts per namespace the selections of namespaced objects so implicit Namespaces are maintained
-incrementally (this grows with namespaces times covers, not objects times targets). ``desired()`` is a
-union computed on demand and kept in a small LRU cache of covers, invalidated whenever a cover's content
-changes.
-
-**Change log and first contact.** A target's log starts at its first contact: the first
-``desired``/``current_seq``/``changes_since`` call for it, which draws a fresh number from the global
-counter as the log's floor. So the initial load of a hub restart floods no log nobody reads, and a
-syncer that presents seq 0 ("never synced"), a seq below the floor (the ring moved past it) or above
-the current seq (handed out by an earlier hub process) gets ``None`` from ``changes_since``: it reloads
-``desired()`` and resumes from ``current_seq()``, read without an intervening update. From then on every
-change of the target's desired set is logged in order: an entry added, an entry changed (its
-WorkloadObject changed, e.g. a new revision, or a Namespace entry switched between implicit and
-explicit), an entry removed (the logged entry then lists no placements). Seqs come from one global
-counter, so they increase per target; one change of a cover is one Change object shared by the logs of
-all its targets. A change that only alters which placements hold an entry is not logged (the syncer's
-work does not depend on it; ``desired()`` shows it). Each log keeps the last ``change_log_size``
-changes. ``first_seq`` lets the glue start the counter above every seq an earlier hub process handed
-out, so an old seq can never be mistaken for a current one.
+**Change log and first contact.** A syncer that presents seq 0 ("never synced"), a seq below its log's
+floor (the ring moved past it) or above the current seq (handed out by an earlier hub process) gets
+``None`` from ``changes_since``: it reloads ``desired()`` and resumes from ``current_seq()``, read
+without an intervening update. Each log keeps the last ``change_log_size`` changes.
 
 **Dirty sets.** ``drain_dirty`` reports placements whose destinations (Location, SyncTarget, UID),
 matching Location count, selection (objects or the indexes of the tests they match), spec or missing
@@ -66,210 +34,55 @@ counts as deleted, like workload objects (for which the glue calls ``delete_obje
 
 from __future__ import annotations
 
-from collections import OrderedDict
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
-from typing import Literal
-
-from placement.changelog import ChangeLog
+from placement.changelog import ChangeLog, ChangeLogs
+from placement.covering import Coverage
+from placement.desired import DesiredSets
 from placement.explain import TargetView, explain_spec
-from placement.model import Change, DesiredEntry, Destination, EntryKind, Explanation, ObjectRef, WorkloadObject
-from placement.ordering import CRD_RESOURCE, NAMESPACE_RESOURCE, RANK, apply_order, deletion_order
-from placement.selection import matching_tests
-from placement.spec import PlacementSpec, compile_spec, spec_of
-from placement.where import (
-    LocationSpec,
-    compile_location,
-    exact_requirement,
-    labels_of,
-    matching_selectors,
-    metadata,
-)
-
-PKey = tuple[str, str]  # (space, EdgePlacement name)
-CoverKey = frozenset[PKey]
-NsKey = tuple[str, str]  # (space, namespace)
-Override = tuple[PKey, Mapping[ObjectRef, list[int]]]  # a placement and the selection it had before
-
-_NO_COVER: CoverKey = frozenset()
-_NO_HOLDERS: frozenset[PKey] = frozenset()
-_DESIRED_CACHE_SIZE = 64
-
-
-def _kind_of(ref: ObjectRef) -> EntryKind:
-    if ref.resource == NAMESPACE_RESOURCE:
-        return "namespace"
-    if ref.resource == CRD_RESOURCE:
-        return "crd"
-    return "object"
-
-
-def _decrement(counts: dict[NsKey, int], key: NsKey) -> int:
-    """Decrement a positive counter, dropping it at zero; returns the new value."""
-    n = counts[key] - 1
-    if n:
-        counts[key] = n
-    else:
-        del counts[key]
-    return n
-
-
-def _namespace_ref(key: NsKey) -> ObjectRef:
-    return ObjectRef(key[0], NAMESPACE_RESOURCE, "", key[1])
-
-
-@dataclass
-class _Placement:
-    key: PKey
-    spec: PlacementSpec
-    locations: dict[str, list[int]] = field(default_factory=dict)  # matched Location -> selector indexes
-    selected: dict[ObjectRef, list[int]] = field(default_factory=dict)  # object -> downsync test indexes
-    namespace_counts: dict[NsKey, int] = field(default_factory=dict)  # selected objects per namespace
-    # Destinations per matched Location: {(SyncTarget, UID)}; and how many Locations reach each target.
-    destinations: dict[str, frozenset[tuple[str, str]]] = field(default_factory=dict)
-    target_paths: dict[str, int] = field(default_factory=dict)
-    location_count: int = 0  # as last reported through drain_dirty (status.matchingLocationCount)
-
-
-@dataclass
-class _Location:
-    spec: LocationSpec
-    targets: set[str] = field(default_factory=set)
-    placements: set[PKey] = field(default_factory=set)
-    index_key: tuple[str, str] | None = None
-
-
-@dataclass
-class _Target:
-    name: str
-    labels: dict[str, str]
-    uid: str
-    locations: set[str] = field(default_factory=set)
-    cover: CoverKey = _NO_COVER
-
-
-@dataclass
-class _Cover:
-    """The targets covered by exactly this set of placements, and what their common desired set needs."""
-
-    key: CoverKey
-    members: set[str] = field(default_factory=set)
-    tracked: set[str] = field(default_factory=set)  # members with a change log
-    # Per namespace, the (object, placement) selections of namespaced objects in this cover: positive
-    # exactly while some desired object needs the Namespace.
-    nscount: dict[NsKey, int] = field(default_factory=dict)
+from placement.model import Change, DesiredEntry, Destination, Explanation, ObjectRef, WorkloadObject
+from placement.records import CoverKey, NsKey, PKey, PlacementRecord
+from placement.selecting import Selections
+from placement.spec import compile_spec, spec_of
+from placement.where import metadata
 
 
 class PlacementEngine:
     def __init__(self, inventory_space: str = "inventory", change_log_size: int = 10_000, *,
                  first_seq: int = 0) -> None:
         self.inventory_space = inventory_space
-        self._log_size = change_log_size
-        self._seq = first_seq
-        # Inventory, with label indexes so a Location finds its SyncTargets (and vice versa) without a scan.
-        self._locations: dict[str, _Location] = {}
-        self._locations_by_label: dict[tuple[str, str], set[str]] = {}
-        self._locations_unindexed: set[str] = set()
-        self._targets: dict[str, _Target] = {}
-        self._targets_by_label: dict[tuple[str, str], set[str]] = {}
-        # Placements and workload objects.
-        self._placements: dict[PKey, _Placement] = {}
+        # Placements, read by every part; where they reach and what they select are kept in their records.
+        self._placements: dict[PKey, PlacementRecord] = {}
         self._space_placements: dict[str, dict[PKey, None]] = {}
-        self._objects: dict[ObjectRef, WorkloadObject] = {}
-        self._labels: dict[ObjectRef, dict[str, str]] = {}
-        self._space_objects: dict[str, dict[ObjectRef, None]] = {}
-        self._namespace_members: dict[NsKey, set[ObjectRef]] = {}
-        self._crds: dict[tuple[str, str, str], ObjectRef] = {}  # (space, group, plural) -> CRD object
-        self._selectors_of: dict[ObjectRef, set[PKey]] = {}
-        # Covers and outputs.
-        self._covers: dict[CoverKey, _Cover] = {}
-        self._covers_by_placement: dict[PKey, set[CoverKey]] = {}
-        self._logs: dict[str, ChangeLog] = {}
-        self._desired_cache: OrderedDict[CoverKey, list[DesiredEntry]] = OrderedDict()
+        # Which placements select each object, and the objects of each namespace: written by the
+        # selection, read by the desired sets.
+        selectors_of: dict[ObjectRef, set[PKey]] = {}
+        namespace_members: dict[NsKey, set[ObjectRef]] = {}
+        self._changes = ChangeLogs(change_log_size, first_seq)
+        self._desired = DesiredSets(self._placements, selectors_of, namespace_members, self._changes)
+        self._coverage = Coverage(self._placements, self._desired)
+        self._selections = Selections(self._placements, self._space_placements, selectors_of, namespace_members,
+                                      self._desired)
+        # Placements created, deleted or given a new spec since the last drain (the parts report what
+        # they change).
         self._dirty_placements: set[PKey] = set()
-        self._dirty_targets: set[str] = set()
-        self._dirty_covers: set[CoverKey] = set()
+        # The parts' own containers, which the tests and bench/placement_bench.py inspect.
+        self._logs = self._changes.logs
+        self._covers = self._desired.covers
+        self._desired_cache = self._desired.desired_cache
 
     # ------------------------------------------------------------------------------------------
     # Inputs: inventory
 
     def upsert_location(self, obj: dict) -> None:
-        meta = metadata(obj)
-        name = str(meta.get("name") or "")
-        if meta.get("deletionTimestamp"):
-            self.delete_location(name)
-            return
-        spec = compile_location(obj)
-        loc = self._locations.get(name)
-        if loc is not None and loc.spec == spec:
-            return
-        new_placements = {key: indexes for key, p in self._placements.items()
-                          if (indexes := matching_selectors(p.spec.location_selectors, spec.labels))}
-        if loc is None or loc.spec.instance_selector != spec.instance_selector or loc.spec.problem != spec.problem:
-            new_targets = self._select_targets(spec)
-        else:
-            new_targets = set(loc.targets)
-        if loc is None:
-            loc = self._locations[name] = _Location(spec)
-        self._unindex_location(name, loc)
-        loc.spec = spec
-        self._index_location(name, loc)
-        self._rewire_location(name, loc, new_placements, new_targets)
+        self._coverage.upsert_location(obj)
 
     def delete_location(self, name: str) -> None:
-        loc = self._locations.get(name)
-        if loc is None:
-            return
-        self._rewire_location(name, loc, {}, set())
-        self._unindex_location(name, loc)
-        del self._locations[name]
+        self._coverage.delete_location(name)
 
     def upsert_sync_target(self, obj: dict) -> None:
-        meta = metadata(obj)
-        name = str(meta.get("name") or "")
-        if meta.get("deletionTimestamp"):
-            self.delete_sync_target(name)
-            return
-        labels, uid = labels_of(obj), str(meta.get("uid") or "")
-        target = self._targets.get(name)
-        if target is not None and target.labels == labels and target.uid == uid:
-            return
-        if target is None:
-            target = self._targets[name] = _Target(name, {}, uid)
-            self._join_cover(target, self._cover(_NO_COVER))
-        uid_changed = target.uid != uid
-        self._index_labels(self._targets_by_label, name, target.labels, add=False)
-        target.labels, target.uid = labels, uid
-        self._index_labels(self._targets_by_label, name, labels, add=True)
-        new_locations = {loc for loc in self._candidate_locations(labels)
-                         if self._locations[loc].spec.instance_selector.matches(labels)}
-        old_locations = target.locations
-        for loc in old_locations - new_locations:
-            self._locations[loc].targets.discard(name)
-        for loc in new_locations - old_locations:
-            self._locations[loc].targets.add(name)
-        target.locations = new_locations
-        self._recover([name])
-        touched = (old_locations ^ new_locations) | (new_locations if uid_changed else set())
-        self._refresh_destinations((key, loc) for loc in touched for key in self._locations[loc].placements)
+        self._coverage.upsert_sync_target(obj)
 
     def delete_sync_target(self, name: str) -> None:
-        target = self._targets.get(name)
-        if target is None:
-            return
-        old_locations = target.locations
-        for loc in old_locations:
-            self._locations[loc].targets.discard(name)
-        target.locations = set()
-        self._recover([name])
-        cover = self._covers[target.cover]
-        cover.members.discard(name)
-        cover.tracked.discard(name)
-        if not cover.members:
-            self._drop_cover(cover)
-        self._index_labels(self._targets_by_label, name, target.labels, add=False)
-        del self._targets[name]
-        self._refresh_destinations((key, loc) for loc in old_locations for key in self._locations[loc].placements)
+        self._coverage.delete_sync_target(name)
 
     # ------------------------------------------------------------------------------------------
     # Inputs: placements and workload objects
@@ -284,7 +97,7 @@ class PlacementEngine:
         key = (space, name)
         p = self._placements.get(key)
         if p is None:
-            p = self._placements[key] = _Placement(key, spec)
+            p = self._placements[key] = PlacementRecord(key, spec)
             self._space_placements.setdefault(space, {})[key] = None
             what_changed = where_changed = True
         else:
@@ -296,18 +109,17 @@ class PlacementEngine:
         self._dirty_placements.add(key)
         new_locations = p.locations
         if where_changed:
-            new_locations = {name: indexes for name, loc in self._locations.items()
-                             if (indexes := matching_selectors(spec.location_selectors, loc.spec.labels))}
+            new_locations = self._coverage.matching_locations(spec)
         if what_changed and where_changed and p.locations:
             self._replace_placement(p, new_locations)
             return
         # A new placement selects before it covers anything, which costs no per-target work.
         if what_changed:
-            self._apply_selections([(p, ref, self._match(p, ref)) for ref in self._space_objects.get(space, ())])
+            self._selections.reselect(p)
         if where_changed:
-            self._set_locations(p, new_locations)
+            self._coverage.set_locations(p, new_locations)
 
-    def _replace_placement(self, p: _Placement, new_locations: dict[str, list[int]]) -> None:
+    def _replace_placement(self, p: PlacementRecord, new_locations: dict[str, list[int]]) -> None:
         """Change where and what of a placement at once, logging each target's net change only.
 
         Done in sequence, targets reached before and after through different Locations would see the
@@ -316,16 +128,15 @@ class PlacementEngine:
         affected target is accounted from its old cover with the old selection to its new cover.
         """
         old_selection = dict(p.selected)
-        affected: set[str] = set()
-        for name in p.locations.keys() | new_locations.keys():
-            affected |= self._locations[name].targets
-        before = {name: self._targets[name].cover for name in affected}
-        self._set_locations(p, {}, silent=True)
-        self._apply_selections([(p, ref, self._match(p, ref)) for ref in self._space_objects.get(p.key[0], ())])
-        self._set_locations(p, new_locations, silent=True)
+        affected = self._coverage.reached_targets(p.locations.keys() | new_locations.keys())
+        targets = self._coverage.targets
+        before = {name: targets[name].cover for name in affected}
+        self._coverage.set_locations(p, {}, silent=True)
+        self._selections.reselect(p)
+        self._coverage.set_locations(p, new_locations, silent=True)
         memo: dict[tuple[CoverKey, CoverKey], bool] = {}
         for name in sorted(affected):
-            self._account(name, before[name], self._targets[name].cover, (p.key, old_selection), memo)
+            self._desired.account(name, before[name], targets[name].cover, (p.key, old_selection), memo)
 
     def delete_placement(self, space: str, name: str) -> None:
         key = (space, name)
@@ -333,107 +144,52 @@ class PlacementEngine:
         if p is None:
             return
         # Where first: once no target is covered by it, dropping the selection costs no per-target work.
-        self._set_locations(p, {})
-        for ref in list(p.selected):
-            self._set_selection(p, ref, [])
+        self._coverage.set_locations(p, {})
+        self._selections.unselect_all(p)
         del self._placements[key]
         del self._space_placements[space][key]
-        self._covers_by_placement.pop(key, None)
+        self._desired.forget_placement(key)
         self._dirty_placements.add(key)
 
     def upsert_object(self, obj: WorkloadObject) -> None:
-        ref = obj.ref
-        old = self._objects.get(ref)
-        if old == obj:
-            return
-        labels = dict(obj.labels)
-        labels_changed = old is None or self._labels[ref] != labels
-        before = self._covers_holding(ref) if old is not None else set()
-        self._objects[ref] = obj
-        self._labels[ref] = labels
-        if old is None:
-            self._space_objects.setdefault(ref.space, {})[ref] = None
-            if ref.namespace:
-                self._namespace_members.setdefault((ref.space, ref.namespace), set()).add(ref)
-        if old is None or old.defines != obj.defines:
-            self._update_crd_index(ref, old.defines if old is not None else None, obj.defines)
-        updates = [(p, ref, self._match(p, ref))
-                   for p in map(self._placements.__getitem__, self._space_placements.get(ref.space, ()))]
-        if ref.resource == NAMESPACE_RESOURCE and labels_changed:
-            # One batch with the objects in it, so a Namespace entry turning from explicit to implicit is
-            # one upsert, never a delete followed by a re-creation.
-            updates += self._namespace_member_updates(ref.space, ref.name)
-        self._apply_selections(updates)
-        if old is not None:
-            # Targets that had and still have the object must fetch the new content.
-            for cover_key in before & self._covers_holding(ref):
-                cover = self._covers[cover_key]
-                self._cover_changed(cover)
-                if cover.tracked:
-                    self._emit(cover, "upsert", self._entry(ref, cover_key))
+        self._selections.upsert_object(obj)
 
     def delete_object(self, ref: ObjectRef) -> None:
-        old = self._objects.get(ref)
-        if old is None:
-            return
-        updates = [(self._placements[key], ref, []) for key in self._selectors_of.get(ref, ())]
-        del self._objects[ref]
-        del self._labels[ref]
-        if ref.resource == NAMESPACE_RESOURCE:
-            updates += self._namespace_member_updates(ref.space, ref.name)
-        self._apply_selections(updates)
-        del self._space_objects[ref.space][ref]
-        if ref.namespace:
-            members = self._namespace_members[(ref.space, ref.namespace)]
-            members.discard(ref)
-            if not members:
-                del self._namespace_members[(ref.space, ref.namespace)]
-        if old.defines is not None:
-            self._update_crd_index(ref, old.defines, None)
+        self._selections.delete_object(ref)
 
     def delete_space(self, space: str) -> None:
         if space == self.inventory_space:
-            for name in list(self._targets):
+            for name in list(self._coverage.targets):
                 self.delete_sync_target(name)
-            for name in list(self._locations):
+            for name in list(self._coverage.locations):
                 self.delete_location(name)
         for key in list(self._space_placements.get(space, ())):
             self.delete_placement(*key)
-        for ref in list(self._space_objects.get(space, ())):
+        space_objects = self._selections.space_objects
+        for ref in list(space_objects.get(space, ())):
             self.delete_object(ref)
         self._space_placements.pop(space, None)
-        self._space_objects.pop(space, None)
+        space_objects.pop(space, None)
 
     # ------------------------------------------------------------------------------------------
     # Outputs
 
     def destinations(self, space: str, placement: str) -> list[Destination]:
-        p = self._placements.get((space, placement))
-        if p is None:
-            return []
-        return sorted((Destination(loc, t, uid) for loc, pairs in p.destinations.items() for t, uid in pairs),
-                      key=lambda d: (d.location_name, d.sync_target_name))
+        return self._coverage.destinations((space, placement))
 
     def location_instances(self, name: str) -> list[str]:
         """The SyncTargets a Location's instanceSelector selects (for the Location's status)."""
-        loc = self._locations.get(name)
-        return sorted(loc.targets) if loc is not None else []
+        return self._coverage.location_instances(name)
 
     def matching_location_count(self, space: str, placement: str) -> int:
         p = self._placements.get((space, placement))
         return len(p.locations) if p is not None else 0
 
     def selected_objects(self, space: str, placement: str) -> dict[ObjectRef, list[int]]:
-        p = self._placements.get((space, placement))
-        return {ref: list(indexes) for ref, indexes in sorted(p.selected.items())} if p is not None else {}
+        return self._selections.selected_objects((space, placement))
 
     def missing_crds(self, space: str, placement: str) -> list[str]:
-        p = self._placements.get((space, placement))
-        if p is None:
-            return []
-        missing = {ref.resource for ref in p.selected
-                   if (crd := self._crd_of(ref)) is not None and crd not in p.selected}
-        return sorted(missing)
+        return self._selections.missing_crds((space, placement))
 
     def problems(self, space: str, placement: str) -> list[str]:
         """What is wrong with a stored placement's spec (for its ``validation-error`` annotations)."""
@@ -442,24 +198,19 @@ class PlacementEngine:
 
     def desired(self, target: str) -> list[DesiredEntry]:
         self._track(target)
-        t = self._targets.get(target)
+        t = self._coverage.targets.get(target)
         if t is None:
             return []
-        return list(self._desired_of(t.cover))
+        return list(self._desired.desired_of(t.cover))
 
     def object_destinations(self, ref: ObjectRef) -> list[str]:
-        keys = set(self._selectors_of.get(ref, ()))
-        if ref.resource == NAMESPACE_RESOURCE:
-            # A Namespace must also exist wherever an object in it goes.
-            for member in self._namespace_members.get((ref.space, ref.name), ()):
-                keys |= self._selectors_of.get(member, set())
         targets: set[str] = set()
-        for key in keys:
+        for key in self._selections.placements_needing(ref):
             targets.update(self._placements[key].target_paths)
         return sorted(targets)
 
     def wants_singleton_status(self, ref: ObjectRef) -> bool:
-        return any(self._placements[key].spec.want_singleton for key in self._selectors_of.get(ref, ()))
+        return self._selections.wants_singleton_status(ref)
 
     def current_seq(self, target: str) -> int:
         return self._track(target).last
@@ -468,501 +219,24 @@ class PlacementEngine:
         return self._track(target).since(seq)
 
     def drain_dirty(self) -> tuple[set[tuple[str, str]], set[str]]:
-        self._flush_dirty()
-        placements, targets = self._dirty_placements, self._dirty_targets
-        self._dirty_placements, self._dirty_targets = set(), set()
+        targets = self._desired.drain_dirty_targets()
+        placements = self._dirty_placements | self._coverage.dirty_placements | self._selections.dirty_placements
+        self._dirty_placements = set()
+        self._coverage.dirty_placements.clear()
+        self._selections.dirty_placements.clear()
         return placements, targets
 
     def explain(self, space: str, spec: dict) -> Explanation:
+        locations, selections = self._coverage.locations, self._selections
         return explain_spec(
             compile_spec(spec_of(spec)),
-            {name: loc.spec for name, loc in self._locations.items()},
-            lambda name: self._locations[name].targets,
-            {name: TargetView(name, t.labels, t.uid) for name, t in self._targets.items()},
-            [(self._objects[ref], self._labels[ref]) for ref in self._space_objects.get(space, ())],
-            self._namespace_labels,
-            self._crd_of,
+            {name: loc.spec for name, loc in locations.items()},
+            lambda name: locations[name].targets,
+            {name: TargetView(name, t.labels, t.uid) for name, t in self._coverage.targets.items()},
+            [(selections.objects[ref], selections.labels[ref]) for ref in selections.space_objects.get(space, ())],
+            selections.namespace_labels,
+            selections.crd_of,
         )
 
-    # ------------------------------------------------------------------------------------------
-    # What: selection
-
-    def _namespace_labels(self, space: str, name: str) -> Mapping[str, str] | None:
-        return self._labels.get(_namespace_ref((space, name)))
-
-    def _match(self, p: _Placement, ref: ObjectRef) -> list[int]:
-        return matching_tests(p.spec.tests, ref, self._labels[ref], self._namespace_labels)
-
-    def _crd_of(self, ref: ObjectRef) -> ObjectRef | None:
-        return self._crds.get((ref.space, ref.group, ref.plural)) if ref.group else None
-
-    def _update_crd_index(self, ref: ObjectRef, old: tuple[str, str] | None, new: tuple[str, str] | None) -> None:
-        changed: list[tuple[str, str]] = []
-        if old is not None and self._crds.get((ref.space, *old)) == ref:
-            del self._crds[(ref.space, *old)]
-            changed.append(old)
-        if new is not None:
-            self._crds[(ref.space, *new)] = ref
-            changed.append(new)
-        if not changed:
-            return
-        # missing_crds of placements selecting such custom resources may have changed.
-        for key in self._space_placements.get(ref.space, ()):
-            p = self._placements[key]
-            if any((r.group, r.plural) in changed for r in p.selected):
-                self._dirty_placements.add(key)
-
-    def _namespace_member_updates(self, space: str, namespace: str) -> list[tuple[_Placement, ObjectRef, list[int]]]:
-        """The selections of the objects in a Namespace whose labels changed (or which came or went)."""
-        placements = [p for key in self._space_placements.get(space, ())
-                      if (p := self._placements[key]).spec.uses_namespace_selectors]
-        return [(p, ref, self._match(p, ref))
-                for ref in self._namespace_members.get((space, namespace), ()) for p in placements]
-
-    def _apply_selections(self, updates: list[tuple[_Placement, ObjectRef, list[int]]]) -> None:
-        """Apply new selections: additions in apply order, then index changes, then removals in deletion order.
-
-        Additions go first so an object moving from one placement to another in the same cover never
-        leaves it transiently, and the orders make the logged changes of one update follow
-        :mod:`placement.ordering` (a selected Namespace before the objects in it, and after them on removal).
-        """
-        adds, removes = [], []
-        for p, ref, indexes in updates:
-            old = p.selected.get(ref)
-            if old is None:
-                if indexes:
-                    adds.append((RANK[_kind_of(ref)], ref, p.key))
-            elif not indexes:
-                removes.append((RANK[_kind_of(ref)], ref, p.key))
-            elif old != indexes:
-                self._set_selection(p, ref, indexes)
-        wanted = {(ref, p.key): indexes for p, ref, indexes in updates}
-        for _, ref, key in sorted(adds):
-            self._set_selection(self._placements[key], ref, wanted[(ref, key)])
-        for _, ref, key in sorted(removes, reverse=True):
-            self._set_selection(self._placements[key], ref, [])
-
-    def _set_selection(self, p: _Placement, ref: ObjectRef, indexes: list[int]) -> None:
-        old = p.selected.get(ref)
-        if old == indexes or (old is None and not indexes):
-            return
-        self._dirty_placements.add(p.key)
-        if old is not None and indexes:
-            p.selected[ref] = indexes  # other tests matched; the desired sets are unchanged
-            return
-        covers = self._covers_by_placement.get(p.key, ())
-        ns = (ref.space, ref.namespace) if ref.namespace else None
-        if indexes:
-            p.selected[ref] = indexes
-            if ns is not None:
-                p.namespace_counts[ns] = p.namespace_counts.get(ns, 0) + 1
-            holders = self._selectors_of.setdefault(ref, set())
-            holders.add(p.key)
-            shared = len(holders) > 1
-            for cover_key in covers:
-                cover = self._covers[cover_key]
-                if shared and any(h != p.key and h in cover_key for h in holders):
-                    self._desired_cache.pop(cover_key, None)  # only the entry's placements changed
-                    if ns is not None:
-                        cover.nscount[ns] += 1
-                elif cover.tracked or ns is None:
-                    self._enters(cover, ref)
-                else:
-                    # The common case of a full load, inlined: no log to write, one more object in ns.
-                    self._dirty_covers.add(cover_key)
-                    if self._desired_cache:
-                        self._desired_cache.pop(cover_key, None)
-                    cover.nscount[ns] = cover.nscount.get(ns, 0) + 1
-        else:
-            del p.selected[ref]
-            if ns is not None:
-                _decrement(p.namespace_counts, ns)
-            holders = self._selectors_of[ref]
-            holders.discard(p.key)
-            if not holders:
-                del self._selectors_of[ref]
-            for cover_key in covers:
-                cover = self._covers[cover_key]
-                if holders.isdisjoint(cover_key):
-                    self._leaves(cover, ref)
-                else:
-                    self._desired_cache.pop(cover_key, None)
-                    if ns is not None:
-                        cover.nscount[ns] -= 1
-
-    def _covers_holding(self, ref: ObjectRef) -> set[CoverKey]:
-        out: set[CoverKey] = set()
-        for key in self._selectors_of.get(ref, ()):
-            out |= self._covers_by_placement.get(key, set())
-        return out
-
-    def _explicit_namespace(self, cover_key: CoverKey, ns: NsKey) -> bool:
-        holders = self._selectors_of.get(_namespace_ref(ns))
-        return holders is not None and not holders.isdisjoint(cover_key)
-
-    def _enters(self, cover: _Cover, ref: ObjectRef) -> None:
-        """``ref`` became part of the cover's desired set."""
-        self._cover_changed(cover)
-        if ref.resource == NAMESPACE_RESOURCE:
-            if cover.tracked:  # new, or an implicit Namespace turning explicit: the same upsert
-                self._emit(cover, "upsert", self._entry(ref, cover.key))
-            return
-        entry = self._entry(ref, cover.key) if cover.tracked else None
-        if ref.namespace:
-            ns = (ref.space, ref.namespace)
-            count = cover.nscount.get(ns, 0) + 1
-            cover.nscount[ns] = count
-            if count == 1 and entry is not None and not self._explicit_namespace(cover.key, ns):
-                self._emit(cover, "upsert", DesiredEntry(_namespace_ref(ns), "namespace", True, entry.placements))
-        if entry is not None:
-            self._emit(cover, "upsert", entry)
-
-    def _leaves(self, cover: _Cover, ref: ObjectRef) -> None:
-        """``ref`` stopped being part of the cover's desired set."""
-        self._cover_changed(cover)
-        if ref.resource == NAMESPACE_RESOURCE:
-            if cover.tracked:
-                ns = (ref.space, ref.name)
-                if cover.nscount.get(ns):
-                    self._emit(cover, "upsert", self._implicit_namespace_entry(cover.key, ns))
-                else:
-                    self._emit(cover, "delete", DesiredEntry(ref, "namespace"))
-            return
-        if cover.tracked:
-            self._emit(cover, "delete", DesiredEntry(ref, _kind_of(ref)))
-        if ref.namespace:
-            ns = (ref.space, ref.namespace)
-            if not _decrement(cover.nscount, ns) and cover.tracked and not self._explicit_namespace(cover.key, ns):
-                self._emit(cover, "delete", DesiredEntry(_namespace_ref(ns), "namespace", True))
-
-    def _entry(self, ref: ObjectRef, cover_key: CoverKey) -> DesiredEntry:
-        holders = self._selectors_of.get(ref, set())
-        return DesiredEntry(ref, _kind_of(ref), False, tuple(sorted(h for h in holders if h in cover_key)))
-
-    def _implicit_namespace_entry(self, cover_key: CoverKey, ns: NsKey) -> DesiredEntry:
-        holders: set[PKey] = set()
-        for member in self._namespace_members.get(ns, ()):
-            holders.update(h for h in self._selectors_of.get(member, ()) if h in cover_key)
-        return DesiredEntry(_namespace_ref(ns), "namespace", True, tuple(sorted(holders)))
-
-    # ------------------------------------------------------------------------------------------
-    # Where: locations, targets, covers
-
-    def _select_targets(self, spec: LocationSpec) -> set[str]:
-        if spec.problem or spec.instance_selector.nothing:
-            return set()
-        exact = exact_requirement(spec.instance_selector)
-        candidates: Iterable[str] = self._targets_by_label.get(exact, ()) if exact else self._targets
-        return {t for t in candidates if spec.instance_selector.matches(self._targets[t].labels)}
-
-    def _candidate_locations(self, labels: Mapping[str, str]) -> set[str]:
-        out = set(self._locations_unindexed)
-        for item in labels.items():
-            out |= self._locations_by_label.get(item, set())
-        return out
-
-    def _index_location(self, name: str, loc: _Location) -> None:
-        if loc.spec.problem or loc.spec.instance_selector.nothing:
-            loc.index_key = None
-            return  # selects nothing, so no SyncTarget needs to find it
-        loc.index_key = exact_requirement(loc.spec.instance_selector)
-        if loc.index_key is None:
-            self._locations_unindexed.add(name)
-        else:
-            self._locations_by_label.setdefault(loc.index_key, set()).add(name)
-
-    def _unindex_location(self, name: str, loc: _Location) -> None:
-        self._locations_unindexed.discard(name)
-        if loc.index_key is not None:
-            names = self._locations_by_label[loc.index_key]
-            names.discard(name)
-            if not names:
-                del self._locations_by_label[loc.index_key]
-            loc.index_key = None
-
-    @staticmethod
-    def _index_labels(index: dict[tuple[str, str], set[str]], name: str, labels: Mapping[str, str], *,
-                      add: bool) -> None:
-        for item in labels.items():
-            if add:
-                index.setdefault(item, set()).add(name)
-            else:
-                names = index[item]
-                names.discard(name)
-                if not names:
-                    del index[item]
-
-    def _rewire_location(self, name: str, loc: _Location, new_placements: dict[PKey, list[int]],
-                         new_targets: set[str]) -> None:
-        """Give a Location its new matching placements and selected targets, and propagate."""
-        old_placements, old_targets = set(loc.placements), loc.targets
-        placements_changed: set[PKey] = set()
-        for key in old_placements - new_placements.keys():
-            del self._placements[key].locations[name]
-            placements_changed.add(key)
-        for key, indexes in new_placements.items():
-            p = self._placements[key]
-            if name not in p.locations:
-                placements_changed.add(key)
-            p.locations[name] = indexes
-        loc.placements = set(new_placements)
-        for t in old_targets - new_targets:
-            self._targets[t].locations.discard(name)
-        for t in new_targets - old_targets:
-            self._targets[t].locations.add(name)
-        loc.targets = new_targets
-        self._recover((old_targets | new_targets) if placements_changed else (old_targets ^ new_targets))
-        refresh = set(placements_changed)
-        if old_targets != new_targets:
-            refresh |= old_placements | loc.placements
-        self._refresh_destinations((key, name) for key in refresh)
-
-    def _set_locations(self, p: _Placement, new: dict[str, list[int]], *, silent: bool = False) -> None:
-        old = p.locations
-        changed = old.keys() ^ new.keys()
-        p.locations = new
-        for name in new.keys() - old.keys():
-            self._locations[name].placements.add(p.key)
-        for name in old.keys() - new.keys():
-            self._locations[name].placements.discard(p.key)
-        targets: set[str] = set()
-        for name in changed:
-            targets |= self._locations[name].targets
-        self._recover(targets, silent=silent)
-        self._refresh_destinations((p.key, name) for name in changed)
-
-    def _refresh_destinations(self, pairs: Iterable[tuple[PKey, str]]) -> None:
-        """Recompute the destinations of these (placement, Location) pairs; mark changed placements dirty."""
-        touched: set[PKey] = set()
-        for key, name in pairs:
-            p = self._placements.get(key)
-            if p is None:
-                continue
-            touched.add(key)
-            loc = self._locations.get(name)
-            new = frozenset((t, self._targets[t].uid) for t in loc.targets) if loc and name in p.locations else None
-            old = p.destinations.get(name)
-            if new == old or (not new and not old):
-                continue
-            self._dirty_placements.add(key)
-            for t, _ in old or ():
-                if p.target_paths[t] == 1:
-                    del p.target_paths[t]
-                else:
-                    p.target_paths[t] -= 1
-            for t, _ in new or ():
-                p.target_paths[t] = p.target_paths.get(t, 0) + 1
-            if new:
-                p.destinations[name] = new
-            else:
-                del p.destinations[name]
-        for key in touched:
-            p = self._placements[key]
-            if len(p.locations) != p.location_count:
-                p.location_count = len(p.locations)
-                self._dirty_placements.add(key)
-
-    def _recover(self, names: Iterable[str], *, silent: bool = False) -> None:
-        """Recompute the covering placements of these targets and move those whose set changed."""
-        # Content changes so far are charged to the targets that were in the changed covers; a target
-        # that moves is charged with its own net change only.
-        self._flush_dirty()
-        memo: dict[tuple[CoverKey, CoverKey], bool] | None = None if silent else {}
-        for name in names:
-            t = self._targets.get(name)
-            if t is None:
-                continue
-            new = frozenset().union(*(self._locations[loc].placements for loc in t.locations))
-            if new != t.cover:
-                self._move(t, new, memo)
-
-    def _move(self, t: _Target, new_key: CoverKey, memo: dict[tuple[CoverKey, CoverKey], bool] | None) -> None:
-        """Move a target to another cover; ``memo`` None moves it silently (the caller accounts for it)."""
-        old = self._covers[t.cover]
-        new = self._cover(new_key)
-        old.members.discard(t.name)
-        old.tracked.discard(t.name)
-        self._join_cover(t, new)
-        if memo is not None:
-            self._account(t.name, old.key, new.key, None, memo)
-        if not old.members:
-            self._drop_cover(old)
-
-    def _join_cover(self, t: _Target, cover: _Cover) -> None:
-        t.cover = cover.key
-        cover.members.add(t.name)
-        if t.name in self._logs:
-            cover.tracked.add(t.name)
-
-    def _account(self, name: str, before: CoverKey, after: CoverKey, override: Override | None,
-                 memo: dict[tuple[CoverKey, CoverKey], bool]) -> None:
-        """Log (if tracked) and mark dirty the net change of one target from ``before`` to ``after``."""
-        log = self._logs.get(name)
-        if log is not None:
-            changed = self._log_diff(log, before, after, override)
-        else:
-            changed = memo.get((before, after))
-            if changed is None:
-                added, removed = self._diff(before, after, override, first_only=True)
-                changed = memo[(before, after)] = bool(added or removed)
-        if changed:
-            self._dirty_targets.add(name)
-
-    def _holds(self, ref: ObjectRef, cover_key: CoverKey, override: Override | None) -> bool:
-        """Whether ``ref`` is in the union of ``cover_key``'s selections (one of them possibly as it was)."""
-        holders = self._selectors_of.get(ref, _NO_HOLDERS)
-        if override is None:
-            return not holders.isdisjoint(cover_key)
-        key, old_selection = override
-        if key in cover_key and ref in old_selection:
-            return True
-        return any(h != key and h in cover_key for h in holders)
-
-    def _diff(self, before: CoverKey, after: CoverKey, override: Override | None,
-              first_only: bool = False) -> tuple[set[ObjectRef], set[ObjectRef]]:
-        """Objects added to and removed from a desired set going from ``before`` (where the override
-        placement had its old selection) to ``after`` (current selections)."""
-        added: set[ObjectRef] = set()
-        removed: set[ObjectRef] = set()
-        candidates: list[tuple[Iterable[ObjectRef], bool]] = [
-            (self._placements[key].selected, True) for key in after - before]
-        for key in before - after:
-            selection = override[1] if override is not None and key == override[0] else self._placements[key].selected
-            candidates.append((selection, False))
-        if override is not None and override[0] in before and override[0] in after:
-            changed = override[1].keys() ^ self._placements[override[0]].selected.keys()
-            candidates += [(changed, True), (changed, False)]
-        for refs, adding in candidates:
-            for ref in refs:
-                if adding:
-                    if ref not in added and self._holds(ref, after, None) and not self._holds(ref, before, override):
-                        added.add(ref)
-                        if first_only:
-                            return added, removed
-                elif ref not in removed and self._holds(ref, before, override) and not self._holds(ref, after, None):
-                    removed.add(ref)
-                    if first_only:
-                        return added, removed
-        return added, removed
-
-    def _log_diff(self, log: ChangeLog, before: CoverKey, after: CoverKey, override: Override | None) -> bool:
-        """Log the difference between two desired sets for one target, in apply then deletion order."""
-        added, removed = self._diff(before, after, override)
-        upserts: list[DesiredEntry] = []
-        deletes: list[DesiredEntry] = []
-        namespaces: set[NsKey] = set()
-        for ref in added:
-            if ref.resource == NAMESPACE_RESOURCE:
-                namespaces.add((ref.space, ref.name))
-                continue
-            upserts.append(self._entry(ref, after))
-            if ref.namespace:
-                namespaces.add((ref.space, ref.namespace))
-        for ref in removed:
-            if ref.resource == NAMESPACE_RESOURCE:
-                namespaces.add((ref.space, ref.name))
-                continue
-            deletes.append(DesiredEntry(ref, _kind_of(ref)))
-            if ref.namespace:
-                namespaces.add((ref.space, ref.namespace))
-        for ns in namespaces:
-            was, now = self._namespace_state(before, ns, override), self._namespace_state(after, ns, None)
-            if now is None and was is not None:
-                deletes.append(DesiredEntry(_namespace_ref(ns), "namespace", was == "implicit"))
-            elif now is not None and now != was:
-                if now == "implicit":
-                    upserts.append(self._implicit_namespace_entry(after, ns))
-                else:
-                    upserts.append(self._entry(_namespace_ref(ns), after))
-        for entry in apply_order(upserts):
-            self._seq += 1
-            log.append(Change(self._seq, "upsert", entry))
-        for entry in deletion_order(deletes):
-            self._seq += 1
-            log.append(Change(self._seq, "delete", entry))
-        return bool(upserts or deletes)
-
-    def _namespace_state(self, cover_key: CoverKey, ns: NsKey,
-                         override: Override | None) -> Literal["explicit", "implicit"] | None:
-        if self._holds(_namespace_ref(ns), cover_key, override):
-            return "explicit"
-        cover = self._covers.get(cover_key)
-        if override is None and cover is not None:
-            return "implicit" if cover.nscount.get(ns) else None
-        members = self._namespace_members.get(ns, ())
-        return "implicit" if any(self._holds(m, cover_key, override) for m in members) else None
-
-    def _cover(self, key: CoverKey) -> _Cover:
-        cover = self._covers.get(key)
-        if cover is None:
-            cover = self._covers[key] = _Cover(key, nscount=self._count_namespaces(key))
-            for p in key:
-                self._covers_by_placement.setdefault(p, set()).add(key)
-        return cover
-
-    def _drop_cover(self, cover: _Cover) -> None:
-        del self._covers[cover.key]
-        for p in cover.key:
-            self._covers_by_placement[p].discard(cover.key)
-        self._desired_cache.pop(cover.key, None)
-        self._dirty_covers.discard(cover.key)
-
-    def _count_namespaces(self, key: CoverKey) -> dict[NsKey, int]:
-        counts: dict[NsKey, int] = {}
-        for p in key:
-            for ns, n in self._placements[p].namespace_counts.items():
-                counts[ns] = counts.get(ns, 0) + n
-        return counts
-
-    def _flush_dirty(self) -> None:
-        for key in self._dirty_covers:
-            self._dirty_targets |= self._covers[key].members
-        self._dirty_covers.clear()
-
-    def _cover_changed(self, cover: _Cover) -> None:
-        self._dirty_covers.add(cover.key)
-        self._desired_cache.pop(cover.key, None)
-
-    # ------------------------------------------------------------------------------------------
-    # Desired sets and logs
-
-    def _desired_of(self, key: CoverKey) -> list[DesiredEntry]:
-        cached = self._desired_cache.get(key)
-        if cached is not None:
-            self._desired_cache.move_to_end(key)
-            return cached
-        holders: dict[ObjectRef, list[PKey]] = {}
-        for p in sorted(key):
-            for ref in self._placements[p].selected:
-                holders.setdefault(ref, []).append(p)
-        entries: list[DesiredEntry] = []
-        implicit: dict[NsKey, set[PKey]] = {}
-        for ref, keys in holders.items():
-            entries.append(DesiredEntry(ref, _kind_of(ref), False, tuple(keys)))
-            if ref.namespace:
-                implicit.setdefault((ref.space, ref.namespace), set()).update(keys)
-        for ns, keys in implicit.items():
-            if _namespace_ref(ns) not in holders:
-                entries.append(DesiredEntry(_namespace_ref(ns), "namespace", True, tuple(sorted(keys))))
-        ordered = apply_order(entries)
-        self._desired_cache[key] = ordered
-        if len(self._desired_cache) > _DESIRED_CACHE_SIZE:
-            self._desired_cache.popitem(last=False)
-        return ordered
-
     def _track(self, target: str) -> ChangeLog:
-        log = self._logs.get(target)
-        if log is None:
-            # A fresh floor above every seq handed out so far: seq 0 (never synced) always means "resync".
-            self._seq += 1
-            log = self._logs[target] = ChangeLog(self._seq, self._log_size)
-            t = self._targets.get(target)
-            if t is not None:
-                self._covers[t.cover].tracked.add(target)
-        return log
-
-    def _emit(self, cover: _Cover, op: Literal["upsert", "delete"], entry: DesiredEntry) -> None:
-        self._seq += 1
-        change = Change(self._seq, op, entry)
-        for name in cover.tracked:
-            self._logs[name].append(change)
+        return self._desired.track(target, self._coverage.targets.get(target))

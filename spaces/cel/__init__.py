@@ -15,11 +15,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from spaces.cel import k8s as _k8s  # noqa: F401  (registers the Kubernetes libraries)
-from spaces.cel import stdlib as _stdlib
+from spaces.cel import stdlib as _stdlib  # noqa: F401  (registers the standard library)
 from spaces.cel.checker import Checker, CheckError
 from spaces.cel.cost import Estimator
 from spaces.cel.interp import Program, compile_node, plain
 from spaces.cel.parser import Call, CelSyntaxError, Lit, Node, format_issue, parse
+from spaces.cel.stdlib.regex import check_regex
 from spaces.cel.types import DYN, HINTS, CelType, CostExceeded, EvalError, Meter, Optional
 
 # kube's PerCallLimit; one unit here is one evaluation step, as in cel-go's runtime cost.
@@ -109,7 +110,7 @@ def _check_constant_regexes(node: Node) -> None:
         if isinstance(call, Call) and call.function in ("matches", "find", "findAll"):
             pattern = call.args[0] if call.target is not None else call.args[-1] if call.args else None
             if isinstance(pattern, Lit) and isinstance(pattern.value, str):
-                problem = _stdlib.check_regex(pattern.value)
+                problem = check_regex(pattern.value)
                 if problem:
                     raise CelCompileError(f"program instantiation failed: {problem}")
 

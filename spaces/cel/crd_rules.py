@@ -30,7 +30,7 @@ from spaces.cel import (
 )
 from spaces.cel.checker import escape_field
 from spaces.cel.cost import MAX_REQUEST_BYTES, Estimator
-from spaces.cel.stdlib import parse_duration, parse_timestamp
+from spaces.cel.stdlib.timestamps import parse_duration, parse_timestamp
 from spaces.cel.types import (
     BOOL,
     DOUBLE,

@@ -26,7 +26,7 @@ from spaces.builtin.names import (
     is_label_value,
     is_qualified_name,
 )
-from spaces.cel.stdlib import parse_timestamp
+from spaces.cel.stdlib.timestamps import parse_timestamp
 from spaces.cel.types import NONE, EvalError, Meter, NoOverload, Opaque, Optional, register, size_cost
 
 # --- format ----------------------------------------------------------------------------------------

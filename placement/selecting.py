@@ -1,0 +1,212 @@
+"""What placements select: the workload objects of every space and which of them each EdgePlacement selects.
+
+Owns the objects (as :class:`WorkloadObject` summaries with their labels), the objects of each
+namespace, the index of CRDs by the (group, plural) they define, each placement's selection and its
+inverse (object → selecting placements). A selection change is handed to :mod:`placement.desired`
+as it is made, so the covers' content follows. The predicate itself is :mod:`placement.selection`.
+
+A custom resource (an object whose group and plural a CRD object of the same space defines) never
+drags its CRD along: ``missing_crds`` lists the CRDs of selected custom resources that the placement
+does not select itself (relying on another placement is reported too, because that placement may
+change independently). Never does I/O.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from placement.desired import DesiredSets
+from placement.model import ObjectRef, WorkloadObject
+from placement.ordering import NAMESPACE_RESOURCE, RANK
+from placement.records import NsKey, PKey, PlacementRecord, decrement, entry_kind, namespace_ref
+from placement.selection import matching_tests
+
+Update = tuple[PlacementRecord, ObjectRef, list[int]]  # a placement, an object, the tests it now passes
+
+
+class Selections:
+    """The workload objects and every placement's selection of them."""
+
+    def __init__(self, placements: Mapping[PKey, PlacementRecord], space_placements: Mapping[str, dict[PKey, None]],
+                 selectors_of: dict[ObjectRef, set[PKey]], namespace_members: dict[NsKey, set[ObjectRef]],
+                 desired: DesiredSets) -> None:
+        self._placements = placements
+        self._space_placements = space_placements
+        self._selectors_of = selectors_of
+        self._namespace_members = namespace_members
+        self._desired = desired
+        self.objects: dict[ObjectRef, WorkloadObject] = {}
+        self.labels: dict[ObjectRef, dict[str, str]] = {}
+        self.space_objects: dict[str, dict[ObjectRef, None]] = {}
+        self._crds: dict[tuple[str, str, str], ObjectRef] = {}  # (space, group, plural) -> CRD object
+        # Placements whose selection (objects or the indexes of the tests they match) or missing CRDs
+        # changed since the last drain.
+        self.dirty_placements: set[PKey] = set()
+
+    # ------------------------------------------------------------------------------------------
+    # Inputs: workload objects and placements
+
+    def upsert_object(self, obj: WorkloadObject) -> None:
+        ref = obj.ref
+        old = self.objects.get(ref)
+        if old == obj:
+            return
+        labels = dict(obj.labels)
+        labels_changed = old is None or self.labels[ref] != labels
+        before = self._desired.covers_holding(ref) if old is not None else set()
+        self.objects[ref] = obj
+        self.labels[ref] = labels
+        if old is None:
+            self.space_objects.setdefault(ref.space, {})[ref] = None
+            if ref.namespace:
+                self._namespace_members.setdefault((ref.space, ref.namespace), set()).add(ref)
+        if old is None or old.defines != obj.defines:
+            self._update_crd_index(ref, old.defines if old is not None else None, obj.defines)
+        updates = [(p, ref, self._match(p, ref))
+                   for p in map(self._placements.__getitem__, self._space_placements.get(ref.space, ()))]
+        if ref.resource == NAMESPACE_RESOURCE and labels_changed:
+            # One batch with the objects in it, so a Namespace entry turning from explicit to implicit is
+            # one upsert, never a delete followed by a re-creation.
+            updates += self._namespace_member_updates(ref.space, ref.name)
+        self._apply_selections(updates)
+        if old is not None:
+            self._desired.content_changed(ref, before)
+
+    def delete_object(self, ref: ObjectRef) -> None:
+        old = self.objects.get(ref)
+        if old is None:
+            return
+        updates = [(self._placements[key], ref, []) for key in self._selectors_of.get(ref, ())]
+        del self.objects[ref]
+        del self.labels[ref]
+        if ref.resource == NAMESPACE_RESOURCE:
+            updates += self._namespace_member_updates(ref.space, ref.name)
+        self._apply_selections(updates)
+        del self.space_objects[ref.space][ref]
+        if ref.namespace:
+            members = self._namespace_members[(ref.space, ref.namespace)]
+            members.discard(ref)
+            if not members:
+                del self._namespace_members[(ref.space, ref.namespace)]
+        if old.defines is not None:
+            self._update_crd_index(ref, old.defines, None)
+
+    def reselect(self, p: PlacementRecord) -> None:
+        """Test every object of the placement's space against its (new) downsync tests."""
+        self._apply_selections([(p, ref, self._match(p, ref)) for ref in self.space_objects.get(p.key[0], ())])
+
+    def unselect_all(self, p: PlacementRecord) -> None:
+        for ref in list(p.selected):
+            self._set_selection(p, ref, [])
+
+    # ------------------------------------------------------------------------------------------
+    # Outputs
+
+    def selected_objects(self, key: PKey) -> dict[ObjectRef, list[int]]:
+        p = self._placements.get(key)
+        return {ref: list(indexes) for ref, indexes in sorted(p.selected.items())} if p is not None else {}
+
+    def missing_crds(self, key: PKey) -> list[str]:
+        p = self._placements.get(key)
+        if p is None:
+            return []
+        missing = {ref.resource for ref in p.selected
+                   if (crd := self.crd_of(ref)) is not None and crd not in p.selected}
+        return sorted(missing)
+
+    def placements_needing(self, ref: ObjectRef) -> set[PKey]:
+        """The placements that put ``ref`` on their targets: those selecting it and, for a Namespace, those
+        selecting an object in it."""
+        keys = set(self._selectors_of.get(ref, ()))
+        if ref.resource == NAMESPACE_RESOURCE:
+            # A Namespace must also exist wherever an object in it goes.
+            for member in self._namespace_members.get((ref.space, ref.name), ()):
+                keys |= self._selectors_of.get(member, set())
+        return keys
+
+    def wants_singleton_status(self, ref: ObjectRef) -> bool:
+        return any(self._placements[key].spec.want_singleton for key in self._selectors_of.get(ref, ()))
+
+    def namespace_labels(self, space: str, name: str) -> Mapping[str, str] | None:
+        return self.labels.get(namespace_ref((space, name)))
+
+    def crd_of(self, ref: ObjectRef) -> ObjectRef | None:
+        return self._crds.get((ref.space, ref.group, ref.plural)) if ref.group else None
+
+    # ------------------------------------------------------------------------------------------
+    # Selection
+
+    def _match(self, p: PlacementRecord, ref: ObjectRef) -> list[int]:
+        return matching_tests(p.spec.tests, ref, self.labels[ref], self.namespace_labels)
+
+    def _update_crd_index(self, ref: ObjectRef, old: tuple[str, str] | None, new: tuple[str, str] | None) -> None:
+        changed: list[tuple[str, str]] = []
+        if old is not None and self._crds.get((ref.space, *old)) == ref:
+            del self._crds[(ref.space, *old)]
+            changed.append(old)
+        if new is not None:
+            self._crds[(ref.space, *new)] = ref
+            changed.append(new)
+        if not changed:
+            return
+        # missing_crds of placements selecting such custom resources may have changed.
+        for key in self._space_placements.get(ref.space, ()):
+            p = self._placements[key]
+            if any((r.group, r.plural) in changed for r in p.selected):
+                self.dirty_placements.add(key)
+
+    def _namespace_member_updates(self, space: str, namespace: str) -> list[Update]:
+        """The selections of the objects in a Namespace whose labels changed (or which came or went)."""
+        placements = [p for key in self._space_placements.get(space, ())
+                      if (p := self._placements[key]).spec.uses_namespace_selectors]
+        return [(p, ref, self._match(p, ref))
+                for ref in self._namespace_members.get((space, namespace), ()) for p in placements]
+
+    def _apply_selections(self, updates: list[Update]) -> None:
+        """Apply new selections: additions in apply order, then index changes, then removals in deletion order.
+
+        Additions go first so an object moving from one placement to another in the same cover never
+        leaves it transiently, and the orders make the logged changes of one update follow
+        :mod:`placement.ordering` (a selected Namespace before the objects in it, and after them on removal).
+        """
+        adds, removes = [], []
+        for p, ref, indexes in updates:
+            old = p.selected.get(ref)
+            if old is None:
+                if indexes:
+                    adds.append((RANK[entry_kind(ref)], ref, p.key))
+            elif not indexes:
+                removes.append((RANK[entry_kind(ref)], ref, p.key))
+            elif old != indexes:
+                self._set_selection(p, ref, indexes)
+        wanted = {(ref, p.key): indexes for p, ref, indexes in updates}
+        for _, ref, key in sorted(adds):
+            self._set_selection(self._placements[key], ref, wanted[(ref, key)])
+        for _, ref, key in sorted(removes, reverse=True):
+            self._set_selection(self._placements[key], ref, [])
+
+    def _set_selection(self, p: PlacementRecord, ref: ObjectRef, indexes: list[int]) -> None:
+        old = p.selected.get(ref)
+        if old == indexes or (old is None and not indexes):
+            return
+        self.dirty_placements.add(p.key)
+        if old is not None and indexes:
+            p.selected[ref] = indexes  # other tests matched; the desired sets are unchanged
+            return
+        ns = (ref.space, ref.namespace) if ref.namespace else None
+        if indexes:
+            p.selected[ref] = indexes
+            if ns is not None:
+                p.namespace_counts[ns] = p.namespace_counts.get(ns, 0) + 1
+            holders = self._selectors_of.setdefault(ref, set())
+            holders.add(p.key)
+            self._desired.selection_added(p.key, ref, ns, holders)
+        else:
+            del p.selected[ref]
+            if ns is not None:
+                decrement(p.namespace_counts, ns)
+            holders = self._selectors_of[ref]
+            holders.discard(p.key)
+            if not holders:
+                del self._selectors_of[ref]
+            self._desired.selection_removed(p.key, ref, ns, holders)

@@ -1,0 +1,132 @@
+"""CEL's list functions: cel-go's ``lists`` extension and Kubernetes' ``lists`` library.
+
+Owns ``isSorted``, ``sum``, ``min``, ``max``, ``slice``, ``flatten``, ``distinct``, ``sort``, ``first``,
+``last`` and ``lists.range``. Element order and sums follow CEL's ordering and ``+``.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from typing import Any
+
+from spaces.cel.stdlib.arguments import is_int
+from spaces.cel.stdlib.operators import add
+from spaces.cel.types import NONE, EvalError, Meter, NoOverload, Optional, compare, equal, register, size_cost
+
+
+def _list_arg(name: str, v: Any) -> list[Any]:
+    if not isinstance(v, list):
+        raise NoOverload(name, (v,))
+    return v
+
+
+def _is_sorted(m: Meter, v: Any) -> bool:
+    items = _list_arg("isSorted", v)
+    m.charge(size_cost(len(items)))
+    return all(compare(items[i], items[i + 1]) <= 0 for i in range(len(items) - 1))
+
+
+def _sum(m: Meter, v: Any) -> Any:
+    items = _list_arg("sum", v)
+    m.charge(size_cost(len(items)))
+    if not items:
+        return 0
+    total = items[0]
+    for item in items[1:]:
+        total = add(m, total, item)
+    return total
+
+
+def _extreme(name: str, pick_max: bool) -> Any:
+    def extreme(m: Meter, v: Any) -> Any:
+        items = _list_arg(name, v)
+        m.charge(size_cost(len(items)))
+        if not items:
+            raise EvalError(f"{name} called on empty list")
+        best = items[0]
+        for item in items[1:]:
+            c = compare(item, best)
+            if (c > 0 and pick_max) or (c < 0 and not pick_max):
+                best = item
+        return best
+    return extreme
+
+
+def _slice(m: Meter, v: Any, start: Any, end: Any) -> list[Any]:
+    items = _list_arg("slice", v)
+    if not is_int(start) or not is_int(end):
+        raise NoOverload("slice", (v, start, end))
+    if start < 0 or end < 0:
+        raise EvalError(f"cannot slice(start:{start}, end:{end}), negative indexes not supported")
+    if start > end:
+        raise EvalError(f"cannot slice(start:{start}, end:{end}), start must be less than or equal to end")
+    if end > len(items):
+        raise EvalError(f"cannot slice(start:{start}, end:{end}), list is length {len(items)}")
+    m.charge(size_cost(end - start))
+    return items[start:end]
+
+
+def _flatten(m: Meter, v: Any, depth: Any = 1) -> list[Any]:
+    items = _list_arg("flatten", v)
+    if not is_int(depth):
+        raise NoOverload("flatten", (v, depth))
+    if depth < 0:
+        raise EvalError("level must be non-negative")
+    out: list[Any] = []
+    for item in items:
+        m.charge(1)
+        if isinstance(item, list) and depth > 0:
+            out.extend(_flatten(m, item, depth - 1))
+        else:
+            out.append(item)
+    return out
+
+
+def _distinct(m: Meter, v: Any) -> list[Any]:
+    items = _list_arg("distinct", v)
+    m.charge(size_cost(len(items) * len(items)))
+    out: list[Any] = []
+    for item in items:
+        if not any(equal(item, seen) for seen in out):
+            out.append(item)
+    return out
+
+
+def _sort(m: Meter, v: Any) -> list[Any]:
+    items = _list_arg("sort", v)
+    m.charge(size_cost(len(items) * max(1, math.ceil(math.log2(len(items) + 1)))))
+    return sorted(items, key=functools.cmp_to_key(compare))
+
+
+def _first_last(first: bool) -> Any:
+    def pick(m: Meter, v: Any) -> Optional:
+        items = _list_arg("first" if first else "last", v)
+        if not items:
+            return NONE
+        return Optional(True, items[0] if first else items[-1])
+    return pick
+
+
+def _range(m: Meter, n: Any) -> list[int]:
+    if not is_int(n):
+        raise NoOverload("lists.range", (n,))
+    m.charge(size_cost(max(0, n)))
+    return list(range(n))
+
+
+register("isSorted", _is_sorted, member=("list(A)->bool",), cost=lambda s: size_cost(s[0]))
+register("sum", _sum, member=("list(A)->A",), cost=lambda s: size_cost(s[0]))
+register("min", _extreme("min", False), member=("list(A)->A",), cost=lambda s: size_cost(s[0]))
+register("max", _extreme("max", True), member=("list(A)->A",), cost=lambda s: size_cost(s[0]))
+register("slice", _slice, member=("list(A),int,int->list(A)",), cost=lambda s: size_cost(s[0]),
+         result_size=lambda s: s[0])
+register("flatten", _flatten, member=("list(dyn)->list(dyn)", "list(dyn),int->list(dyn)"),
+         cost=lambda s: s[0], result_size=lambda s: s[0] * s[0])
+register("distinct", _distinct, member=("list(A)->list(A)",), cost=lambda s: size_cost(s[0] * s[0]),
+         result_size=lambda s: s[0])
+register("sort", _sort, member=("list(A)->list(A)",), cost=lambda s: size_cost(s[0] * 20),
+         result_size=lambda s: s[0])
+register("first", _first_last(True), member=("list(A)->optional(A)",))
+register("last", _first_last(False), member=("list(A)->optional(A)",))
+register("lists.range", _range, sigs=("int->list(int)",), cost=lambda s: 100_000, result_size=lambda s: 1_000_000)
