@@ -178,7 +178,7 @@ def shape(engine: PlacementEngine, inputs: Inputs) -> dict[str, float]:
     sample = [t["metadata"]["name"] for t in targets[:50]]
     sizes = [len(engine.desired(name)) for name in sample]
     return {"objects": len(objs), "assignments": assignments, "destinations": destinations,
-            "covers": len(engine._covers), "mean_desired": statistics.mean(sizes),
+            "covers": engine.stats()["covers"], "mean_desired": statistics.mean(sizes),
             "materialised": statistics.mean(sizes) * len(targets)}
 
 
@@ -201,7 +201,7 @@ def placement_edit_time(engine: PlacementEngine, inputs: Inputs) -> tuple[float,
 
 def desired_time(engine: PlacementEngine, inputs: Inputs) -> float:
     _, targets, _, _ = inputs
-    engine._desired_cache.clear()
+    engine.forget_cached_desired_sets()
     name = targets[123]["metadata"]["name"]
     return timed(lambda: engine.desired(name)) * 1000
 

@@ -64,10 +64,6 @@ class PlacementEngine:
         # Placements created, deleted or given a new spec since the last drain (the parts report what
         # they change).
         self._dirty_placements: set[PKey] = set()
-        # The parts' own containers, which the tests and bench/placement_bench.py inspect.
-        self._logs = self._changes.logs
-        self._covers = self._desired.covers
-        self._desired_cache = self._desired.desired_cache
 
     # ------------------------------------------------------------------------------------------
     # Inputs: inventory
@@ -211,6 +207,16 @@ class PlacementEngine:
 
     def wants_singleton_status(self, ref: ObjectRef) -> bool:
         return self._selections.wants_singleton_status(ref)
+
+    def stats(self) -> dict[str, int]:
+        """Sizes that tell how the engine's memory is spent: targets with a change log (a syncer asked for
+        them), covers (distinct sets of covering placements) and cached desired sets."""
+        return {"tracked_targets": len(self._changes.logs), "covers": len(self._desired.covers),
+                "cached_desired_sets": len(self._desired.desired_cache)}
+
+    def forget_cached_desired_sets(self) -> None:
+        """Drop the desired-set cache (it refills on demand); for measuring a cold ``desired``."""
+        self._desired.desired_cache.clear()
 
     def current_seq(self, target: str) -> int:
         return self._track(target).last
