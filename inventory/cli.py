@@ -17,8 +17,9 @@ from urllib.parse import quote
 
 from inventory import syncer_manifest
 from spaces.client import ClientError, client_for
+from spaces.durations import age
 from spaces.files import atomic_write
-from spaces.output import Subparsers, add_output_flag, age, print_list
+from spaces.output import Subparsers, add_output_flag, print_list
 
 API = "/placement/v1"
 CLUSTER_RESOURCE_NAME = "synctarget.edge.kubestellar.io"

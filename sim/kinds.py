@@ -16,12 +16,12 @@ import functools
 from collections.abc import Callable
 from typing import Any
 
-from spaces.builtin.definitions import load_definitions
-from spaces.builtin.names import forbidden, invalid
 from spaces.builtin.strategies import BuiltinStrategy, default_pod_spec, parse_quantity, validate_pod_spec
-from spaces.builtin.tables import age
 from spaces.catalog import Catalog, definitions
+from spaces.definitions import load_definitions
+from spaces.durations import age
 from spaces.errors import Cause
+from spaces.names import forbidden, invalid
 from spaces.registry import Column, ResourceType
 
 Obj = dict[str, Any]

@@ -26,9 +26,9 @@ from sim.controllers import NodeShape
 from sim.controllers.statusrules import RuleError, load_rules
 from sim.faults import FaultError, load_faults_file
 from sim.fleet import FleetError, cluster_labels, register_fleet
-from spaces.builtin.names import is_dns1123_label
 from spaces.builtin.strategies import parse_quantity
 from spaces.kubeconfig import ensure_admin
+from spaces.names import is_dns1123_label
 from spaces.output import format_table
 from spaces.server.endpoint import prepare_endpoint
 from syncer.runner import SyncerSpec, run_syncers

@@ -13,9 +13,9 @@ from collections import ChainMap
 from collections.abc import Mapping
 from typing import Any
 
-from spaces.builtin.definitions import load_definitions
 from spaces.builtin.kinds import builtin_types, root_types, spacehub_definitions
 from spaces.customresources import CRD_RESOURCE, CustomResourceDefinitionStrategy, openapi_definitions
+from spaces.definitions import load_definitions
 from spaces.registry import ResourceType
 
 ROOT_SPACE = "root"

@@ -32,7 +32,8 @@ from typing import Any, TextIO
 from spaces import client as hub_client
 from spaces import kubeconfig
 from spaces.client import ClientError, HubClient, client_for
-from spaces.output import STRUCTURED_FORMATS, Subparsers, add_output_flag, age, print_list, run_guarded
+from spaces.durations import age
+from spaces.output import STRUCTURED_FORMATS, Subparsers, add_output_flag, print_list, run_guarded
 
 DEFAULT_DELETE_TIMEOUT = 60.0
 # How kubectl names a Space in its output ("space.spacehub.io/a created").

@@ -17,10 +17,10 @@ import orjson
 import yaml
 
 from spaces import jsonpath
-from spaces.builtin.tables import age
 from spaces.cel.crd_rules import CompiledRules, compile_crd_rules
 from spaces.cel.crd_rules import validate_object as validate_rules
 from spaces.crdschema import default_object, schema_field_path, schema_for_version, validate_crd, validate_object
+from spaces.durations import age
 from spaces.errors import Cause
 from spaces.registry import ALL_VERBS, Column, ResourceType, ScalePaths, Strategy
 

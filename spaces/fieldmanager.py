@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from spaces.builtin.definitions import ref_name, resolve
+from spaces.definitions import ref_name, resolve
 from spaces.fieldpath import FieldSet, Path, PathElement, format_path, go_json, go_json_string
 
 __all__ = [

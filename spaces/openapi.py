@@ -11,7 +11,7 @@ kubectl reads these for three things, so their shape follows what kube-apiserver
   ``application/strategic-merge-patch+json``, and then reads ``x-kubernetes-patch-strategy`` /
   ``x-kubernetes-patch-merge-key`` from the component schemas.
 
-This module owns the conversion of the JSON Schema definitions (``spaces.builtin.definitions``) to
+This module owns the conversion of the JSON Schema definitions (``spaces.definitions``) to
 OpenAPI 3.0 component schemas, the path layout, the document hash and the ``/openapi/v3`` index.
 It knows nothing about HTTP: the handler serves the bytes and the hash this module returns.
 """

@@ -1,13 +1,12 @@
 """What every command prints: kubectl-style tables and ages, JSON/YAML and names, and user errors.
 
 Each package's command-line module uses these, so that ``spacehub`` answers like kubectl whatever the
-command. This module imports nothing of spacehub's: every package may import it.
+command. It imports nothing of spacehub's: every package may import it (ages are ``spaces.durations``).
 """
 
 from __future__ import annotations
 
 import argparse
-import datetime as dt
 import json
 import sys
 from collections.abc import Callable, Mapping, Sequence
@@ -68,50 +67,6 @@ def print_list(result: Mapping[str, Any], output: str | None, *, resource_name: 
         print(empty, file=sys.stderr)
     else:
         out.write(format_table(header, [row(item) for item in items]))
-
-
-def age(timestamp: str | None, now: dt.datetime) -> str:
-    if not timestamp:
-        return "<unknown>"
-    try:
-        created = dt.datetime.fromisoformat(timestamp)
-    except ValueError:
-        return "<unknown>"
-    if created.tzinfo is None:
-        created = created.replace(tzinfo=dt.UTC)
-    return human_duration(now - created)
-
-
-def human_duration(delta: dt.timedelta) -> str:
-    """The same rounding as kubectl's AGE column (apimachinery ``duration.HumanDuration``)."""
-    seconds = int(delta.total_seconds())
-    if seconds < -1:
-        return "<invalid>"
-    if seconds < 0:
-        return "0s"
-    if seconds < 120:
-        return f"{seconds}s"
-    minutes = seconds // 60
-    if minutes < 10:
-        rest = seconds % 60
-        return f"{minutes}m{rest}s" if rest else f"{minutes}m"
-    if minutes < 180:
-        return f"{minutes}m"
-    hours = seconds // 3600
-    if hours < 8:
-        rest = minutes % 60
-        return f"{hours}h{rest}m" if rest else f"{hours}h"
-    if hours < 48:
-        return f"{hours}h"
-    if hours < 24 * 8:
-        rest = hours % 24
-        return f"{hours // 24}d{rest}h" if rest else f"{hours // 24}d"
-    if hours < 24 * 365 * 2:
-        return f"{hours // 24}d"
-    if hours < 24 * 365 * 8:
-        days = hours // 24 % 365
-        return f"{hours // 24 // 365}y{days}d" if days else f"{hours // 24 // 365}y"
-    return f"{hours // 24 // 365}y"
 
 
 def run_guarded(command: Callable[[], int]) -> int:

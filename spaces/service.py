@@ -27,12 +27,12 @@ import orjson
 
 from spaces import errors
 from spaces.apply import server_side_apply
-from spaces.builtin.names import name_rule, validate_annotations, validate_labels, validate_object_name
 from spaces.catalog import Catalog, definitions
 from spaces.crdschema import prune
 from spaces.errors import Cause, StatusError
 from spaces.fieldmanager import update_managed_fields
 from spaces.fieldvalidation import type_errors, unknown_fields
+from spaces.names import name_rule, validate_annotations, validate_labels, validate_object_name
 from spaces.patching import apply_patch
 from spaces.registry import ResourceType
 from spaces.selectors import FieldSelector, LabelSelector

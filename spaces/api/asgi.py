@@ -15,7 +15,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import BaseRoute, Route
 
-from spaces.builtin.definitions import schema_release
+from spaces.definitions import schema_release
 from spaces.errors import StatusError
 
 METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE"]

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from spaces.builtin.tables import default_columns
+from spaces.builtin.tables.columns import default_columns
 from spaces.registry import Column, ResourceType
 
 

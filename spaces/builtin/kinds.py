@@ -2,7 +2,7 @@
 
 Each entry is a :class:`~spaces.registry.ResourceType` carrying the names kubectl resolves (plural,
 singular, short names, categories as upstream's discovery lists them), scope, subresources, the schema
-name in :func:`~spaces.builtin.definitions.load_definitions` (or :func:`spacehub_definitions`), the
+name in :func:`~spaces.definitions.load_definitions` (or :func:`spacehub_definitions`), the
 table columns of :mod:`spaces.builtin.tables` and the strategy of :mod:`spaces.builtin.strategies`.
 """
 
@@ -147,7 +147,7 @@ def _type_meta(api_version: str, kind: str) -> dict[str, Any]:
 
 
 def spacehub_definitions() -> dict[str, dict[str, Any]]:
-    """Schemas of the hub's own kinds, in the form of :func:`~spaces.builtin.definitions.load_definitions`."""
+    """Schemas of the hub's own kinds, in the form of :func:`~spaces.definitions.load_definitions`."""
     api_version = f"{SPACE_GROUP}/{SPACE_VERSION}"
     return {
         SPACE_SCHEMA: {

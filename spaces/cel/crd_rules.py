@@ -19,7 +19,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from spaces.builtin.names import duplicate, forbidden, invalid, not_supported, required
 from spaces.cel import (
     PER_CALL_LIMIT,
     CelCompileError,
@@ -47,6 +46,7 @@ from spaces.cel.types import (
     map_of,
 )
 from spaces.errors import Cause
+from spaces.names import duplicate, forbidden, invalid, not_supported, required
 
 # kube-apiserver's limits (apiextensions validation and apiserver/pkg/apis/cel/config.go).
 STATIC_ESTIMATED_COST_LIMIT = 10_000_000

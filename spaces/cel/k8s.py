@@ -4,7 +4,7 @@ Owns the functions kube-apiserver adds to CEL in ``k8s.io/apiserver/pkg/cel/libr
 ``format.dns1123Label().validate(s)``, ``url(s).getHost()``, ``cidr(s).containsIP(ip)``,
 ``quantity(s).isGreaterThan(…)`` and their ``isX(s)`` predicates — as library objects the
 evaluator treats as opaque values. Name validators are shared with the API server's own name
-checks (``spaces.builtin.names``) so the messages match what the server itself says.
+checks (``spaces.names``) so the messages match what the server itself says.
 """
 
 from __future__ import annotations
@@ -19,15 +19,15 @@ from fractions import Fraction
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
-from spaces.builtin.names import (
+from spaces.cel.stdlib.timestamps import parse_timestamp
+from spaces.cel.types import NONE, EvalError, Meter, NoOverload, Opaque, Optional, register, size_cost
+from spaces.names import (
     is_dns1035_label,
     is_dns1123_label,
     is_dns1123_subdomain,
     is_label_value,
     is_qualified_name,
 )
-from spaces.cel.stdlib.timestamps import parse_timestamp
-from spaces.cel.types import NONE, EvalError, Meter, NoOverload, Opaque, Optional, register, size_cost
 
 # --- format ----------------------------------------------------------------------------------------
 

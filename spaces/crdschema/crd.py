@@ -26,7 +26,6 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from spaces.builtin.names import is_dns1035_label, is_dns1123_subdomain
 from spaces.crdschema import formats, gofmt, internaljson
 from spaces.crdschema.defaultsvalidation import validate_defaults
 from spaces.crdschema.schemachecks import (
@@ -46,6 +45,7 @@ from spaces.crdschema.schemachecks import (
 from spaces.crdschema.schemavalidation import go_equal
 from spaces.crdschema.structural import items_schema, new_structural_error, sstr, stype, validate_structural
 from spaces.errors import Cause
+from spaces.names import is_dns1035_label, is_dns1123_subdomain
 
 _PER_VERSION = ("schema", "subresources", "additionalPrinterColumns", "selectableFields")
 _COLUMN_TYPES = ("boolean", "date", "integer", "number", "string")

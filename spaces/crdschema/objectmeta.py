@@ -13,7 +13,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from spaces.builtin.names import (
+from spaces.crdschema import gofmt
+from spaces.crdschema.node import Node
+from spaces.errors import Cause
+from spaces.names import (
     is_dns1035_label,
     is_dns1123_label,
     is_dns1123_subdomain,
@@ -21,9 +24,6 @@ from spaces.builtin.names import (
     validate_annotations,
     validate_labels,
 )
-from spaces.crdschema import gofmt
-from spaces.crdschema.node import Node
-from spaces.errors import Cause
 
 _OBJECT_META = "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"
 
@@ -51,7 +51,7 @@ def _metadata_type_error(meta: Any) -> str | None:
                 else "number" if isinstance(meta, (int, float)) else "array")
         return f"json: cannot unmarshal {kind} into Go value of type v1.ObjectMeta"
     # Imported here: the definitions are large and only needed for embedded resources.
-    from spaces.builtin.definitions import load_definitions
+    from spaces.definitions import load_definitions
     from spaces.fieldvalidation import type_errors
 
     defs = load_definitions()

@@ -14,7 +14,7 @@ from typing import Any
 
 import orjson
 
-from spaces.builtin.definitions import load_definitions
+from spaces.definitions import load_definitions
 from spaces.errors import StatusError, unsupported_media_type
 from spaces.patching.failures import malformed
 from spaces.patching.json_patch import apply_json_patch

@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from spaces.builtin.definitions import Definitions, resolve
+from spaces.definitions import Definitions, resolve
 
 MERGE = "merge"
 REPLACE = "replace"

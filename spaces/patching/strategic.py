@@ -22,7 +22,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from spaces.builtin.definitions import Definitions
+from spaces.definitions import Definitions
 from spaces.patching.directives import (
     DELETE,
     DELETE_FROM_PRIMITIVE_LIST,

@@ -19,11 +19,11 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from spaces.admission.engine import AdmissionEngine
-from spaces.admission.hook import AdmissionHook
 from spaces.catalog import ROOT_SPACE, Catalog
 from spaces.controllers.crds import CRDController
 from spaces.controllers.gc import GarbageCollector
 from spaces.controllers.lifecycle import Lifecycle
+from spaces.server.admission import AdmissionHook
 from spaces.service import Objects, WriteOptions
 from spaces.store import GroupCommitWriter, LogStore
 from spaces.watch import WatchBus

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from spaces.apply import server_side_apply
-from spaces.builtin.definitions import load_definitions
+from spaces.definitions import load_definitions
 from spaces.errors import Cause, StatusError
 from spaces.fieldmanager import FieldSet, PathElement, go_json, update_managed_fields
 from spaces.patching.json_patch import apply_json_patch

@@ -10,12 +10,13 @@ from typing import Any
 
 import pytest
 
-from spaces.builtin.definitions import load_definitions
 from spaces.builtin.kinds import builtin_types, root_types, spacehub_definitions
-from spaces.builtin.names import name_rule, validate_annotations, validate_labels, validate_object_name
 from spaces.builtin.strategies import SERVICE_CIDR, SpaceStrategy, cron_schedule_error, parse_quantity
-from spaces.builtin.tables import age, default_columns
+from spaces.builtin.tables.columns import default_columns
+from spaces.definitions import load_definitions
+from spaces.durations import age
 from spaces.errors import Cause, invalid
+from spaces.names import name_rule, validate_annotations, validate_labels, validate_object_name
 from spaces.registry import ResourceType
 
 UID = "6f0c2b4e-1d1a-4c55-9a8e-2f3b7c9d0e11"

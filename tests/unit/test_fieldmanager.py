@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from spaces.builtin.definitions import load_definitions
+from spaces.definitions import load_definitions
 from spaces.fieldmanager import (
     FieldSet,
     PathElement,

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from spaces import cli, kubeconfig, output
+from spaces import cli, durations, kubeconfig
 from spaces.cli import PREVIOUS, SpaceUnavailable, current_space, use_space
 from spaces.server.tls import ensure_pki
 
@@ -254,4 +254,4 @@ def test_space_table_and_names() -> None:
     (800 * 86400, "2y70d"), (9 * 365 * 86400, "9y"),
 ])
 def test_human_duration_matches_kubectl(seconds: int, text: str) -> None:
-    assert output.human_duration(dt.timedelta(seconds=seconds)) == text
+    assert durations.human_duration(dt.timedelta(seconds=seconds).total_seconds()) == text

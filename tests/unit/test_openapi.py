@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from spaces.builtin.definitions import load_definitions
+from spaces.definitions import load_definitions
 from spaces.openapi import group_version_path, openapi_document, openapi_index
 from spaces.registry import ResourceType
 

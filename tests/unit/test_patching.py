@@ -18,7 +18,7 @@ from typing import Any
 import orjson
 import pytest
 
-from spaces.builtin.definitions import load_definitions
+from spaces.definitions import load_definitions
 from spaces.errors import StatusError
 from spaces.patching import (
     APPLY_PATCH,

@@ -10,7 +10,7 @@ invalid input is refused with upstream's field paths and messages:
   stored one (the status subresource handler writes it instead);
 * validation follows ``pkg/apis/*/validation`` for the rules a user can plausibly trip over. Object-meta
   rules (names, labels, annotations of ``metadata``) belong to the generic handlers, see
-  :mod:`spaces.builtin.names`.
+  :mod:`spaces.names`.
 
 The strategies live in one module per API group (:mod:`.core`, :mod:`.services`, :mod:`.apps`,
 :mod:`.batch`, :mod:`.networking`, :mod:`.policy`, :mod:`.rbac`, :mod:`.cluster`,

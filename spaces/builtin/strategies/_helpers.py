@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from spaces.builtin.names import invalid, is_valid_percent
 from spaces.errors import Cause
+from spaces.names import invalid, is_valid_percent
 from spaces.nested import dicts as _dicts  # noqa: F401  (re-exported to the strategies)
 from spaces.nested import get as _get
 

@@ -4,10 +4,10 @@ resources is elsewhere).
 
 from __future__ import annotations
 
-from spaces.builtin.names import duplicate, invalid, is_dns1035_label, is_dns1123_subdomain, not_supported, required
 from spaces.builtin.strategies._helpers import Obj, _child, _default, _dicts, _get, _immutable, _name, _spec
 from spaces.builtin.strategies.base import BuiltinStrategy
 from spaces.errors import Cause
+from spaces.names import duplicate, invalid, is_dns1035_label, is_dns1123_subdomain, not_supported, required
 
 
 def _storage_version(obj: Obj) -> str | None:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from spaces.builtin.names import forbidden, invalid, is_dns1123_subdomain, not_supported
 from spaces.builtin.strategies._helpers import (
     Obj,
     _child,
@@ -22,6 +21,7 @@ from spaces.builtin.strategies._helpers import (
 from spaces.builtin.strategies.base import BuiltinStrategy
 from spaces.builtin.strategies.pods import _validate_selector_and_template, default_pod_template
 from spaces.errors import Cause
+from spaces.names import forbidden, invalid, is_dns1123_subdomain, not_supported
 
 
 class _WorkloadStrategy(BuiltinStrategy):

@@ -9,7 +9,6 @@ import zoneinfo
 from collections.abc import Mapping
 from typing import Any
 
-from spaces.builtin.names import invalid, not_supported, required, validate_annotations, validate_labels
 from spaces.builtin.strategies._helpers import (
     Obj,
     _child,
@@ -26,6 +25,7 @@ from spaces.builtin.strategies.base import BuiltinStrategy
 from spaces.builtin.strategies.labelselectors import selector_matches
 from spaces.builtin.strategies.pods import _validate_selector_and_template, default_pod_template, validate_pod_template
 from spaces.errors import Cause
+from spaces.names import invalid, not_supported, required, validate_annotations, validate_labels
 
 JOB_RESTART_POLICIES = ("OnFailure", "Never")
 CONTROLLER_UID_LABEL = "batch.kubernetes.io/controller-uid"

@@ -4,10 +4,10 @@ PriorityClasses.
 
 from __future__ import annotations
 
-from spaces.builtin.names import forbidden, invalid, is_qualified_name, not_supported, required
 from spaces.builtin.strategies._helpers import Obj, _default, _immutable, _is_int, _name, _normalised
 from spaces.builtin.strategies.base import BuiltinStrategy
 from spaces.errors import Cause
+from spaces.names import forbidden, invalid, is_qualified_name, not_supported, required
 
 
 class StorageClassStrategy(BuiltinStrategy):

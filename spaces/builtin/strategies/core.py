@@ -10,16 +10,6 @@ import copy
 from collections.abc import Iterable
 from typing import Any
 
-from spaces.builtin.names import (
-    duplicate,
-    forbidden,
-    invalid,
-    is_config_map_key,
-    is_qualified_name,
-    not_supported,
-    required,
-    too_long,
-)
 from spaces.builtin.strategies._helpers import (
     Obj,
     _child,
@@ -35,6 +25,16 @@ from spaces.builtin.strategies._helpers import (
 from spaces.builtin.strategies.base import BuiltinStrategy
 from spaces.builtin.strategies.quantities import _validate_quantities, parse_quantity
 from spaces.errors import Cause
+from spaces.names import (
+    duplicate,
+    forbidden,
+    invalid,
+    is_config_map_key,
+    is_qualified_name,
+    not_supported,
+    required,
+    too_long,
+)
 
 NAMESPACE_NAME_LABEL = "kubernetes.io/metadata.name"
 _STANDARD_FINALIZERS = ("kubernetes", "orphan", "foregroundDeletion")

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from spaces.builtin.names import forbidden, invalid, is_label_value, is_qualified_name, required, validate_labels
 from spaces.builtin.strategies._helpers import _dicts
 from spaces.errors import Cause
+from spaces.names import forbidden, invalid, is_label_value, is_qualified_name, required, validate_labels
 
 
 def validate_label_selector(selector: Any, path: str) -> list[Cause]:

@@ -5,7 +5,11 @@ from __future__ import annotations
 import ipaddress
 from typing import Any
 
-from spaces.builtin.names import (
+from spaces.builtin.strategies._helpers import _PROTOCOLS, Obj, _child, _default, _dicts, _get, _is_int, _spec
+from spaces.builtin.strategies.base import BuiltinStrategy
+from spaces.builtin.strategies.labelselectors import validate_label_selector
+from spaces.errors import Cause
+from spaces.names import (
     forbidden,
     invalid,
     is_dns1035_label,
@@ -16,10 +20,6 @@ from spaces.builtin.names import (
     regex_error,
     required,
 )
-from spaces.builtin.strategies._helpers import _PROTOCOLS, Obj, _child, _default, _dicts, _get, _is_int, _spec
-from spaces.builtin.strategies.base import BuiltinStrategy
-from spaces.builtin.strategies.labelselectors import validate_label_selector
-from spaces.errors import Cause
 
 _PATH_TYPES = ("Exact", "ImplementationSpecific", "Prefix")
 

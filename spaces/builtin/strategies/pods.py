@@ -6,7 +6,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from spaces.builtin.names import (
+from spaces.builtin.strategies._helpers import _PROTOCOLS, Obj, _child, _default, _dicts, _get, _nonnegative
+from spaces.builtin.strategies.labelselectors import _selector_is_empty, selector_matches, validate_label_selector
+from spaces.builtin.strategies.quantities import _validate_resources
+from spaces.errors import Cause
+from spaces.names import (
     duplicate,
     invalid,
     is_dns1123_label,
@@ -19,10 +23,6 @@ from spaces.builtin.names import (
     validate_annotations,
     validate_labels,
 )
-from spaces.builtin.strategies._helpers import _PROTOCOLS, Obj, _child, _default, _dicts, _get, _nonnegative
-from spaces.builtin.strategies.labelselectors import _selector_is_empty, selector_matches, validate_label_selector
-from spaces.builtin.strategies.quantities import _validate_resources
-from spaces.errors import Cause
 
 _PROBE_DEFAULTS = {"timeoutSeconds": 1, "periodSeconds": 10, "successThreshold": 1, "failureThreshold": 3}
 _DEFAULT_MODE = 0o644  # configMap, secret, downwardAPI and projected volumes

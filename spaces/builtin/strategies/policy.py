@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import copy
 
-from spaces.builtin.names import invalid, is_path_segment_name, not_supported, required
 from spaces.builtin.strategies._helpers import Obj, _child, _default, _dicts, _is_int, _spec, _validate_int_or_percent
 from spaces.builtin.strategies.base import BuiltinStrategy
 from spaces.builtin.strategies.labelselectors import validate_label_selector
 from spaces.errors import Cause
+from spaces.names import invalid, is_path_segment_name, not_supported, required
 
 _EVICTION_POLICIES = ("AlwaysAllow", "IfHealthyBudget")
 

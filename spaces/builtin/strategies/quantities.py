@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from spaces.builtin.names import invalid
 from spaces.builtin.strategies._helpers import NEGATIVE
 from spaces.errors import Cause
+from spaces.names import invalid
 from spaces.quantity import parse_quantity
 
 _QUANTITY_ERROR = ("quantities must match the regular expression "

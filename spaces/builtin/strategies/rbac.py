@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from spaces.builtin.names import invalid, is_dns1123_subdomain, is_path_segment_name, not_supported, required
 from spaces.builtin.strategies._helpers import Obj, _child, _default, _dicts, _normalised
 from spaces.builtin.strategies.base import BuiltinStrategy
 from spaces.builtin.strategies.labelselectors import validate_label_selector
 from spaces.errors import Cause
+from spaces.names import invalid, is_dns1123_subdomain, is_path_segment_name, not_supported, required
 
 RBAC_GROUP = "rbac.authorization.k8s.io"
 

@@ -7,18 +7,6 @@ import hashlib
 import ipaddress
 from typing import Any
 
-from spaces.builtin.names import (
-    duplicate,
-    forbidden,
-    invalid,
-    is_dns1123_label,
-    is_dns1123_subdomain,
-    is_valid_port_name,
-    is_valid_port_num,
-    not_supported,
-    required,
-    validate_labels,
-)
 from spaces.builtin.strategies._helpers import (
     _PROTOCOLS,
     Obj,
@@ -32,6 +20,18 @@ from spaces.builtin.strategies._helpers import (
 )
 from spaces.builtin.strategies.base import BuiltinStrategy
 from spaces.errors import Cause
+from spaces.names import (
+    duplicate,
+    forbidden,
+    invalid,
+    is_dns1123_label,
+    is_dns1123_subdomain,
+    is_valid_port_name,
+    is_valid_port_num,
+    not_supported,
+    required,
+    validate_labels,
+)
 
 # Service addressing: the cluster's service CIDR and node-port range, as a default kubeadm cluster has.
 SERVICE_CIDR = ipaddress.ip_network("10.96.0.0/12")

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from spaces.builtin.names import forbidden
 from spaces.builtin.strategies._helpers import Obj, _name
 from spaces.builtin.strategies.base import BuiltinStrategy
 from spaces.errors import Cause
+from spaces.names import forbidden
 
 ROOT_SPACE = "root"
 

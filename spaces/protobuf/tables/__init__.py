@@ -7,11 +7,11 @@ The tables cover exactly the objects ``kubectl create <generator>`` sends and ev
 from __future__ import annotations
 
 from spaces.protobuf.schema import Table
-from spaces.protobuf.tables import apps, batch, core, meta, networking, policy, rbac, scheduling
+from spaces.protobuf.tables import apps, batch, core, meta, networking, pods, policy, rbac, scheduling, volumes
 
 MESSAGES: dict[str, Table] = {
-    **meta.MESSAGES, **core.MESSAGES, **apps.MESSAGES, **batch.MESSAGES, **rbac.MESSAGES,
-    **policy.MESSAGES, **scheduling.MESSAGES, **networking.MESSAGES,
+    **meta.MESSAGES, **core.MESSAGES, **pods.MESSAGES, **volumes.MESSAGES, **apps.MESSAGES, **batch.MESSAGES,
+    **rbac.MESSAGES, **policy.MESSAGES, **scheduling.MESSAGES, **networking.MESSAGES,
 }
 
 # The protobuf package behind each key prefix, for naming a message in an error the way protoc does.

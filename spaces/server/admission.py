@@ -1,4 +1,7 @@
-"""Glue between the object service and the admission engine: one call per create or update.
+"""Admission wired into the object service: one call to the admission engine per create or update.
+
+It lives with the server runtime because it joins two parts that must not know each other: the object
+service (``spaces.service``) and the policies (``spaces.admission``).
 
 Builds the admission request (with the namespace object), resolves policy parameters from the store
 and runs the evaluation in a worker thread, so expensive CEL never blocks the event loop.
