@@ -31,6 +31,7 @@ from placement.api import build_placement_api
 from placement.desired_view import DesiredSetAPI
 from placement.kinds import placement_types
 from placement.service import PlacementService
+from spaces.access import AdminsOnly
 from spaces.api.asgi import METHODS, STATUS_HANDLERS, lifespan_of, probe_routes, space_routes, version_info
 from spaces.api.handlers import SpaceAPI
 from spaces.catalog import Catalog
@@ -89,7 +90,8 @@ class HubCore:
         await self.syncers.start()
         self.heartbeats.start()
         self.desired_view = DesiredSetAPI(self.placement, version_info())
-        self.api = SpaceAPI(self.objects, self.catalog, runtime.lifecycle.space_phase, version_info())
+        self.api = SpaceAPI(self.objects, self.catalog, runtime.lifecycle.space_phase, version_info(),
+                            AdminsOnly())
         self.ready = True
 
     async def stop(self) -> None:

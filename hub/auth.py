@@ -15,10 +15,10 @@ import orjson
 
 from inventory.credentials import SyncerCredentials, syncer_identity, syncer_paths
 from spaces.errors import StatusError, forbidden, unauthorized
-from spaces.identity import ADMINS, SCOPE_KEY, Identity
+from spaces.identity import ADMINS, AUTHENTICATED, SCOPE_KEY, Identity
 
 UNAUTHENTICATED_PATHS = frozenset({"/healthz", "/readyz", "/livez", "/version"})
-ADMIN = Identity("admin", (ADMINS,))
+ADMIN = Identity("admin", (ADMINS, AUTHENTICATED))
 
 
 async def _send_status(send: Any, err: StatusError) -> None:

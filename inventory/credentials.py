@@ -14,7 +14,7 @@ import threading
 
 from sqlalchemy import Column, Engine, MetaData, String, Table, delete, insert, select
 
-from spaces.identity import Identity
+from spaces.identity import AUTHENTICATED, Identity
 
 SYNCERS = "spacehub:syncers"  # the group of every syncer identity
 
@@ -29,7 +29,7 @@ tokens_table = Table(
 
 
 def syncer_identity(sync_target: str) -> Identity:
-    return Identity(f"syncer:{sync_target}", (SYNCERS,))
+    return Identity(f"syncer:{sync_target}", (SYNCERS, AUTHENTICATED))
 
 
 def syncer_paths(sync_target: str, inventory_space: str) -> tuple[str, ...]:

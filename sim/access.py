@@ -24,8 +24,11 @@ import orjson
 from spaces import kubeconfig
 from spaces.errors import StatusError, forbidden, unauthorized
 from spaces.files import atomic_write
+from spaces.identity import ADMINS, AUTHENTICATED, SCOPE_KEY, Identity
 
 TOKENS_FILE = "cluster-tokens.json"
+ADMIN = Identity("admin", (ADMINS, AUTHENTICATED))
+CLUSTER_ADMIN = Identity("kubernetes-admin", (ADMINS, AUTHENTICATED))
 KUBECONFIG_DIR = "kubeconfigs"
 OPEN_PATHS = frozenset({"/healthz", "/readyz", "/livez", "/version"})
 
@@ -82,7 +85,7 @@ class ClusterAuth:
 
     def _identify(self, token: str) -> str | None:
         """``"admin"``, a cluster name, or None."""
-        if hmac.compare_digest(token, self.admin_token):
+        if hmac.compare_digest(token.encode(), self.admin_token.encode()):
             return "admin"
         return self.by_token.get(token)
 
@@ -104,4 +107,6 @@ class ClusterAuth:
                 await _send_status(send, forbidden(f'the credentials of cluster "{who}" may only access that '
                                                    "cluster"))
                 return
+        # A cluster's own credential is its administrator's, as a kubeadm cluster's admin kubeconfig is.
+        scope[SCOPE_KEY] = ADMIN if who == "admin" else CLUSTER_ADMIN
         await self.app(scope, receive, send)

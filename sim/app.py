@@ -26,6 +26,7 @@ from sim.access import ClusterAuth
 from sim.controllers import NodeShape, Simulator, StatusRule
 from sim.faults import FaultError, FaultInjection, Faults, FaultTable
 from sim.kinds import SimCatalog
+from spaces.access import AdminsOnly
 from spaces.api.asgi import STATUS_HANDLERS, lifespan_of, probe_routes, space_routes, version_info
 from spaces.api.handlers import SpaceAPI
 from spaces.errors import StatusError, bad_request, not_found
@@ -86,7 +87,8 @@ class SimCore:
                 await self._ensure_cluster(name)
 
         await asyncio.gather(*(ensure(name) for name in self.settings.clusters))
-        self.api = SpaceAPI(self.objects, self.catalog, runtime.lifecycle.space_phase, version_info())
+        self.api = SpaceAPI(self.objects, self.catalog, runtime.lifecycle.space_phase, version_info(),
+                            AdminsOnly())
         self.ready = True
 
     async def _ensure_cluster(self, name: str) -> None:

@@ -340,7 +340,7 @@ def cluster_types() -> tuple[ResourceType, ...]:
     return (
         ResourceType(group="", version="v1", kind="Pod", plural="pods", singular="pod", namespaced=True,
                      short_names=("po",), categories=("all",), subresources=("status",), schema_name=POD_SCHEMA,
-                     strategic_merge=True, columns=pod_columns(), strategy=PodStrategy()),
+                     strategic_merge=True, columns=pod_columns(), strategy=PodStrategy(), returns_deleted_object=True),
         ResourceType(group="", version="v1", kind="Node", plural="nodes", singular="node", namespaced=False,
                      short_names=("no",), subresources=("status",), schema_name=NODE_SCHEMA,
                      strategic_merge=True, columns=node_columns(), strategy=NodeStrategy()),

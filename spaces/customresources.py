@@ -84,6 +84,10 @@ class CustomResourceDefinitionStrategy(Strategy):
     def __init__(self, base: Strategy) -> None:
         self.base = base
 
+    @property  # type: ignore[override]
+    def status_sets_finalizers(self) -> bool:
+        return self.base.status_sets_finalizers
+
     def prepare_for_create(self, obj: dict[str, Any]) -> None:
         self.base.prepare_for_create(obj)
 

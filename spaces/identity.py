@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 ADMINS = "system:masters"  # kube's group of identities that every authorizer lets do anything
+AUTHENTICATED = "system:authenticated"  # every identity a credential established is in it, as in kube
 SCOPE_KEY = "spacehub.identity"
 
 

@@ -20,6 +20,11 @@ ALL_VERBS = ("create", "delete", "deletecollection", "get", "list", "patch", "up
 class Strategy:
     """Per-kind hooks; the default does nothing kind-specific."""
 
+    # Whether a write through the status subresource may change metadata.finalizers. kube's status
+    # strategies reset all metadata (ResetObjectMetaForStatus) except CRDs', whose finalizer controller
+    # releases a CRD through its status, where admission policies on CRD updates do not reach.
+    status_sets_finalizers = False
+
     def prepare_for_create(self, obj: dict[str, Any]) -> None:
         """Set defaults and server-owned fields on a new object (status, defaults)."""
 
@@ -95,6 +100,12 @@ class ResourceType:
     scale: ScalePaths | None = None
     # Validation that may be expensive (CEL rules) runs off the event loop.
     offload_validation: bool = False
+    # What an immediate DELETE answers: the deleted object (upstream stores with ReturnDeletedObject:
+    # pods, services, service accounts, storage classes) or, for every other kind, a Status naming it.
+    returns_deleted_object: bool = False
+    # A custom resource whose CRD is being deleted: still served for reading, updating and deleting (so
+    # its finalizers can finish) but not for creating, and discovery lists only those verbs.
+    terminating: bool = False
 
     @property
     def api_version(self) -> str:

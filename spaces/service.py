@@ -84,6 +84,7 @@ class ListResult:
     items: list[dict[str, Any]]
     resource_version: str
     continue_token: str = ""
+    remaining_item_count: int | None = None  # objects after this page (unfiltered paged lists only)
 
 
 def encode_continue(rev: int, after: tuple[str, str]) -> str:
@@ -240,7 +241,13 @@ class Objects:
                 break
             after = (rows[-1].key.namespace, rows[-1].key.name)
         token = encode_continue(int(rev or 0), after) if more and after is not None else ""
-        return ListResult(items, str(rev or 0), token)
+        remaining = None
+        if token and not filtering and name is None:
+            # As etcd3's GetList: what the continue token would still return, only for an unfiltered list
+            # (with a selector the count would include objects that do not match).
+            remaining = await self.run_sync(self.store.count, space, rtype.group_resource,
+                                            namespace if rtype.namespaced else None, at=int(rev or 0), after=after)
+        return ListResult(items, str(rev or 0), token, remaining)
 
     @staticmethod
     def _matches(obj: dict[str, Any], labels: LabelSelector | None, fields: FieldSelector | None) -> bool:
@@ -540,7 +547,13 @@ class Objects:
         if subresource == "status":
             status = new.get("status")
             applied_fields = (new.get("metadata") or {}).get("managedFields") if opts.apply else None
+            finalizers = (new.get("metadata") or {}).get("finalizers")
             new = copy.deepcopy(old)
+            if rtype.strategy.status_sets_finalizers:
+                if finalizers:
+                    new["metadata"]["finalizers"] = finalizers
+                else:
+                    new["metadata"].pop("finalizers", None)
             if opts.apply:
                 if applied_fields:
                     new["metadata"]["managedFields"] = applied_fields
@@ -581,9 +594,11 @@ class Objects:
                 generation += 1
             meta["generation"] = generation
         await self._validate(rtype, new, old)
-        unchanged = _strip_for_compare(new) == _strip_for_compare(old)
-        if not unchanged and self.admit is not None:
+        # Validating admission sees every update, a no-op included, as upstream admits before it looks
+        # for changes.
+        if self.admit is not None:
             await self.admit(space, rtype, "UPDATE", new, old, opts, subresource)
+        unchanged = _strip_for_compare(new) == _strip_for_compare(old)
         if unchanged and meta.get("managedFields") == old_meta.get("managedFields"):
             return old
         if not opts.apply:

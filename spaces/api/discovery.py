@@ -51,7 +51,7 @@ def _aggregated_resource(t: ResourceType) -> dict[str, Any]:
         "responseKind": {"group": t.group, "version": t.version, "kind": t.kind},
         "scope": "Namespaced" if t.namespaced else "Cluster",
         "singularResource": t.singular,
-        "verbs": list(t.verbs),
+        "verbs": _verbs(t),
     }
     if t.short_names:
         res["shortNames"] = list(t.short_names)
@@ -113,7 +113,7 @@ def resource_list(types: tuple[ResourceType, ...], group: str, version: str) -> 
         if t.group != group or t.version != version:
             continue
         entry: dict[str, Any] = {"name": t.plural, "singularName": t.singular, "namespaced": t.namespaced,
-                                 "kind": t.kind, "verbs": list(t.verbs)}
+                                 "kind": t.kind, "verbs": _verbs(t)}
         if t.short_names:
             entry["shortNames"] = list(t.short_names)
         if t.categories:
@@ -131,3 +131,11 @@ def resource_list(types: tuple[ResourceType, ...], group: str, version: str) -> 
     gv = f"{group}/{version}" if group else version
     return orjson.dumps({"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": gv,
                          "resources": resources})
+
+
+def _verbs(t: ResourceType) -> list[str]:
+    """What discovery says a kind serves; a terminating custom resource lists no writes but deletes
+    (apiextensions' discovery controller), though updates still work so that finalizers can finish."""
+    if t.terminating:
+        return [v for v in t.verbs if v not in ("create", "update", "patch")]
+    return list(t.verbs)

@@ -10,7 +10,8 @@ from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 
 from spaces import errors, jsonpath
-from spaces.api import discovery
+from spaces.access import Authorizer
+from spaces.api import discovery, reviews
 from spaces.api.codec import (
     PROTOBUF,
     decode_apply_body,
@@ -20,10 +21,12 @@ from spaces.api.codec import (
     status_response,
     table_version,
 )
+from spaces.api.params import optional_query_bool, query_bool
 from spaces.api.paths import ResourcePath, parse_resource_path
 from spaces.api.tables import to_table
 from spaces.api.watchstream import WatchRequest, WatchStream, watch_timeout
 from spaces.catalog import Catalog
+from spaces.identity import of_request
 from spaces.openapi import group_version_path, openapi_document, openapi_index
 from spaces.patching import apply_patch
 from spaces.protobuf import decode_protobuf_body
@@ -32,7 +35,7 @@ from spaces.selectors import parse_field_selector, parse_label_selector
 from spaces.service import DeleteOptions, Objects, WriteOptions
 
 APPLY_PATCH = "application/apply-patch+yaml"
-_TRUE = ("true", "1")
+SCALE_SCHEMA = "io.k8s.api.autoscaling.v1.Scale"
 
 
 def _manager(request: Request) -> str:
@@ -63,6 +66,18 @@ def _warning_headers(opts: WriteOptions) -> dict[str, str] | None:
     return {"Warning": ", ".join(f'299 - "{w}"' for w in opts.warnings)}
 
 
+def _verb(request: Request, rp: ResourcePath) -> str:
+    """The API verb of a request (kube's RequestInfo), as resource types list the verbs they serve."""
+    method = request.method
+    if method == "GET":
+        if rp.name is not None:
+            return "get"
+        return "watch" if query_bool(request.query_params, "watch") else "list"
+    if method == "DELETE":
+        return "delete" if rp.name is not None else "deletecollection"
+    return {"POST": "create", "PUT": "update", "PATCH": "patch"}.get(method, method.lower())
+
+
 def _scale_of(rtype: ResourceType, obj: dict[str, Any]) -> dict[str, Any]:
     paths = rtype.scale or ScalePaths()
     meta = obj["metadata"]
@@ -82,11 +97,12 @@ def _scale_of(rtype: ResourceType, obj: dict[str, Any]) -> dict[str, Any]:
 
 class SpaceAPI:
     def __init__(self, objects: Objects, catalog: Catalog, space_phase: Callable[[str], str | None],
-                 version_info: dict[str, str]) -> None:
+                 version_info: dict[str, str], authorizer: Authorizer) -> None:
         self.objects = objects
         self.catalog = catalog
         self.space_phase = space_phase
         self.version_info = version_info
+        self.authorizer = authorizer
 
     async def handle(self, request: Request, space: str, path: str) -> Response:
         try:
@@ -177,6 +193,11 @@ class SpaceAPI:
         if rtype.namespaced and rp.name is not None and namespace is None:
             raise self._not_served()
         ns = namespace or ""
+        verb = _verb(request, rp)
+        if verb not in rtype.verbs:
+            raise errors.method_not_allowed("the server does not allow this method on the requested resource")
+        if rtype.terminating and verb == "create" and not rp.subresource:
+            raise errors.method_not_allowed(f"{verb} not allowed while custom resource definition is terminating")
         if rp.name is None:
             if method == "GET":
                 return await self._list_or_watch(request, space, rtype, namespace)
@@ -224,6 +245,9 @@ class SpaceAPI:
     async def _create(self, request: Request, space: str, rtype: ResourceType, ns: str) -> Response:
         opts = _write_options(request)
         body = await self._object_body(request, rtype)
+        if rtype.group_resource in reviews.REVIEWS:
+            answer = reviews.answer(rtype.group_resource, body, of_request(request.scope), self.authorizer, space)
+            return json_response(answer, 201)
         obj = await self.objects.create(space, rtype, ns, body, opts)
         return json_response(obj, 201, _warning_headers(opts))
 
@@ -235,7 +259,7 @@ class SpaceAPI:
             if not request.query_params.get("fieldManager"):
                 raise errors.bad_request("PATCH, application/apply-patch+yaml: fieldManager is required for apply "
                                          "requests")
-            force = request.query_params.get("force") in _TRUE
+            force = query_bool(request.query_params, "force")
             body = decode_apply_body(await request.body())
             obj, created = await self.objects.apply(space, rtype, ns, name, body, opts, force=force,
                                                     subresource=subresource)
@@ -256,14 +280,14 @@ class SpaceAPI:
         labels, fields = self._selectors(request, rtype)
         tv = table_version(request.headers.get("accept"))
         include = q.get("includeObject") or "Metadata"
-        if q.get("watch") in _TRUE:
-            send_initial = q.get("sendInitialEvents") in _TRUE
+        if query_bool(q, "watch"):
+            send_initial = query_bool(q, "sendInitialEvents")
             if send_initial and q.get("resourceVersionMatch") != "NotOlderThan":
                 raise errors.invalid("ListOptions", "meta.k8s.io", "", [errors.Cause(
                     "FieldValueForbidden", "sendInitialEvents requires setting resourceVersionMatch to "
                     "NotOlderThan", "resourceVersionMatch")])
             req = WatchRequest(space, rtype, namespace, labels, fields, q.get("resourceVersion") or "",
-                               send_initial, q.get("allowWatchBookmarks") in _TRUE,
+                               send_initial, query_bool(q, "allowWatchBookmarks"),
                                watch_timeout(q.get("timeoutSeconds")), tv, include)
             return StreamingResponse(WatchStream(self.objects, req).body(), media_type="application/json")
         limit_text = q.get("limit") or "0"
@@ -278,10 +302,13 @@ class SpaceAPI:
         if tv is not None:
             return json_response(to_table(rtype, result.items, version=tv, include=include,
                                           resource_version=result.resource_version,
-                                          continue_token=result.continue_token))
+                                          continue_token=result.continue_token,
+                                          remaining_item_count=result.remaining_item_count))
         meta: dict[str, Any] = {"resourceVersion": result.resource_version}
         if result.continue_token:
             meta["continue"] = result.continue_token
+        if result.remaining_item_count is not None:
+            meta["remainingItemCount"] = result.remaining_item_count
         return json_response({"kind": rtype.list_kind, "apiVersion": rtype.api_version, "metadata": meta,
                               "items": result.items})
 
@@ -295,9 +322,11 @@ class SpaceAPI:
             body = decoded
         q = request.query_params
         propagation = body.get("propagationPolicy") or q.get("propagationPolicy") or ""
-        orphan = body.get("orphanDependents", q.get("orphanDependents"))
+        orphan = body.get("orphanDependents")
+        if orphan is None:
+            orphan = optional_query_bool(q, "orphanDependents")
         if not propagation:
-            propagation = "Orphan" if orphan in (True, "true") else "Background"
+            propagation = "Orphan" if orphan is True else "Background"
         if propagation not in ("Background", "Foreground", "Orphan"):
             raise errors.bad_request(f'unsupported propagationPolicy "{propagation}"')
         pre = body.get("preconditions") or {}
@@ -309,8 +338,15 @@ class SpaceAPI:
 
     async def _delete(self, request: Request, space: str, rtype: ResourceType, ns: str, name: str) -> Response:
         options = await self._delete_options(request)
-        obj, _gone = await self.objects.delete(space, rtype, ns, name, options)
-        return json_response(obj)
+        obj, gone = await self.objects.delete(space, rtype, ns, name, options)
+        if not gone or rtype.returns_deleted_object:
+            return json_response(obj)
+        # kube's generic store (finalizeDelete): the object is gone; say which one it was.
+        details: dict[str, Any] = {"name": name, "kind": rtype.plural, "uid": obj["metadata"].get("uid", "")}
+        if rtype.group:
+            details["group"] = rtype.group
+        return json_response({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success",
+                              "details": details})
 
     async def _delete_collection(self, request: Request, space: str, rtype: ResourceType,
                                  namespace: str | None) -> Response:
@@ -332,6 +368,9 @@ class SpaceAPI:
                               "metadata": {"resourceVersion": result.resource_version}, "items": deleted})
 
     async def _scale(self, request: Request, space: str, rtype: ResourceType, ns: str, name: str) -> Response:
+        """The ``scale`` subresource: an autoscaling/v1 Scale view of ``spec.replicas``. Every write method and
+        patch type upstream accepts here works: PUT, JSON and merge patch, strategic merge patch for built-in
+        kinds (custom resources refuse it with 415, as upstream does) and server-side apply."""
         if request.method == "GET":
             return json_response(_scale_of(rtype, await self.objects.get(space, rtype, ns, name)))
         if request.method not in ("PUT", "PATCH"):
@@ -339,8 +378,14 @@ class SpaceAPI:
         opts = _write_options(request)
         raw = await request.body()
         content_type = media_type(request.headers.get("content-type"))
+        replicas_path = (rtype.scale or ScalePaths()).spec_replicas
+        if request.method == "PATCH" and content_type == APPLY_PATCH:
+            return await self._apply_scale(request, space, rtype, ns, name, raw, opts)
+        # A Scale has no merge keys, but it is a built-in type: strategic merge patch works on it exactly when
+        # it works on the scaled kind.
         scale_type = ResourceType(group="autoscaling", version="v1", kind="Scale", plural="scale",
-                                  singular="scale", namespaced=True)
+                                  singular="scale", namespaced=True, schema_name=SCALE_SCHEMA,
+                                  strategic_merge=rtype.strategic_merge)
 
         def compute(obj: dict[str, Any]) -> dict[str, Any]:
             current = _scale_of(rtype, obj)
@@ -348,15 +393,37 @@ class SpaceAPI:
                 wanted = decode_body(raw, request.headers.get("content-type"))
             else:
                 wanted = apply_patch(copy.deepcopy(current), raw, content_type, scale_type)
-            replicas = ((wanted or {}).get("spec") or {}).get("replicas")
-            if not isinstance(replicas, int) or replicas < 0:
-                raise errors.invalid("Scale", "autoscaling", name, [errors.Cause(
-                    "FieldValueInvalid", f"Invalid value: {replicas!r}: must be greater than or equal to 0",
-                    "spec.replicas")])
-            jsonpath.set_value(obj, (rtype.scale or ScalePaths()).spec_replicas, replicas)
+            jsonpath.set_value(obj, replicas_path, _wanted_replicas(wanted, name))
             return obj
 
-        obj = await self.objects.guaranteed_update(space, rtype, ns, name, compute, opts)
-        return json_response(_scale_of(rtype, obj))
+        obj = await self.objects.guaranteed_update(space, rtype, ns, name, compute, opts, subresource="scale")
+        return json_response(_scale_of(rtype, obj), headers=_warning_headers(opts))
+
+    async def _apply_scale(self, request: Request, space: str, rtype: ResourceType, ns: str, name: str,
+                           raw: bytes, opts: WriteOptions) -> Response:
+        """Server-side apply of a Scale: the manager comes to own the scaled object's replicas field,
+        recorded with subresource ``scale`` (what upstream's scale field-manager layer records)."""
+        if not request.query_params.get("fieldManager"):
+            raise errors.bad_request("PATCH, application/apply-patch+yaml: fieldManager is required for apply "
+                                     "requests")
+        config = decode_apply_body(raw)
+        if not isinstance(config, dict) or config.get("apiVersion") != "autoscaling/v1" or \
+                config.get("kind") != "Scale":
+            raise errors.bad_request("the apply configuration of a scale subresource must be an autoscaling/v1 "
+                                     "Scale")
+        replicas = _wanted_replicas(config, name)
+        parent: dict[str, Any] = {"apiVersion": rtype.api_version, "kind": rtype.kind,
+                                  "metadata": {"name": name, **({"namespace": ns} if ns else {})}}
+        jsonpath.set_value(parent, (rtype.scale or ScalePaths()).spec_replicas, replicas)
+        obj, _created = await self.objects.apply(space, rtype, ns, name, parent, opts,
+                                                 force=query_bool(request.query_params, "force"), subresource="scale")
+        return json_response(_scale_of(rtype, obj), headers=_warning_headers(opts))
 
 
+def _wanted_replicas(scale: Any, name: str) -> int:
+    replicas = ((scale if isinstance(scale, dict) else {}).get("spec") or {}).get("replicas")
+    if not isinstance(replicas, int) or isinstance(replicas, bool) or replicas < 0:
+        raise errors.invalid("Scale", "autoscaling", name, [errors.Cause(
+            "FieldValueInvalid", f"Invalid value: {replicas!r}: must be greater than or equal to 0",
+            "spec.replicas")])
+    return replicas

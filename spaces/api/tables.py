@@ -33,7 +33,8 @@ def _cells(columns: tuple[Column, ...], obj: dict[str, Any]) -> list[Any]:
 
 
 def to_table(rtype: ResourceType, objs: Iterable[dict[str, Any]], *, version: str, include: str,
-             resource_version: str = "", continue_token: str = "", headers: bool = True) -> dict[str, Any]:
+             resource_version: str = "", continue_token: str = "", remaining_item_count: int | None = None,
+             headers: bool = True) -> dict[str, Any]:
     columns = _columns(rtype)
     rows = []
     for obj in objs:
@@ -47,6 +48,8 @@ def to_table(rtype: ResourceType, objs: Iterable[dict[str, Any]], *, version: st
         meta["resourceVersion"] = resource_version
     if continue_token:
         meta["continue"] = continue_token
+    if remaining_item_count is not None:
+        meta["remainingItemCount"] = remaining_item_count
     return {
         "kind": "Table",
         "apiVersion": f"meta.k8s.io/{version}",

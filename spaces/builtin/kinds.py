@@ -14,7 +14,7 @@ from typing import Any
 from spaces.admission.policy import ValidatingAdmissionPolicyBindingStrategy, ValidatingAdmissionPolicyStrategy
 from spaces.builtin import strategies as st
 from spaces.builtin.tables import columns_for
-from spaces.registry import ResourceType, Strategy
+from spaces.registry import ALL_VERBS, ResourceType, Strategy
 
 _META_REF = "#/$defs/io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"
 _LIST_META_REF = "#/$defs/io.k8s.apimachinery.pkg.apis.meta.v1.ListMeta"
@@ -30,12 +30,13 @@ STATUS_AND_SCALE = ("status", "scale")
 def _kind(group: str, version: str, kind: str, plural: str, schema: str, strategy: Strategy, *,
           namespaced: bool = True, short_names: tuple[str, ...] = (), categories: tuple[str, ...] = (),
           subresources: tuple[str, ...] = (), strategic_merge: bool = True,
-          tracks_generation: bool = False) -> ResourceType:
+          tracks_generation: bool = False, returns_deleted_object: bool = False,
+          verbs: tuple[str, ...] = ALL_VERBS) -> ResourceType:
     return ResourceType(
         group=group, version=version, kind=kind, plural=plural, singular=kind.lower(), namespaced=namespaced,
         short_names=short_names, categories=categories, subresources=subresources, schema_name=schema,
         strategic_merge=strategic_merge, columns=columns_for(group, kind), strategy=strategy,
-        tracks_generation=tracks_generation,
+        tracks_generation=tracks_generation, returns_deleted_object=returns_deleted_object, verbs=verbs,
     )
 
 
@@ -54,9 +55,9 @@ def builtin_types() -> tuple[ResourceType, ...]:
               short_names=("cm",)),
         _kind("", "v1", "Secret", "secrets", f"{core}.Secret", st.SecretStrategy()),
         _kind("", "v1", "ServiceAccount", "serviceaccounts", f"{core}.ServiceAccount",
-              st.ServiceAccountStrategy(), short_names=("sa",)),
+              st.ServiceAccountStrategy(), short_names=("sa",), returns_deleted_object=True),
         _kind("", "v1", "Service", "services", f"{core}.Service", st.ServiceStrategy(),
-              short_names=("svc",), categories=("all",), subresources=STATUS),
+              short_names=("svc",), categories=("all",), subresources=STATUS, returns_deleted_object=True),
         _kind("", "v1", "Event", "events", f"{core}.Event", st.EventStrategy(), short_names=("ev",)),
         _kind("", "v1", "LimitRange", "limitranges", f"{core}.LimitRange", st.LimitRangeStrategy(),
               short_names=("limits",)),
@@ -98,7 +99,7 @@ def builtin_types() -> tuple[ResourceType, ...]:
         _kind(rbac_group, "v1", "ClusterRoleBinding", "clusterrolebindings", f"{rbac}.ClusterRoleBinding",
               st.ClusterRoleBindingStrategy(), namespaced=False),
         _kind("storage.k8s.io", "v1", "StorageClass", "storageclasses", "io.k8s.api.storage.v1.StorageClass",
-              st.StorageClassStrategy(), namespaced=False, short_names=("sc",)),
+              st.StorageClassStrategy(), namespaced=False, short_names=("sc",), returns_deleted_object=True),
         # Upstream sets generation 1 on create and never bumps it; value and policy are immutable anyway.
         _kind("scheduling.k8s.io", "v1", "PriorityClass", "priorityclasses",
               "io.k8s.api.scheduling.v1.PriorityClass", st.PriorityClassStrategy(), namespaced=False,
@@ -110,6 +111,13 @@ def builtin_types() -> tuple[ResourceType, ...]:
               "validatingadmissionpolicybindings", f"{admission}.ValidatingAdmissionPolicyBinding",
               ValidatingAdmissionPolicyBindingStrategy(), namespaced=False, categories=("api-extensions",),
               tracks_generation=True),
+        # Reviews are asked, not stored: POST answers them (spaces.api.reviews), nothing else is served.
+        _kind("authentication.k8s.io", "v1", "SelfSubjectReview", "selfsubjectreviews",
+              "io.k8s.api.authentication.v1.SelfSubjectReview", Strategy(), namespaced=False, verbs=("create",)),
+        _kind("authorization.k8s.io", "v1", "SelfSubjectAccessReview", "selfsubjectaccessreviews",
+              "io.k8s.api.authorization.v1.SelfSubjectAccessReview", Strategy(), namespaced=False, verbs=("create",)),
+        _kind("authorization.k8s.io", "v1", "SelfSubjectRulesReview", "selfsubjectrulesreviews",
+              "io.k8s.api.authorization.v1.SelfSubjectRulesReview", Strategy(), namespaced=False, verbs=("create",)),
         # apiextensions-apiserver serves CRDs without strategic merge patch: kubectl falls back to merge.
         _kind("apiextensions.k8s.io", "v1", "CustomResourceDefinition", "customresourcedefinitions", crd,
               st.CustomResourceDefinitionStrategy(), namespaced=False, short_names=("crd", "crds"),

@@ -3,12 +3,19 @@
 For every CRD change in a space this controller (like kube's naming, establishing and finalizer
 controllers together) checks its names against the space's other CRDs of the same group, writes
 ``status.acceptedNames`` and the ``NamesAccepted``/``Established`` conditions, and republishes the
-space's custom resource types in the catalog. A deleted CRD stops being served at once; its objects
-are deleted before its ``customresourcecleanup`` finalizer is removed.
+space's custom resource types in the catalog.
+
+A deleted CRD is finalized as apiextensions' finalizer controller does it: ``Terminating=True``
+(``InstanceDeletionInProgress``) goes on its status; its objects stay readable (and updatable, so that
+their own finalizers can finish) but cannot be created; each is deleted through the object service,
+finalizers and garbage collection honoured; once none is left, ``Terminating=False``
+(``InstanceDeletionCompleted``) and the ``customresourcecleanup`` finalizer is removed in one write
+through the status subresource, which admission policies guarding CRD updates do not match.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from typing import Any
 
@@ -19,14 +26,20 @@ from spaces.controllers import WorkQueue
 from spaces.customresources import CLEANUP_FINALIZER, CRD_RESOURCE, types_from_crd
 from spaces.errors import StatusError
 from spaces.registry import ResourceType
-from spaces.service import Objects, WriteOptions, now_rfc3339
+from spaces.service import DeleteOptions, Objects, WriteOptions, now_rfc3339
 from spaces.watch import Entry
 
 MANAGER = "spacehub-apiextensions-controller"
+# How often a terminating CRD looks again for objects that are still finishing (their own finalizers).
+RECHECK_SECONDS = 1.0
 
 
 def _names(crd: dict[str, Any]) -> dict[str, Any]:
     return (crd.get("spec") or {}).get("names") or {}
+
+
+def _is_true(conditions: list[dict[str, Any]], kind: str) -> bool:
+    return any(c.get("type") == kind and c.get("status") == "True" for c in conditions)
 
 
 def _condition(kind: str, ok: bool, reason: str, message: str, old: list[dict[str, Any]]) -> dict[str, Any]:
@@ -42,7 +55,7 @@ class CRDController(WorkQueue):
         self.objects = objects
         self.catalog = catalog
         # Compiled types per CRD, reused while its generation and accepted names are unchanged.
-        self._compiled: dict[tuple[str, str], tuple[tuple[str, int, str], list[ResourceType]]] = {}
+        self._compiled: dict[tuple[str, str], tuple[tuple[str, int, str, bool], list[ResourceType]]] = {}
 
     def crd_type(self, space: str) -> ResourceType:
         rtype = self.catalog.by_group_resource(space, CRD_RESOURCE)
@@ -163,17 +176,62 @@ class CRDController(WorkQueue):
                 raise
 
     async def _clean_up(self, space: str, crd: dict[str, Any]) -> bool:
-        """Delete every object of a deleted CRD, then release it; True while objects remain."""
-        names = _names(crd)
-        resource = f"{names.get('plural', '')}.{(crd.get('spec') or {}).get('group', '')}"
-        _rev, rows = await self.objects.run_sync(self.objects.store.list, space, resource, None)
-        if rows:
-            await self.objects.purge(space, rows)
-            return True
-        if CLEANUP_FINALIZER in (crd["metadata"].get("finalizers") or []):
-            await self.objects.remove_finalizer(space, self.crd_type(space), "", crd["metadata"]["name"],
-                                                CLEANUP_FINALIZER)
+        """Finalize a deleted CRD: delete its objects, then release it (rechecked while objects remain)."""
+        meta = crd["metadata"]
+        if CLEANUP_FINALIZER not in (meta.get("finalizers") or []):
+            return False
+        conditions = (crd.get("status") or {}).get("conditions") or []
+        if not _is_true(conditions, "Terminating"):
+            await self._set_terminating(space, crd, "True", "InstanceDeletionInProgress",
+                                        "CustomResource deletion is in progress", release=False)
+        if _is_true(conditions, "Established"):
+            if await self._delete_instances(space, crd):
+                self.add_after(space, RECHECK_SECONDS)
+                return False
+            done = ("False", "InstanceDeletionCompleted", "removed all instances")
+        else:
+            done = ("False", "NeverEstablished", "resource was never established")
+        await self._set_terminating(space, crd, *done, release=True)
         return False
+
+    async def _delete_instances(self, space: str, crd: dict[str, Any]) -> bool:
+        """Delete every object of the CRD that is not being deleted yet; True while any remains."""
+        types = types_from_crd(crd)
+        if not types:
+            return False
+        rtype = types[0]
+        _rev, rows = await self.objects.run_sync(self.objects.store.list, space, rtype.group_resource, None)
+        for row in rows:
+            obj = orjson.loads(row.value)
+            if (obj.get("metadata") or {}).get("deletionTimestamp"):
+                continue
+            try:
+                await self.objects.delete(space, rtype, row.key.namespace, row.key.name, DeleteOptions())
+            except StatusError as exc:
+                if exc.code != 404:
+                    raise
+        _rev, rows = await self.objects.run_sync(self.objects.store.list, space, rtype.group_resource, None)
+        return bool(rows)
+
+    async def _set_terminating(self, space: str, crd: dict[str, Any], status: str, reason: str, message: str, *,
+                               release: bool) -> None:
+        """The ``Terminating`` condition, and with ``release`` the finalizer's removal, in one status write."""
+        def compute(obj: dict[str, Any]) -> dict[str, Any]:
+            current = obj.setdefault("status", {})
+            old = current.get("conditions") or []
+            condition = _condition("Terminating", status == "True", reason, message, old)
+            current["conditions"] = [c for c in old if c.get("type") != "Terminating"] + [condition]
+            if release:
+                obj["metadata"]["finalizers"] = [f for f in obj["metadata"].get("finalizers") or []
+                                                 if f != CLEANUP_FINALIZER]
+            return obj
+
+        try:
+            await self.objects.guaranteed_update(space, self.crd_type(space), "", crd["metadata"]["name"], compute,
+                                                 WriteOptions(manager=MANAGER), subresource="status")
+        except StatusError as exc:
+            if exc.code != 404:
+                raise
 
     def _publish(self, space: str, crds: list[dict[str, Any]]) -> None:
         types: list[ResourceType] = []
@@ -184,14 +242,18 @@ class CRDController(WorkQueue):
                               for c in (crd.get("status") or {}).get("conditions") or [])
             key = (space, meta["name"])
             seen.add(key)
-            if meta.get("deletionTimestamp") or not established:
+            if not established:
                 self._compiled.pop(key, None)
                 continue
+            terminating = bool(meta.get("deletionTimestamp"))
             fingerprint = (meta.get("uid", ""), int(meta.get("generation") or 0),
-                           orjson.dumps((crd.get("status") or {}).get("acceptedNames")).decode())
+                           orjson.dumps((crd.get("status") or {}).get("acceptedNames")).decode(), terminating)
             cached = self._compiled.get(key)
             if cached is None or cached[0] != fingerprint:
-                cached = (fingerprint, types_from_crd(crd))
+                compiled = types_from_crd(crd)
+                if terminating:
+                    compiled = [dataclasses.replace(t, terminating=True) for t in compiled]
+                cached = (fingerprint, compiled)
                 self._compiled[key] = cached
             types.extend(cached[1])
         for key in [k for k in self._compiled if k[0] == space and k not in seen]:

@@ -198,39 +198,34 @@ class LogStore:
         (namespace, name); ``resource`` None lists every kind (namespace and space clean-up).
         """
         with self.engine.connect() as conn:
-            current = self.current_revision(conn)
-            rev = current if at is None else at
-            if at is not None and at > current:
-                raise ValueError(f"revision {at} is ahead of the store ({current})")
-            compacted = self.compacted_revision
-            if at is not None and at < compacted:
-                raise Compacted(at, compacted)
-            where = ["space = :s", "id <= :rev"]
-            params: dict[str, Any] = {"s": space, "rev": rev}
-            group = "namespace, name"
-            if resource is not None:
-                where.append("resource = :r")
-                params["r"] = resource
-            else:
-                group = "resource, namespace, name"
-            if namespace is not None:
-                where.append("namespace = :n")
-                params["n"] = namespace
-            if name is not None:
-                where.append("name = :m")
-                params["m"] = name
-            if after is not None:
-                where.append("(namespace > :an OR (namespace = :an AND name > :am))")
-                params["an"], params["am"] = after
-            sql = (f"SELECT {', '.join('l.' + c.strip() for c in _COLUMNS.split(','))} FROM kv_log l JOIN "
-                   f"(SELECT MAX(id) AS mid FROM kv_log WHERE {' AND '.join(where)} GROUP BY {group}) m "
-                   "ON l.id = m.mid WHERE l.deleted = :f ORDER BY l.namespace, l.name, l.resource")
-            params["f"] = False
+            rev = self._snapshot(conn, at)
+            live, params = _live_rows(space, resource, namespace, rev, after, name)
+            sql = (f"SELECT {', '.join('l.' + c.strip() for c in _COLUMNS.split(','))} {live} "
+                   "ORDER BY l.namespace, l.name, l.resource")
             if limit is not None:
                 sql += " LIMIT :lim"
                 params["lim"] = limit
             rows = [_row(r) for r in conn.execute(text(sql), params)]
         return rev, rows
+
+    def count(self, space: str, resource: str, namespace: str | None, *, at: int,
+              after: tuple[str, str] | None = None) -> int:
+        """How many live objects ``list`` would return at revision ``at`` after ``after`` (a paged list's
+        ``remainingItemCount``)."""
+        with self.engine.connect() as conn:
+            rev = self._snapshot(conn, at)
+            live, params = _live_rows(space, resource, namespace, rev, after, None)
+            return int(conn.execute(text(f"SELECT COUNT(*) {live}"), params).scalar_one())
+
+    def _snapshot(self, conn: Connection, at: int | None) -> int:
+        """The revision a read at ``at`` sees (now when None); refused when ahead of the store or compacted."""
+        current = self.current_revision(conn)
+        if at is not None and at > current:
+            raise ValueError(f"revision {at} is ahead of the store ({current})")
+        compacted = self.compacted_revision
+        if at is not None and at < compacted:
+            raise Compacted(at, compacted)
+        return current if at is None else at
 
     def list_resource_everywhere(self, resource: str) -> list[LogRow]:
         """Live objects of one kind in every space (startup of in-memory indexes)."""
@@ -307,3 +302,27 @@ class LogStore:
             self._compacted = max(self._compacted, horizon)
             return self._compacted
 
+
+def _live_rows(space: str, resource: str | None, namespace: str | None, rev: int, after: tuple[str, str] | None,
+               name: str | None) -> tuple[str, dict[str, Any]]:
+    """``FROM … WHERE …`` selecting the newest row of every key of the space (one kind, one namespace, one
+    name, past ``after``) as of ``rev`` that is not a tombstone, with its parameters."""
+    where = ["space = :s", "id <= :rev"]
+    params: dict[str, Any] = {"s": space, "rev": rev, "f": False}
+    group = "namespace, name"
+    if resource is not None:
+        where.append("resource = :r")
+        params["r"] = resource
+    else:
+        group = "resource, namespace, name"
+    if namespace is not None:
+        where.append("namespace = :n")
+        params["n"] = namespace
+    if name is not None:
+        where.append("name = :m")
+        params["m"] = name
+    if after is not None:
+        where.append("(namespace > :an OR (namespace = :an AND name > :am))")
+        params["an"], params["am"] = after
+    return (f"FROM kv_log l JOIN (SELECT MAX(id) AS mid FROM kv_log WHERE {' AND '.join(where)} "
+            f"GROUP BY {group}) m ON l.id = m.mid WHERE l.deleted = :f"), params

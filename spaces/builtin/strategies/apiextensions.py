@@ -21,6 +21,7 @@ class CustomResourceDefinitionStrategy(BuiltinStrategy):
     """Stored and validated for names and scope only; serving the defined resources is elsewhere."""
 
     has_status = True
+    status_sets_finalizers = True
 
     def initial_status(self, obj: Obj) -> Obj:
         storage = _storage_version(obj)

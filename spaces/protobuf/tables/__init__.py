@@ -1,17 +1,17 @@
 """Every field table, keyed ``"<group>.<Type>"``, and the kinds a protobuf request body may carry.
 
-The tables cover exactly the objects ``kubectl create <generator>`` sends and everything nested in them;
-:data:`KINDS` maps each of those kinds to its top-level message.
+The tables cover exactly the objects ``kubectl create <generator>`` and ``kubectl auth`` send and everything
+nested in them; :data:`KINDS` maps each of those kinds to its top-level message.
 """
 
 from __future__ import annotations
 
 from spaces.protobuf.schema import Table
-from spaces.protobuf.tables import apps, batch, core, meta, networking, pods, policy, rbac, scheduling, volumes
+from spaces.protobuf.tables import apps, authz, batch, core, meta, networking, pods, policy, rbac, scheduling, volumes
 
 MESSAGES: dict[str, Table] = {
     **meta.MESSAGES, **core.MESSAGES, **pods.MESSAGES, **volumes.MESSAGES, **apps.MESSAGES, **batch.MESSAGES,
-    **rbac.MESSAGES, **policy.MESSAGES, **scheduling.MESSAGES, **networking.MESSAGES,
+    **rbac.MESSAGES, **policy.MESSAGES, **scheduling.MESSAGES, **networking.MESSAGES, **authz.MESSAGES,
 }
 
 # The protobuf package behind each key prefix, for naming a message in an error the way protoc does.
@@ -27,6 +27,8 @@ PROTO_PACKAGES = {
     "policy": "k8s.io.api.policy.v1",
     "scheduling": "k8s.io.api.scheduling.v1",
     "networking": "k8s.io.api.networking.v1",
+    "authentication": "k8s.io.api.authentication.v1",
+    "authorization": "k8s.io.api.authorization.v1",
 }
 
 # (apiVersion, kind) -> top-level message: the kinds of kubectl's generator subcommands.
@@ -47,6 +49,10 @@ KINDS: dict[tuple[str, str], str] = {
     ("scheduling.k8s.io/v1", "PriorityClass"): "scheduling.PriorityClass",
     ("policy/v1", "PodDisruptionBudget"): "policy.PodDisruptionBudget",
     ("networking.k8s.io/v1", "Ingress"): "networking.Ingress",
+    # kubectl auth whoami / can-i
+    ("authentication.k8s.io/v1", "SelfSubjectReview"): "authentication.SelfSubjectReview",
+    ("authorization.k8s.io/v1", "SelfSubjectAccessReview"): "authorization.SelfSubjectAccessReview",
+    ("authorization.k8s.io/v1", "SelfSubjectRulesReview"): "authorization.SelfSubjectRulesReview",
 }
 
 

@@ -75,6 +75,11 @@ MESSAGES: dict[str, Table] = {
         (2, "operator", STRING, KEEP),
         (3, "values", STRING, LIST),
     ),
+    "meta.FieldSelectorRequirement": table(
+        (1, "key", STRING, KEEP),
+        (2, "operator", STRING, KEEP),
+        (3, "values", STRING, LIST),
+    ),
     # The hand-written types: their wire messages, turned into their JSON forms by the decoder.
     "meta.Time": table(
         (1, "seconds", INT64),
