@@ -7,7 +7,10 @@ object revision and shared), so memory grows with objects, not objects times clu
 from __future__ import annotations
 
 import copy
+import hashlib
 from typing import Any
+
+import orjson
 
 LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
 _SERVER_METADATA = ("uid", "resourceVersion", "managedFields", "ownerReferences", "generation", "finalizers",
@@ -49,3 +52,9 @@ def project(obj: dict[str, Any]) -> dict[str, Any]:
     elif kind == "Namespace":
         out.pop("spec", None)  # spec.finalizers belong to the cluster
     return out
+
+
+def content_digest(obj: dict[str, Any]) -> bytes:
+    """A digest of what clusters get of ``obj``: equal for revisions that differ only in status or in what
+    the server fills in (the hub writing reported status back makes such revisions)."""
+    return hashlib.blake2b(orjson.dumps(project(obj), option=orjson.OPT_SORT_KEYS), digest_size=16).digest()

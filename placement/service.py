@@ -20,7 +20,7 @@ from inventory.clusters import Inventory
 from inventory.kinds import EDGE_GROUP, EDGE_VERSION, LOCATIONS, SYNC_TARGETS
 from placement.engine import PlacementEngine
 from placement.model import ObjectRef, WorkloadObject
-from placement.projection import project
+from placement.projection import content_digest, project
 from spaces.catalog import ROOT_SPACE, Catalog
 from spaces.controllers import WorkQueue
 from spaces.customresources import CRD_RESOURCE
@@ -67,6 +67,7 @@ class PlacementService(WorkQueue):
         self._slice_names: dict[tuple[str, str], list[str]] = {}
         self._placements: dict[str, dict[str, dict[str, Any]]] = {}
         self._workload: dict[ObjectRef, WorkloadObject] = {}
+        self._digests: dict[ObjectRef, bytes] = {}  # what clusters get of each object, to skip status-only writes
         self._projections: dict[tuple[ObjectRef, int], dict[str, Any]] = {}
         # Per SyncTarget, bumped whenever its desired set changes (syncer streams wait on it).
         self.target_versions: dict[str, int] = {}
@@ -114,6 +115,7 @@ class PlacementService(WorkQueue):
             return
         ref = ObjectRef(key.space, key.resource, key.namespace, key.name)
         if gone:
+            self._digests.pop(ref, None)
             if self._workload.pop(ref, None) is not None:
                 self.engine.delete_object(ref)
             return
@@ -121,6 +123,11 @@ class PlacementService(WorkQueue):
         if key.resource == CRD_RESOURCE:
             spec = obj.get("spec") or {}  # type: ignore[union-attr]
             defines = (spec.get("group", ""), (spec.get("names") or {}).get("plural", ""))
+        digest = content_digest(obj)  # type: ignore[arg-type]
+        previous = self._workload.get(ref)
+        if previous is not None and self._digests.get(ref) == digest and previous.labels == _labels(obj):  # type: ignore
+            return  # status or server fields only: clusters get nothing new
+        self._digests[ref] = digest
         workload = WorkloadObject(ref, obj.get("kind", ""), obj.get("apiVersion", ""), _labels(obj),  # type: ignore
                                   row.revision, bool(key.namespace), defines)
         self._workload[ref] = workload
@@ -145,6 +152,7 @@ class PlacementService(WorkQueue):
         for space in spaces_gone:
             self._placements.pop(space, None)
             self._workload = {r: w for r, w in self._workload.items() if r.space != space}
+            self._digests = {r: d for r, d in self._digests.items() if r.space != space}
             self.engine.delete_space(space)
         if not self._write_scheduled:
             self._write_scheduled = True
