@@ -36,6 +36,8 @@ from spaces.api.asgi import METHODS, STATUS_HANDLERS, lifespan_of, probe_routes,
 from spaces.api.handlers import SpaceAPI
 from spaces.catalog import Catalog
 from spaces.server.runtime import RuntimeSettings, SpaceRuntime
+from status.kinds import status_types
+from status.service import StatusService
 from sync.routes import streams_unlimited, syncer_routes
 from sync.server import SyncServer
 
@@ -61,7 +63,7 @@ class HubCore:
     def __init__(self, settings: HubSettings) -> None:
         self.settings = settings
         self.metrics = HubMetrics()
-        self.catalog = Catalog(extra_types=inventory_types() + placement_types())
+        self.catalog = Catalog(extra_types=inventory_types() + placement_types() + status_types())
         self.runtime = SpaceRuntime(self.catalog, RuntimeSettings(
             db_url=settings.db_url, public_url=settings.public_url, compact_horizon=settings.compact_horizon,
             compact_interval=settings.compact_interval), observe_batch=self.metrics.observe_batch)
@@ -85,9 +87,10 @@ class HubCore:
                                           first_seq=self.bus.latest_revision, slice_size=settings.slice_size)
         await runtime.run_sync(self.placement.load)
         self.placement.start()
-        self.syncers = SyncServer(self.placement, self.inventory, self.heartbeats, self.objects, self.catalog,
+        self.status = StatusService(self.placement, self.inventory, self.objects, self.catalog)
+        await self.status.start()
+        self.syncers = SyncServer(self.placement, self.inventory, self.heartbeats, self.status, self.catalog,
                                   ping_interval=settings.sync_ping_interval)
-        await self.syncers.start()
         self.heartbeats.start()
         self.desired_view = DesiredSetAPI(self.placement, version_info())
         self.api = SpaceAPI(self.objects, self.catalog, runtime.lifecycle.space_phase, version_info(),
@@ -97,7 +100,7 @@ class HubCore:
     async def stop(self) -> None:
         self.ready = False
         await self.heartbeats.stop()
-        await self.syncers.stop()
+        await self.status.stop()
         await self.placement.stop()
         await self.runtime.stop()
 
@@ -112,7 +115,7 @@ class _LazyPlacementAPI:
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         if self.app is None:
             self.app = build_placement_api(self.core.placement, self.core.inventory, self.core.registration,
-                                           self.core.syncers.reports)
+                                           self.core.status.reports)
         await self.app(scope, receive, send)
 
 

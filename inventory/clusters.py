@@ -3,12 +3,13 @@
 Loaded from the store at startup and kept current from the watch bus. Readers (the placement REST API,
 health checks, the sync server) get the objects as stored; listeners (the placement engine) hear of each
 Location change and of each SyncTarget change that can matter to placement — labels or spec, not the
-status that every heartbeat rewrites.
+status that every heartbeat rewrites; health listeners hear when a SyncTarget's ``Ready`` condition
+changes (its syncer stopped or resumed sending heartbeats).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
 import orjson
@@ -27,6 +28,13 @@ class InventoryListener(Protocol):
         """A SyncTarget appeared, changed its labels or spec (``target``), or went away (None)."""
 
 
+def _ready(target: dict[str, Any]) -> bool | None:
+    for condition in (target.get("status") or {}).get("conditions") or []:
+        if isinstance(condition, dict) and condition.get("type") == "Ready":
+            return condition.get("status") == "True"
+    return None
+
+
 def _labels(obj: dict[str, Any]) -> tuple[tuple[str, str], ...]:
     return tuple(sorted(((obj.get("metadata") or {}).get("labels") or {}).items()))
 
@@ -38,6 +46,7 @@ class Inventory:
         self._targets: dict[str, dict[str, Any]] = {}
         self._locations: dict[str, dict[str, Any]] = {}
         self.listeners: list[InventoryListener] = []
+        self.health_listeners: list[Callable[[str], None]] = []  # called with the SyncTarget's name
 
     def load(self) -> None:
         """Read the inventory space (blocking; call at startup, before ``start``)."""
@@ -73,6 +82,9 @@ class Inventory:
                 # Status (heartbeats) changes often and does not matter to placement.
                 changed = previous is None or _labels(previous) != _labels(obj) or \
                     previous.get("spec") != obj.get("spec")  # type: ignore[union-attr]
+                if previous is not None and _ready(previous) != _ready(obj):  # type: ignore[arg-type]
+                    for health in self.health_listeners:
+                        health(name)
             if changed:
                 for listener in self.listeners:
                     listener.sync_target_changed(name, None if gone else obj)
@@ -85,3 +97,9 @@ class Inventory:
 
     def locations(self) -> list[dict[str, Any]]:
         return [self._locations[n] for n in sorted(self._locations)]
+
+    def ready(self, name: str) -> bool | None:
+        """Whether the SyncTarget's syncer sends heartbeats: its ``Ready`` condition (None: never sent one,
+        or no such target)."""
+        target = self._targets.get(name)
+        return None if target is None else _ready(target)

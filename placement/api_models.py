@@ -286,6 +286,10 @@ class ReportedState(ApiModel):
     drift_corrections: int = Field(0, description="How often the syncer re-applied the object after a change "
                                                   "made directly in the cluster.")
     last_drift_correction: str | None = Field(None, description="When the syncer last did so (RFC 3339).")
+    applied_revision: str | None = Field(None, description="The revision of the object's content the cluster "
+                                                           "runs (current when it is the object's).")
+    associated: dict[str, Any] | None = Field(None, description="What the workload owns in the cluster: pods "
+                                                                "and ReplicaSets by state (docs/sync-protocol.md).")
 
 
 class ObjectPlacement(ApiModel):
@@ -340,6 +344,8 @@ class DownsyncObjectTest(StrictModel):
     namespace_selectors: list[LabelSelectorInput] = Field(default_factory=list)
     object_names: list[str] = Field(default_factory=list)
     label_selectors: list[LabelSelectorInput] = Field(default_factory=list)
+    status_collectors: list[str] = Field(default_factory=list,
+                                         description="StatusCollectors whose CombinedStatus the selected objects get.")
 
 
 class UpsyncSet(StrictModel):
@@ -357,6 +363,9 @@ class EdgePlacementSpec(StrictModel):
     downsync: list[DownsyncObjectTest] = Field(
         default_factory=list, description="Objects matching any of these tests are placed.")
     want_singleton_reported_state: bool = False
+    want_multi_wec_reported_state: bool = Field(
+        default=False, alias="wantMultiWECReportedState",
+        description="The selected objects' status aggregates every cluster's status.")
     upsync: list[UpsyncSet] = Field(default_factory=list)
 
     model_config = ConfigDict(json_schema_extra={"examples": [{

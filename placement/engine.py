@@ -38,7 +38,7 @@ from placement.changelog import ChangeLog, ChangeLogs
 from placement.covering import Coverage
 from placement.desired import DesiredSets
 from placement.explain import TargetView, explain_spec
-from placement.model import Change, DesiredEntry, Destination, Explanation, ObjectRef, WorkloadObject
+from placement.model import Change, DesiredEntry, Destination, Explanation, ObjectRef, StatusWants, WorkloadObject
 from placement.records import CoverKey, NsKey, PKey, PlacementRecord
 from placement.selecting import Selections
 from placement.spec import compile_spec, spec_of
@@ -207,6 +207,31 @@ class PlacementEngine:
 
     def wants_singleton_status(self, ref: ObjectRef) -> bool:
         return self._selections.wants_singleton_status(ref)
+
+    def selecting(self, ref: ObjectRef) -> list[tuple[str, str]]:
+        """The placements whose downsync tests select ``ref`` itself (not as a dependency), in order."""
+        return self._selections.selecting(ref)
+
+    def status_wants(self, ref: ObjectRef) -> StatusWants:
+        """Which clusters' reports the object's status is made of (KubeStellar's qualified sets: the clusters
+        reached through the placements asking for it), and the StatusCollectors its selecting tests name."""
+        singleton: set[str] = set()
+        multi: set[str] = set()
+        wants_singleton = wants_multi = False
+        collectors = []
+        for key in self._selections.selecting(ref):
+            p = self._placements[key]
+            if p.spec.want_singleton:
+                wants_singleton = True
+                singleton.update(p.target_paths)
+            if p.spec.want_multi:
+                wants_multi = True
+                multi.update(p.target_paths)
+            tests = {t.index: t for t in p.spec.tests}
+            names = sorted({c for i in p.selected.get(ref, ()) for c in tests[i].status_collectors})
+            if names:
+                collectors.append((key, tuple(names)))
+        return StatusWants(wants_singleton, wants_multi, frozenset(singleton), frozenset(multi), tuple(collectors))
 
     def stats(self) -> dict[str, int]:
         """Sizes that tell how the engine's memory is spent: targets with a change log (a syncer asked for

@@ -67,6 +67,18 @@ class DesiredEntry:
 
 
 @dataclass(frozen=True)
+class StatusWants:
+    """What the EdgePlacements selecting one object ask of its status, and through which clusters."""
+
+    singleton: bool = False  # a selecting placement asks wantSingletonReportedState (an OR, as KubeStellar's)
+    multi: bool = False  # a selecting placement asks wantMultiWECReportedState
+    singleton_targets: frozenset[str] = frozenset()  # reached through placements wanting singleton status
+    multi_targets: frozenset[str] = frozenset()  # reached through placements wanting multi-cluster status
+    # (space, placement) -> the StatusCollectors named by the downsync tests that selected the object
+    collectors: tuple[tuple[tuple[str, str], tuple[str, ...]], ...] = ()
+
+
+@dataclass(frozen=True)
 class Change:
     """A change of one target's desired set, in per-target sequence order."""
 

@@ -127,6 +127,10 @@ class Selections:
     def wants_singleton_status(self, ref: ObjectRef) -> bool:
         return any(self._placements[key].spec.want_singleton for key in self._selectors_of.get(ref, ()))
 
+    def selecting(self, ref: ObjectRef) -> list[PKey]:
+        """The placements whose downsync tests select ``ref`` itself, in key order."""
+        return sorted(self._selectors_of.get(ref, ()))
+
     def namespace_labels(self, space: str, name: str) -> Mapping[str, str] | None:
         return self.labels.get(namespace_ref((space, name)))
 

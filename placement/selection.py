@@ -60,6 +60,7 @@ class DownsyncTest:
     object_names: frozenset[str] | None
     label_selectors: tuple[LabelSelector, ...] | None
     discriminates: bool
+    status_collectors: tuple[str, ...] = ()  # StatusCollectors whose results the selected objects get
 
     @property
     def cluster_scoped_by_namespace_selector(self) -> bool:
@@ -175,6 +176,7 @@ def compile_test(index: int, raw: Any, problems: list[str]) -> DownsyncTest:
     ns_selectors = _selectors(raw.get("namespaceSelectors"), f"{at}.namespaceSelectors", problems)
     names = _names(raw.get("objectNames"), f"{at}.objectNames", problems)
     label_selectors = _selectors(raw.get("labelSelectors"), f"{at}.labelSelectors", problems)
+    collectors = _names(raw.get("statusCollectors"), f"{at}.statusCollectors", problems)
     discriminates = (
         group is not None
         or resources is not None
@@ -186,7 +188,7 @@ def compile_test(index: int, raw: Any, problems: list[str]) -> DownsyncTest:
     if not discriminates:
         problems.append(f"{at}: no field discriminates; at least one must (the test matches nothing)")
     return DownsyncTest(index, None if group is None else str(group), resources, namespaces, ns_selectors,
-                        names, label_selectors, discriminates)
+                        names, label_selectors, discriminates, tuple(sorted(collectors or ())))
 
 
 def matching_tests(tests: Sequence[DownsyncTest], ref: ObjectRef, labels: Mapping[str, str],

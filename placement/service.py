@@ -321,6 +321,10 @@ class PlacementService(WorkQueue):
 
     # --- PlacementView ---------------------------------------------------------------------------
 
+    def placement_keys(self) -> list[tuple[str, str]]:
+        """Every EdgePlacement the engine knows, as (space, name)."""
+        return sorted((space, name) for space, items in self._placements.items() for name in items)
+
     def placements(self, space: str) -> list[dict[str, Any]] | None:
         if self.space_phase(space) is None:
             return None
@@ -333,6 +337,11 @@ class PlacementService(WorkQueue):
             return None
         return {"kind": w.kind, "apiVersion": w.api_version, "labels": dict(w.labels),
                 "resourceVersion": str(w.revision)}
+
+    def content_revision(self, ref: ObjectRef) -> str | None:
+        """The revision of the object's content as clusters get it (status-only revisions do not count)."""
+        w = self._workload.get(ref)
+        return None if w is None else str(w.revision)
 
     async def projected(self, ref: ObjectRef) -> dict[str, Any] | None:
         """The object as its destinations must have it (cached per revision)."""

@@ -2,7 +2,7 @@
 
 Owns the split of a spec into its where part (``locationSelectors``), its what part (``downsync``) and
 its flags, and the list of problems found while compiling. Never evaluates anything and never does I/O.
-``upsync`` is kept as given: the engine does not use it (the syncer configuration does).
+``upsync`` is kept as given: the engine does not use it (the syncers' upsync rules do).
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ class PlacementSpec:
     location_selectors: tuple[LabelSelector, ...]
     tests: tuple[DownsyncTest, ...]
     want_singleton: bool
+    want_multi: bool  # wantMultiWECReportedState: the object's status aggregates all its clusters'
     upsync: tuple[Any, ...]
     problems: tuple[str, ...]
 
@@ -54,6 +55,7 @@ def compile_spec(spec: Mapping[str, Any]) -> PlacementSpec:
         location_selectors=where,
         tests=tests,
         want_singleton=bool(spec.get("wantSingletonReportedState")),
+        want_multi=bool(spec.get("wantMultiWECReportedState")),
         upsync=tuple(upsync) if isinstance(upsync, Sequence) and not isinstance(upsync, str) else (),
         problems=tuple(problems),
     )

@@ -55,8 +55,12 @@ def reset(seq: int) -> bytes:
     return line({"type": "RESET", "seq": seq})
 
 
-def upsert(seq: int, entry: dict[str, Any], obj: dict[str, Any]) -> bytes:
-    return line({"type": "UPSERT", "seq": seq, "entry": entry, "object": obj})
+def upsert(seq: int, entry: dict[str, Any], obj: dict[str, Any], revision: str | None) -> bytes:
+    message: dict[str, Any] = {"type": "UPSERT", "seq": seq, "entry": entry}
+    if revision is not None:
+        message["revision"] = revision
+    message["object"] = obj
+    return line(message)
 
 
 def delete(seq: int, entry: dict[str, Any]) -> bytes:

@@ -23,10 +23,13 @@ from placement.model import ObjectRef
 from spaces import errors
 from spaces.api.codec import json_response, status_response
 from spaces.identity import of_request
+from status.service import ClusterEvent, ObjectReport
 from sync.messages import CONTENT_TYPE
-from sync.server import ObjectReport, SyncServer
+from sync.server import SyncServer
 
 MAX_REPORTS = 10_000  # objects per status POST
+MAX_EVENTS = 100  # events per events POST
+MAX_EVENT_MESSAGE = 4096
 STREAM_HEADERS = {"Cache-Control": "no-cache, no-store", "X-Accel-Buffering": "no"}
 _PREFIX = "/syncer/v1/targets/"
 
@@ -55,10 +58,38 @@ class ReportedObject(_Body):
     error: str | None = None
     drift_corrections: int = Field(default=0, ge=0)
     last_drift_correction: str | None = None
+    applied_revision: str | None = None
+    associated: dict[str, Any] | None = None
 
 
 class StatusRequest(_Body):
     objects: list[ReportedObject] = Field(max_length=MAX_REPORTS)
+
+
+class Regarding(_Body):
+    kind: str = ""
+    namespace: str = ""
+    name: str = ""
+
+
+class ForwardedEvent(_Body):
+    space: str = Field(min_length=1)
+    group: str = ""
+    resource: str = Field(min_length=1)
+    namespace: str = ""
+    name: str = Field(min_length=1)
+    regarding: Regarding = Field(default_factory=Regarding)
+    type: str = "Warning"
+    reason: str = Field(default="", max_length=128)
+    message: str = Field(default="", max_length=MAX_EVENT_MESSAGE)
+    count: int = Field(default=1, ge=1)
+    first_timestamp: str | None = None
+    last_timestamp: str | None = None
+    source: str = Field(default="", max_length=128)
+
+
+class EventsRequest(_Body):
+    events: list[ForwardedEvent] = Field(max_length=MAX_EVENTS)
 
 
 def _since(value: str | None) -> int:
@@ -108,11 +139,22 @@ class SyncerAPI:
     async def status(self, request: Request) -> Response:
         name = self._target(request)
         body: StatusRequest = await _body(request, StatusRequest)
-        items = [ObjectReport(ObjectRef(o.space, f"{o.resource}.{o.group}" if o.group else o.resource,
-                                        o.namespace, o.name), o.status, o.error, o.generation,
-                              o.drift_corrections, o.last_drift_correction)
+        items = [ObjectReport(_ref(o), o.status, o.error, o.generation, o.drift_corrections, o.last_drift_correction,
+                              o.applied_revision, o.associated)
                  for o in body.objects]
         return json_response(self.hub().report(name, items))
+
+    async def events(self, request: Request) -> Response:
+        name = self._target(request)
+        body: EventsRequest = await _body(request, EventsRequest)
+        items = [ClusterEvent(_ref(e), e.regarding.kind, e.regarding.name, e.type, e.reason, e.message, e.count,
+                              e.first_timestamp, e.last_timestamp, e.source) for e in body.events]
+        return json_response(await self.hub().events(name, items))
+
+
+def _ref(item: ReportedObject | ForwardedEvent) -> ObjectRef:
+    return ObjectRef(item.space, f"{item.resource}.{item.group}" if item.group else item.resource, item.namespace,
+                     item.name)
 
 
 def _guarded(handler: Callable[[Request], Awaitable[Response]]) -> Callable[[Request], Awaitable[Response]]:
@@ -130,7 +172,8 @@ def syncer_routes(hub: Callable[[], SyncServer]) -> list[Route]:
     api = SyncerAPI(hub)
     return [Route("/targets/{name}/stream", _guarded(api.stream), methods=["GET"]),
             Route("/targets/{name}/heartbeat", _guarded(api.heartbeat), methods=["POST"]),
-            Route("/targets/{name}/status", _guarded(api.status), methods=["POST"])]
+            Route("/targets/{name}/status", _guarded(api.status), methods=["POST"]),
+            Route("/targets/{name}/events", _guarded(api.events), methods=["POST"])]
 
 
 def is_stream(scope: dict[str, Any]) -> bool:

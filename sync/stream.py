@@ -56,9 +56,9 @@ class StreamSource:
                 entries, seq = engine.desired(target), engine.current_seq(target)
                 yield messages.reset(seq)
                 for entry in entries:
-                    obj = await self._content(entry)
-                    if obj is not None:
-                        yield messages.upsert(seq, self.types.entry_json(entry), obj)
+                    content = await self._content(entry)
+                    if content is not None:
+                        yield messages.upsert(seq, self.types.entry_json(entry), *content)
                 yield messages.synced(seq, self.epoch, self.ping_interval)
             elif changes or first:
                 for change in changes:
@@ -83,15 +83,18 @@ class StreamSource:
             yield _FLUSH
             sent = loop.time()
 
-    async def _content(self, entry: DesiredEntry) -> dict[str, Any] | None:
-        """The object as the cluster gets it; None when it was deleted meanwhile (its DELETE follows)."""
+    async def _content(self, entry: DesiredEntry) -> tuple[dict[str, Any], str | None] | None:
+        """The object as the cluster gets it and its content revision; None when it was deleted meanwhile (its
+        DELETE follows)."""
         if entry.kind == "namespace" and entry.implicit:
-            return messages.implicit_namespace(entry.ref.name)
-        return await self.service.projected(entry.ref)
+            return messages.implicit_namespace(entry.ref.name), None
+        revision = self.service.content_revision(entry.ref)
+        obj = await self.service.projected(entry.ref)
+        return None if obj is None else (obj, revision)
 
     async def _change(self, change: Change) -> bytes | None:
         entry = self.types.entry_json(change.entry)
         if change.op == "delete":
             return messages.delete(change.seq, entry)
-        obj = await self._content(change.entry)
-        return None if obj is None else messages.upsert(change.seq, entry, obj)
+        content = await self._content(change.entry)
+        return None if content is None else messages.upsert(change.seq, entry, *content)

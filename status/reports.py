@@ -1,8 +1,8 @@
-"""The clusters' reported state: the latest status report per (workload object, cluster), in memory.
+"""The clusters' reported state: the latest report per (workload object, cluster), in memory.
 
-Owns only the bookkeeping (store, look up, forget); whether a report is accepted and when it is
-forgotten is decided by the hub glue. Reports are not persisted: syncers report every object they hold
-after each (re)connection (docs/sync-protocol.md).
+Owns only the bookkeeping (store, look up, forget, list); whether a report is accepted and when it is
+forgotten is decided by the status service. Reports are not persisted: syncers report every object they
+hold after each (re)connection (docs/sync-protocol.md).
 """
 
 from __future__ import annotations
@@ -21,6 +21,9 @@ class Report:
     reported_at: str  # RFC 3339, when the hub received it
     drift_corrections: int = 0  # changes made in the cluster that the syncer reverted
     last_drift_correction: str | None = None  # RFC 3339, as the syncer saw it
+    applied_revision: str | None = None  # the workload object's content revision the cluster runs
+    associated: dict[str, Any] | None = None  # what the workload owns in the cluster (pods, ReplicaSets)
+    received: float = 0.0  # the hub's monotonic clock at receipt, for staleness
 
 
 class ReportStore:
@@ -34,6 +37,10 @@ class ReportStore:
 
     def get(self, ref: ObjectRef, target: str) -> Report | None:
         return self._by_object.get(ref, {}).get(target)
+
+    def of(self, ref: ObjectRef) -> dict[str, Report]:
+        """Every cluster's latest report on ``ref``, by cluster (a copy)."""
+        return dict(self._by_object.get(ref, {}))
 
     def refs_of(self, target: str) -> list[ObjectRef]:
         """The objects ``target`` has reported on (a copy: callers may drop while iterating)."""
@@ -54,7 +61,8 @@ class ReportStore:
         reports = self._by_object.get(ref, {})
         return [{"cluster": target, "status": r.status, "error": r.error, "generation": r.generation,
                  "reported_at": r.reported_at, "drift_corrections": r.drift_corrections,
-                 "last_drift_correction": r.last_drift_correction} for target, r in sorted(reports.items())]
+                 "last_drift_correction": r.last_drift_correction, "applied_revision": r.applied_revision,
+                 "associated": r.associated} for target, r in sorted(reports.items())]
 
     def __len__(self) -> int:
         return sum(len(r) for r in self._by_object.values())

@@ -1,15 +1,25 @@
-"""KubeStellar singleton status: the executing-count annotation and one cluster's status on workload objects.
+"""Reported status on the workload objects themselves: KubeStellar's singleton and multi-cluster status.
 
-For an object that any selecting EdgePlacement asks ``wantSingletonReportedState`` for, keeps the
-annotation ``kubestellar.io/executing-count`` equal to its number of destinations and, with exactly one
-destination, its ``.status`` equal to that cluster's reported status (cleared with 0 or several). When no
-placement wants it any more, removes the annotation and clears the status. Choices where KubeStellar is
-silent are in docs/sync-protocol.md. Writes only through the object service (manager ``spacehub-status``)
-and only on change; never writes objects that do not want singleton status and never carried it.
+For an object whose selecting EdgePlacements ask ``wantSingletonReportedState`` or
+``wantMultiWECReportedState`` (each an OR over the placements), keeps the annotation
+``kubestellar.io/executing-count`` equal to its number of destinations and its ``.status`` equal to:
 
-Objects are re-examined when placement reports a placement's selection or destinations changed (the
-count may change), when a report arrives, when a report is forgotten because the object left that
-cluster's desired set, and when someone else rewrites an annotated object's count.
+* the one qualified cluster's reported status when exactly one cluster is qualified — the clusters reached
+  through the placements asking for it, as KubeStellar's "qualified set";
+* with several qualified clusters and multi-cluster status asked for, the aggregate of their statuses
+  (``status.aggregate``: readiness counts min, unavailability max, conditions False-wins …);
+* nothing otherwise (several clusters and only singleton status asked for, or none).
+
+``observedGeneration`` says whether the clusters run the space's current content: it is the object's own
+``metadata.generation`` when every qualified cluster reported the current content revision and has observed
+it, one less otherwise — so ``kubectl rollout status`` in the space waits for every cluster. When no
+placement asks any more, the annotation goes and the status written is cleared. Choices where KubeStellar
+is silent are in docs/status.md. Writes only through the object service (manager ``spacehub-status``)
+and only on change; never writes objects that never asked.
+
+Objects are re-examined when placement reports a placement's selection or destinations changed, when a
+report arrives, when a report is forgotten because the object left that cluster's desired set, and when
+someone else rewrites an annotated object's count.
 """
 
 from __future__ import annotations
@@ -27,7 +37,8 @@ from spaces.controllers import WorkQueue
 from spaces.errors import StatusError
 from spaces.service import Objects, WriteOptions
 from spaces.watch import Entry
-from sync.reports import ReportStore
+from status.aggregate import aggregate
+from status.reports import Report, ReportStore
 
 log = logging.getLogger(__name__)
 
@@ -38,9 +49,9 @@ _KEEP = object()  # one destination that has not reported (yet): leave the copie
 HUB_STATUS = frozenset({"namespaces", "customresourcedefinitions.apiextensions.k8s.io"})
 
 
-class SingletonStatus(WorkQueue):
+class ObjectStatus(WorkQueue):
     def __init__(self, service: PlacementService, objects: Objects, catalog: Catalog, reports: ReportStore) -> None:
-        super().__init__("singleton-status")
+        super().__init__("object-status")
         self.service = service
         self.objects = objects
         self.catalog = catalog
@@ -113,7 +124,8 @@ class SingletonStatus(WorkQueue):
         if self.service.object_info(ref) is None:
             self._forget(ref)
             return False
-        wanted = engine.wants_singleton_status(ref)
+        wants = engine.status_wants(ref)
+        wanted = wants.singleton or wants.multi
         if not wanted and ref not in self._managed:
             return False
         rtype = self.catalog.by_group_resource(ref.space, ref.resource)
@@ -128,9 +140,8 @@ class SingletonStatus(WorkQueue):
             raise
         annotations = (obj.get("metadata") or {}).get("annotations") or {}
         if wanted:
-            destinations = engine.object_destinations(ref)
-            count = str(len(destinations))
-            status = self._status_for(ref, destinations)
+            count = str(len(engine.object_destinations(ref)))
+            status = self._status_for(ref, obj, wants.singleton_targets, wants.multi_targets if wants.multi else None)
             self._managed[ref] = count
             if annotations.get(ANNOTATION) != count:
                 await self._write(ref, rtype, "", lambda o: _annotate(o, count))
@@ -145,20 +156,42 @@ class SingletonStatus(WorkQueue):
             await self._write(ref, rtype, "status", lambda o: _set_status(o, status))
         return False
 
-    def _status_for(self, ref: ObjectRef, destinations: list[str]) -> Any:
-        """The status the workload object must have, or ``_KEEP``."""
-        if len(destinations) != 1:
-            self._copied_from.pop(ref, None)
+    def _status_for(self, ref: ObjectRef, obj: dict[str, Any], singleton: frozenset[str],
+                    multi: frozenset[str] | None) -> Any:
+        """The status the workload object must have, or ``_KEEP``. ``multi`` is None when no placement asks
+        for multi-cluster status."""
+        qualified = sorted(singleton | multi) if multi is not None else sorted(singleton)
+        if len(qualified) == 1:
+            cluster = qualified[0]
+            report = self.reports.get(ref, cluster)
+            if report is not None:
+                self._copied_from[ref] = cluster
+                return self._with_generation(ref, obj, report.status, {cluster: report}, qualified)
+            if self._copied_from.get(ref, cluster) != cluster:
+                del self._copied_from[ref]  # the object moved: the other cluster's status is stale
+                return None
+            return _KEEP
+        self._copied_from.pop(ref, None)
+        if multi is None or not qualified:
             return None
-        cluster = destinations[0]
-        report = self.reports.get(ref, cluster)
-        if report is not None:
-            self._copied_from[ref] = cluster
-            return report.status
-        if self._copied_from.get(ref, cluster) != cluster:
-            del self._copied_from[ref]  # the object moved: the other cluster's status is stale
-            return None
-        return _KEEP
+        reports = {c: r for c, r in self.reports.of(ref).items() if c in qualified}
+        combined = aggregate([reports[c].status for c in sorted(reports)])
+        return self._with_generation(ref, obj, combined, reports, qualified)
+
+    def _with_generation(self, ref: ObjectRef, obj: dict[str, Any], status: dict[str, Any] | None,
+                         reports: dict[str, Report], qualified: list[str]) -> dict[str, Any] | None:
+        """``status`` with ``observedGeneration`` in the space's terms: the object's generation when every
+        qualified cluster runs the current content and has observed it, one less otherwise."""
+        if status is None or not any("observedGeneration" in (r.status or {}) for r in reports.values()):
+            return status
+        generation = int((obj.get("metadata") or {}).get("generation") or 0)
+        if not generation:
+            return status
+        revision = self.service.content_revision(ref)
+        current = len(reports) == len(qualified) and all(_runs(r, revision) for r in reports.values())
+        if not current and any(r.applied_revision is None for r in reports.values()) and len(reports) == 1:
+            return status  # a syncer that does not say what it runs: its own view, as before
+        return {**status, "observedGeneration": generation if current else generation - 1}
 
     async def _write(self, ref: ObjectRef, rtype: Any, subresource: str, compute: Any) -> None:
         try:
@@ -197,3 +230,11 @@ def _annotate(obj: dict[str, Any], count: str | None) -> dict[str, Any]:
 def _set_status(obj: dict[str, Any], status: dict[str, Any] | None) -> dict[str, Any]:
     obj["status"] = status
     return obj
+
+
+def _runs(report: Report, revision: str | None) -> bool:
+    """Whether a cluster runs the current content and its controllers have observed it."""
+    if revision is None or report.applied_revision != revision:
+        return False
+    observed = (report.status or {}).get("observedGeneration")
+    return observed is None or report.generation is None or int(observed) >= int(report.generation)

@@ -1,0 +1,150 @@
+"""Status coming home: what clusters report, turned into what users see in their spaces.
+
+``StatusService`` is what the sync server hands every report, Event and upsynced object to. It keeps the
+latest report per (object, cluster) (``reports``), and from them the status on the objects themselves
+(``objectstatus``: singleton and multi-cluster), the built-in summaries with their Events (``summaries``),
+StatusCollectors' CombinedStatus (``combined``), forwarded cluster Events (``events``) and upsynced objects
+(``upsync``). It decides which reports count: only those about objects of the reporting cluster's desired set.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from inventory.clusters import Inventory
+from placement.model import ObjectRef
+from placement.service import PlacementService
+from spaces.catalog import Catalog
+from spaces.errors import StatusError
+from spaces.service import Objects, now_rfc3339
+from status.events import EventRecorder, Involved
+from status.objectstatus import ObjectStatus
+from status.reports import Report, ReportStore
+from status.summaries import Summaries
+
+MAX_EVENT_MESSAGE = 1024
+
+
+@dataclass(frozen=True)
+class ObjectReport:
+    """One entry of a status POST, already validated."""
+
+    ref: ObjectRef
+    status: dict[str, Any] | None
+    error: str | None
+    generation: int | None
+    drift_corrections: int = 0  # how often the syncer has put the object back after a change in the cluster
+    last_drift_correction: str | None = None
+    applied_revision: str | None = None
+    associated: dict[str, Any] | None = None
+
+
+@dataclass(frozen=True)
+class ClusterEvent:
+    """One Warning Event a cluster recorded about a placed object or something it owns."""
+
+    ref: ObjectRef
+    regarding_kind: str
+    regarding_name: str
+    event_type: str
+    reason: str
+    message: str
+    count: int
+    first: str | None
+    last: str | None
+    source: str
+
+
+class StatusService:
+    def __init__(self, placement: PlacementService, inventory: Inventory, objects: Objects, catalog: Catalog) -> None:
+        self.placement = placement
+        self.inventory = inventory
+        self.objects = objects
+        self.catalog = catalog
+        self.reports = ReportStore()
+        self.events = EventRecorder(objects, catalog)
+        self.object_status = ObjectStatus(placement, objects, catalog, self.reports)
+        self.summaries = Summaries(placement, inventory, objects, catalog, self.reports, self.events)
+
+    async def start(self) -> None:
+        self.object_status.start()
+        await self.object_status.load()
+        await self.objects.run_sync(self.summaries.load)
+        self.summaries.start()
+        self.inventory.health_listeners.append(self.summaries.on_cluster_health)
+        self.summaries.on_drained(set(self.placement.placement_keys()), set())
+
+    async def stop(self) -> None:
+        await self.summaries.stop()
+        await self.object_status.stop()
+
+    # --- reports -------------------------------------------------------------------------------
+
+    def report(self, target: str, items: Sequence[ObjectReport]) -> dict[str, Any]:
+        """Keep each report on an object of the target's desired set; say which were ignored and why."""
+        engine = self.placement.engine
+        now = now_rfc3339()
+        received = time.monotonic()
+        accepted = 0
+        ignored = []
+        for index, item in enumerate(items):
+            ref = item.ref
+            if target not in engine.object_destinations(ref):
+                ignored.append({"index": index, "reason": "NotDesired", "message": _not_desired(ref, target)})
+                continue
+            self.reports.put(ref, target, Report(item.status, item.error, item.generation, now, item.drift_corrections,
+                                                 item.last_drift_correction, item.applied_revision, item.associated,
+                                                 received))
+            self.object_status.on_report(ref)
+            self.summaries.schedule(ref)
+            accepted += 1
+        return {"accepted": accepted, "ignored": ignored}
+
+    async def cluster_events(self, target: str, items: Sequence[ClusterEvent]) -> dict[str, Any]:
+        """Record the Warning Events a cluster forwarded, on the placed objects they concern."""
+        engine = self.placement.engine
+        accepted = 0
+        ignored = []
+        for index, event in enumerate(items):
+            ref = event.ref
+            if target not in engine.object_destinations(ref):
+                ignored.append({"index": index, "reason": "NotDesired", "message": _not_desired(ref, target)})
+                continue
+            involved = await self._involved(ref)
+            if involved is None:
+                ignored.append({"index": index, "reason": "NotFound", "message": f"{_what(ref)} is gone"})
+                continue
+            about = "" if (event.regarding_kind, event.regarding_name) == (involved.kind, ref.name) else \
+                f"{event.regarding_kind}/{event.regarding_name}: "
+            message = f"{about}{event.message}"[:MAX_EVENT_MESSAGE]
+            if await self.events.record(involved, event.event_type, event.reason, message, host=target,
+                                        count=event.count, first=event.first, last=event.last,
+                                        component=event.source or "cluster"):
+                accepted += 1
+            else:
+                ignored.append({"index": index, "reason": "Throttled",
+                                "message": f"too many events about {_what(ref)}; this one was dropped"})
+        return {"accepted": accepted, "ignored": ignored}
+
+    async def _involved(self, ref: ObjectRef) -> Involved | None:
+        rtype = self.catalog.by_group_resource(ref.space, ref.resource)
+        if rtype is None:
+            return None
+        try:
+            obj = await self.objects.get(ref.space, rtype, ref.namespace, ref.name)
+        except StatusError as exc:
+            if exc.code == 404:
+                return None
+            raise
+        return Involved(ref, rtype.kind, rtype.api_version, str(obj["metadata"].get("uid", "")))
+
+
+def _what(ref: ObjectRef) -> str:
+    return f'{ref.resource} "{ref.name}"' + (f" in namespace {ref.namespace}" if ref.namespace else "")
+
+
+def _not_desired(ref: ObjectRef, target: str) -> str:
+    return f"{_what(ref)} of space {ref.space} is not in the desired set of {target}"

@@ -1,0 +1,296 @@
+"""The built-in summary of every placed object: a PlacementStatus in its space, and the Events of its story.
+
+For each object an EdgePlacement selects, one ``PlacementStatus`` (``status.spacehub.io/v1alpha1``) in the
+object's namespace (``spacehub-report`` for cluster-scoped objects) says how many clusters it is placed on
+and how many of them applied it, run it ready, failed it or went stale, the worst state with its cluster,
+and every cluster's state (``status.readiness``) with what the workload owns there. It is owned by the
+object (garbage-collected with it) and deleted when no placement selects the object any more.
+
+Recomputed when a report arrives, when placement changes the object's destinations, and when a cluster's
+syncer stops or resumes sending heartbeats; coalesced: a burst of reports on one object makes one write,
+at most ``DELAY`` seconds after the first. The same pass records the story as Events on the object:
+placed on and removed from clusters, apply failures and drift corrections with the cluster's message.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Iterable
+from typing import Any
+
+import orjson
+
+from inventory.clusters import Inventory
+from placement.model import ObjectRef
+from placement.service import PlacementService
+from spaces.catalog import Catalog
+from spaces.controllers import WorkQueue
+from spaces.errors import StatusError
+from spaces.registry import ResourceType
+from spaces.service import DeleteOptions, Objects, WriteOptions
+from status.events import EventRecorder, Involved
+from status.readiness import ClusterState, cluster_state, worst
+from status.reports import Report, ReportStore
+
+log = logging.getLogger(__name__)
+
+GROUP = "status.spacehub.io"
+VERSION = "v1alpha1"
+RESOURCE = f"placementstatuses.{GROUP}"
+REPORT_NAMESPACE = "spacehub-report"  # where the summaries of cluster-scoped objects live (KubeStellar's idea)
+MANAGER = "spacehub-status"
+DELAY = 0.2  # seconds a summary waits for more reports before it is written (coalescing)
+OBJECT_LABELS = ("group", "resource", "name")
+
+
+def summary_name(ref: ObjectRef) -> str:
+    """``<plural>.<group>.<name>`` (``core`` for the core group): readable, and one per object of a namespace."""
+    return f"{ref.plural}.{ref.group or 'core'}.{ref.name}"
+
+
+class Summaries(WorkQueue):
+    def __init__(self, placement: PlacementService, inventory: Inventory, objects: Objects, catalog: Catalog,
+                 reports: ReportStore, events: EventRecorder) -> None:
+        super().__init__("placement-summaries")
+        self.placement = placement
+        self.inventory = inventory
+        self.objects = objects
+        self.catalog = catalog
+        self.reports = reports
+        self.events = events
+        self._targets_of: dict[ObjectRef, frozenset[str]] = {}  # the destinations each summary was written for
+        self._objects_on: dict[str, set[ObjectRef]] = {}  # the reverse: summarised objects per cluster
+        self._seen: dict[tuple[ObjectRef, str], tuple[str | None, int]] = {}  # last error and drift count
+        self._due: set[ObjectRef] = set()
+
+    def load(self) -> None:
+        """Know the summaries an earlier hub process wrote, so that those no longer wanted go (blocking)."""
+        for row in self.objects.store.list_resource_everywhere(RESOURCE):
+            body = orjson.loads(row.value)
+            obj = body.get("object") or {}
+            group, plural = str(obj.get("group") or ""), str(obj.get("resource") or "")
+            resource = f"{plural}.{group}" if group else plural
+            ref = ObjectRef(row.key.space, resource, str(obj.get("namespace") or ""), str(obj.get("name") or ""))
+            self._track(ref, frozenset(str(c.get("name")) for c in body.get("clusters") or [] if c.get("name")))
+
+    def start(self) -> None:
+        self.placement.drain_listeners.append(self.on_drained)
+        super().start()
+        for ref in list(self._targets_of):
+            self.schedule(ref)
+
+    # --- triggers ------------------------------------------------------------------------------
+
+    def schedule(self, ref: ObjectRef) -> None:
+        """Recompute ``ref``'s summary soon (the first trigger waits ``DELAY`` for others to join it)."""
+        if ref not in self._due:
+            self._due.add(ref)
+            asyncio.get_running_loop().call_later(DELAY, self._release, ref)
+
+    def _release(self, ref: ObjectRef) -> None:
+        self._due.discard(ref)
+        self.add(ref)
+
+    def on_drained(self, placements: set[tuple[str, str]], _targets: set[str]) -> None:
+        engine = self.placement.engine
+        spaces = {space for space, _ in placements}
+        for key in placements:
+            for ref in engine.selected_objects(*key):
+                self.schedule(ref)
+        for ref in self._targets_of:  # objects a changed placement may no longer select
+            if ref.space in spaces:
+                self.schedule(ref)
+
+    def on_cluster_health(self, target: str) -> None:
+        """A cluster went stale or came back: every object summarised on it changes."""
+        for ref in list(self._objects_on.get(target, ())):
+            self.schedule(ref)
+
+    # --- one object --------------------------------------------------------------------------------
+
+    async def handle(self, ref: Any) -> bool:
+        assert isinstance(ref, ObjectRef)
+        engine = self.placement.engine
+        info = self.placement.object_info(ref)
+        if info is None or not engine.selecting(ref):
+            await self._remove(ref, deleted=info is None)
+            return False
+        rtype = self.catalog.by_group_resource(ref.space, ref.resource)
+        if rtype is None:
+            return False
+        try:
+            obj = await self.objects.get(ref.space, rtype, ref.namespace, ref.name)
+        except StatusError as exc:
+            if exc.code == 404:
+                await self._remove(ref, deleted=True)
+                return False
+            raise
+        targets = engine.object_destinations(ref)
+        revision = self.placement.content_revision(ref)
+        spec = obj.get("spec") if isinstance(obj.get("spec"), dict) else {}
+        reports = self.reports.of(ref)
+        states = {t: cluster_state(rtype.kind, spec, reports.get(t), current_revision=revision,
+                                   stale=not self._healthy(t)) for t in targets}
+        involved = Involved(ref, rtype.kind, rtype.api_version, str(obj["metadata"].get("uid", "")))
+        await self._tell_story(ref, involved, targets, states, reports)
+        await self._write(ref, obj, rtype, revision, states, reports)
+        self._track(ref, frozenset(targets))
+        return False
+
+    def _healthy(self, target: str) -> bool:
+        return self.inventory.ready(target) is not False
+
+    async def _tell_story(self, ref: ObjectRef, involved: Involved, targets: list[str],
+                          states: dict[str, ClusterState], reports: dict[str, Report]) -> None:
+        before = self._targets_of.get(ref, frozenset())
+        for target in sorted(set(targets) - before):
+            await self.events.record(involved, "Normal", "Placed", f"placed on cluster {target}", host=target)
+        for target in sorted(before - set(targets)):
+            await self.events.record(involved, "Normal", "Removed", f"removed from cluster {target}", host=target)
+            self._seen.pop((ref, target), None)
+        for target in targets:
+            report = reports.get(target)
+            if report is None:
+                continue
+            error, drift = self._seen.get((ref, target), (None, 0))
+            if report.error and report.error != error:
+                await self.events.record(involved, "Warning", "ApplyFailed",
+                                         f"apply failed on cluster {target}: {report.error}", host=target)
+            if report.drift_corrections > drift:
+                await self.events.record(involved, "Warning", "DriftCorrected",
+                                         f"changed in cluster {target} and put back "
+                                         f"({report.drift_corrections} times)", host=target)
+            self._seen[(ref, target)] = (report.error, report.drift_corrections)
+
+    async def _write(self, ref: ObjectRef, obj: dict[str, Any], rtype: ResourceType, revision: str | None,
+                     states: dict[str, ClusterState], reports: dict[str, Report]) -> None:
+        meta = obj["metadata"]
+        body = _summary(ref, rtype, meta, revision, states, reports)
+        namespace = ref.namespace or REPORT_NAMESPACE
+        if not ref.namespace:
+            await self._ensure_report_namespace(ref.space)
+        owner = {"apiVersion": rtype.api_version, "kind": rtype.kind, "name": ref.name, "uid": meta.get("uid", "")}
+        stype = self._type(ref.space)
+        name = summary_name(ref)
+        opts = WriteOptions(manager=MANAGER, field_validation="Ignore")
+        try:
+            current = await self.objects.get(ref.space, stype, namespace, name)
+        except StatusError as exc:
+            if exc.code != 404:
+                raise
+            document = {"apiVersion": f"{GROUP}/{VERSION}", "kind": "PlacementStatus",
+                        "metadata": {"name": name, "namespace": namespace, "labels": _labels(ref),
+                                     **({"ownerReferences": [owner]} if ref.namespace else {})}, **body}
+            await self._quietly(self.objects.create(ref.space, stype, namespace, document, opts))
+            return
+        if all(current.get(k) == v for k, v in body.items()):
+            return
+
+        def replace(doc: dict[str, Any]) -> dict[str, Any]:
+            doc.update(body)
+            return doc
+
+        await self._quietly(self.objects.guaranteed_update(ref.space, stype, namespace, name, replace, opts))
+
+    async def _quietly(self, write: Any) -> None:
+        """A summary that cannot be written (its namespace is being deleted) waits for the next trigger."""
+        try:
+            await write
+        except StatusError as exc:
+            if exc.code == 409 and exc.reason == "AlreadyExists":
+                raise  # a concurrent create: retry the whole object
+            log.info("placement summary not written: %s", exc)
+
+    async def _ensure_report_namespace(self, space: str) -> None:
+        ns_type = self.catalog.by_group_resource(space, "namespaces")
+        assert ns_type is not None
+        try:
+            await self.objects.get(space, ns_type, "", REPORT_NAMESPACE)
+        except StatusError as exc:
+            if exc.code != 404:
+                raise
+            try:
+                await self.objects.create(space, ns_type, "", {"metadata": {"name": REPORT_NAMESPACE}},
+                                          WriteOptions(manager=MANAGER))
+            except StatusError as created:
+                if created.code != 409:
+                    raise
+
+    async def _remove(self, ref: ObjectRef, *, deleted: bool) -> None:
+        """No placement selects the object (or it is gone): its summary goes too."""
+        if ref not in self._targets_of:
+            return
+        stype = self._type(ref.space)
+        try:
+            await self.objects.delete(ref.space, stype, ref.namespace or REPORT_NAMESPACE, summary_name(ref),
+                                      DeleteOptions())
+        except StatusError as exc:
+            if exc.code != 404:
+                raise
+        self._track(ref, None)
+        for key in [k for k in self._seen if k[0] == ref]:
+            del self._seen[key]
+        if deleted:
+            self.events.forget(ref)
+
+    def _track(self, ref: ObjectRef, targets: frozenset[str] | None) -> None:
+        for target in self._targets_of.get(ref, frozenset()):
+            on = self._objects_on.get(target)
+            if on is not None:
+                on.discard(ref)
+                if not on:
+                    del self._objects_on[target]
+        if targets is None:
+            self._targets_of.pop(ref, None)
+            return
+        self._targets_of[ref] = targets
+        for target in targets:
+            self._objects_on.setdefault(target, set()).add(ref)
+
+    def _type(self, space: str) -> ResourceType:
+        rtype = self.catalog.by_group_resource(space, RESOURCE)
+        assert rtype is not None
+        return rtype
+
+    def summarised(self) -> Iterable[ObjectRef]:
+        return list(self._targets_of)
+
+
+def _labels(ref: ObjectRef) -> dict[str, str]:
+    """Labels to find a summary by its object (names of any length are cut to a label value's 63)."""
+    values = {"group": ref.group or "core", "resource": ref.plural, "name": ref.name}
+    return {f"{GROUP}/{key}": values[key][:63].strip("-_.") or "x" for key in OBJECT_LABELS}
+
+
+def _summary(ref: ObjectRef, rtype: ResourceType, meta: dict[str, Any], revision: str | None,
+             states: dict[str, ClusterState], reports: dict[str, Report]) -> dict[str, Any]:
+    phases = [s.phase for s in states.values()]
+    summary = {"targeted": len(states), "applied": sum(p in ("Applied", "Ready") for p in phases),
+               "ready": phases.count("Ready"), "failed": phases.count("Failed"), "stale": phases.count("Stale"),
+               "pending": phases.count("Pending"), "current": sum(s.current for s in states.values())}
+    clusters = []
+    for target in sorted(states):
+        state, report = states[target], reports.get(target)
+        entry: dict[str, Any] = {"name": target, "phase": state.phase, "current": state.current}
+        if state.message:
+            entry["message"] = state.message
+        if report is not None:
+            entry["reportedAt"] = report.reported_at
+            if report.drift_corrections:
+                entry["driftCorrections"] = report.drift_corrections
+            if report.associated:
+                entry["associated"] = report.associated
+        clusters.append(entry)
+    body: dict[str, Any] = {
+        "object": {"group": ref.group, "resource": ref.plural, "kind": rtype.kind, "namespace": ref.namespace,
+                   "name": ref.name, "uid": str(meta.get("uid", "")), "generation": int(meta.get("generation") or 0),
+                   "revision": revision or ""},
+        "summary": summary, "clusters": clusters, "worstCondition": {}}
+    bad = worst(states)
+    if bad is not None:
+        cluster, state = bad
+        condition = state.condition or {}
+        body["worstCondition"] = {"cluster": cluster, "phase": state.phase, "message": state.message,
+                                  **{k: str(condition[k]) for k in ("type", "status", "reason") if condition.get(k)}}
+    return body
