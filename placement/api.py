@@ -89,11 +89,23 @@ class ClusterRegistry(Protocol):
         ...
 
 
+class UpsyncedCopies(Protocol):
+    """Objects upsynced into a space, with each cluster's copy; implemented by the hub's status service."""
+
+    def copies(self, space: str) -> list[tuple[ObjectRef, str | None, dict[str, dict[str, Any]]]]:
+        """(object, cluster shown, {cluster: copy}) for every upsynced object of ``space``."""
+        ...
+
+
 class ReportedStates(Protocol):
-    """The clusters' reported state of workload objects; implemented by the hub's syncer side."""
+    """The clusters' reported state of workload objects; implemented by the hub's status service."""
 
     def reported(self, ref: ObjectRef) -> list[dict[str, Any]]:
         """``{"cluster", "status", "error", "generation", "reported_at"}`` per cluster, sorted by cluster."""
+        ...
+
+    def summary(self, ref: ObjectRef) -> dict[str, Any] | None:
+        """The object's PlacementStatus contents (``summary``, ``worstCondition``, ``clusters``), or None."""
         ...
 
 
@@ -123,7 +135,7 @@ hub's bearer token. Every error is a Kubernetes `Status` object.
 
 
 def build_placement_api(view: PlacementView, clusters: ClusterView, registry: ClusterRegistry,
-                        reports: ReportedStates | None = None) -> FastAPI:
+                        reports: ReportedStates | None = None, upsynced: UpsyncedCopies | None = None) -> FastAPI:
     """The FastAPI application the hub mounts at ``/placement/v1``."""
     app = FastAPI(title="spacehub placement API", version="v1", description=DESCRIPTION,
                   openapi_url="/openapi.json", docs_url="/docs", redoc_url=None,
@@ -136,6 +148,7 @@ def build_placement_api(view: PlacementView, clusters: ClusterView, registry: Cl
     _add_cluster_routes(app, view, clusters, registry)
     _add_placement_routes(app, view)
     _add_object_routes(app, view, reports)
+    _add_upsync_routes(app, view, upsynced)
     return app
 
 
@@ -345,7 +358,8 @@ def object_placement(view: PlacementView, ref: ObjectRef, reports: ReportedState
         labels={str(k): str(v) for k, v in dict(labels).items()}, destinations=destinations,
         placements=[m.PlacementRef(space=ref.space, name=_name(p)) for p in selecting],
         want_singleton_reported_state=want, singleton_status=want and len(destinations) == 1,
-        reported=[m.ReportedState(**r) for r in reports.reported(ref)] if reports is not None else [])
+        reported=[m.ReportedState(**r) for r in reports.reported(ref)] if reports is not None else [],
+        summary=reports.summary(ref) if reports is not None else None)
 
 
 # --- errors as Status ----------------------------------------------------------------------------
@@ -475,3 +489,19 @@ def _document_security(app: FastAPI) -> None:
         return schema
 
     app.openapi = openapi  # type: ignore[method-assign]
+
+
+# --- upsync --------------------------------------------------------------------------------------
+
+def _add_upsync_routes(app: FastAPI, view: PlacementView, upsynced: UpsyncedCopies | None) -> None:
+    @app.get("/spaces/{space}/upsynced", response_model=m.UpsyncedList, tags=["objects"],
+             summary="Objects upsynced into a space, with every cluster's copy", responses={**NOT_FOUND, **INVALID})
+    async def list_upsynced(space: SpacePath) -> m.UpsyncedList:
+        """Objects created in clusters that the space's EdgePlacements bring up (``spec.upsync``): which
+        cluster's copy the space shows and every cluster's copy."""
+        _space_placements(view, space)
+        items = [m.UpsyncedObject(group=ref.group, resource=ref.plural, namespace=ref.namespace, name=ref.name,
+                                  shown_from=shown,
+                                  clusters=[m.UpsyncedCopy(cluster=c, object=o) for c, o in sorted(copies.items())])
+                 for ref, shown, copies in (upsynced.copies(space) if upsynced is not None else [])]
+        return m.UpsyncedList(space=space, items=items)

@@ -310,6 +310,8 @@ class ObjectPlacement(ApiModel):
     singleton_status: bool = Field(description="Reported state is returned: wanted and exactly one destination.")
     reported: list[ReportedState] = Field(default_factory=list,
                                           description="Per cluster that reported it, the latest reported state.")
+    summary: dict[str, Any] | None = Field(None, description="The object's PlacementStatus: counts of clusters "
+                                                             "by state, the worst state and each cluster's state.")
 
 
 # --- Explain (request) ---------------------------------------------------------------------------
@@ -484,3 +486,24 @@ def not_matched(items: list[Mismatch]) -> list[NotMatched]:
 def quantities(raw: Any) -> dict[str, str]:
     """A ResourceList (int-or-string quantities) as strings."""
     return _string_map(raw)
+
+
+class UpsyncedCopy(ApiModel):
+    cluster: str
+    object: dict[str, Any] = Field(description="The object as the cluster has it (server fields removed).")
+
+
+class UpsyncedObject(ApiModel):
+    """An object clusters created and upsync brought into the space, with every cluster's copy."""
+
+    group: str
+    resource: str
+    namespace: str
+    name: str
+    shown_from: str | None = Field(description="The cluster whose copy the space shows (the first by name).")
+    clusters: list[UpsyncedCopy]
+
+
+class UpsyncedList(ApiModel):
+    space: str
+    items: list[UpsyncedObject]

@@ -34,6 +34,8 @@ counts as deleted, like workload objects (for which the glue calls ``delete_obje
 
 from __future__ import annotations
 
+from typing import Any
+
 from placement.changelog import ChangeLog, ChangeLogs
 from placement.covering import Coverage
 from placement.desired import DesiredSets
@@ -207,6 +209,24 @@ class PlacementEngine:
 
     def wants_singleton_status(self, ref: ObjectRef) -> bool:
         return self._selections.wants_singleton_status(ref)
+
+    def covering(self, target: str) -> list[tuple[str, str]]:
+        """The placements that have ``target`` among their destinations, in order."""
+        t = self._coverage.targets.get(target)
+        return sorted(t.cover) if t is not None else []
+
+    def upsync_rules(self, target: str) -> list[dict[str, Any]]:
+        """What ``target`` must bring up: each ``upsync`` item of every placement covering it, tagged with the
+        placement's space and name (the syncer's ``UPSYNC`` message)."""
+        rules = []
+        for space, name in self.covering(target):
+            for item in self._placements[(space, name)].spec.upsync:
+                if isinstance(item, dict):
+                    rules.append({"space": space, "placement": name, "apiGroup": str(item.get("apiGroup") or ""),
+                                  "resources": list(item.get("resources") or []),
+                                  "namespaces": list(item.get("namespaces") or []),
+                                  "names": list(item.get("names") or [])})
+        return rules
 
     def selecting(self, ref: ObjectRef) -> list[tuple[str, str]]:
         """The placements whose downsync tests select ``ref`` itself (not as a dependency), in order."""

@@ -41,6 +41,8 @@ SLICE_SIZE = 500  # destinations per SinglePlacementSlice before it is split
 # the engine) change immediately; only these written summaries wait.
 WRITE_DELAY = 0.05
 MANAGER = "spacehub-placement"
+# Objects upsync brought up from clusters carry this label; they are never placed back down (upsync wins).
+UPSYNCED_LABEL = "spacehub.io/upsynced"
 # Placement machinery and events are never placed on clusters.
 NOT_PLACED = frozenset({PLACEMENTS, SLICES, f"customizers.{EDGE_GROUP}", LOCATIONS, SYNC_TARGETS, "events"})
 
@@ -67,6 +69,7 @@ class PlacementService(WorkQueue):
         self._slice_names: dict[tuple[str, str], list[str]] = {}
         self._placements: dict[str, dict[str, dict[str, Any]]] = {}
         self._workload: dict[ObjectRef, WorkloadObject] = {}
+        self._upsync: dict[tuple[str, str], bool] = {}  # placements that have upsync items
         self._digests: dict[ObjectRef, bytes] = {}  # what clusters get of each object, to skip status-only writes
         self._projections: dict[tuple[ObjectRef, int], dict[str, Any]] = {}
         # Per SyncTarget, bumped whenever its desired set changes (syncer streams wait on it).
@@ -74,6 +77,9 @@ class PlacementService(WorkQueue):
         self._target_waiters: dict[str, asyncio.Event] = {}
         # Called after each drain with the placements and targets whose results changed (status return).
         self.drain_listeners: list[Callable[[set[tuple[str, str]], set[str]], None]] = []
+        # Conditions other parts add to an EdgePlacement's status (upsync clashes), by (space, name).
+        self.condition_sources: list[Callable[[str, str], list[dict[str, Any]]]] = []
+        self._refresh: set[tuple[str, str]] = set()
 
     # --- feeding the engine --------------------------------------------------------------------
 
@@ -114,6 +120,8 @@ class PlacementService(WorkQueue):
         if key.resource in NOT_PLACED:
             return
         ref = ObjectRef(key.space, key.resource, key.namespace, key.name)
+        if not gone and ((obj.get("metadata") or {}).get("labels") or {}).get(UPSYNCED_LABEL) == "true":  # type: ignore
+            gone = True  # an upsynced object is the clusters', not a workload to place
         if gone:
             self._digests.pop(ref, None)
             if self._workload.pop(ref, None) is not None:
@@ -175,18 +183,38 @@ class PlacementService(WorkQueue):
 
     # --- writing results -----------------------------------------------------------------------
 
+    def refresh_status(self, space: str, name: str) -> None:
+        """Write the placement's status again soon (a condition source changed its mind)."""
+        self._refresh.add((space, name))
+        self.add("drain")
+
     async def handle(self, _key: Any) -> bool:
         placements, targets = self.engine.drain_dirty()
+        refresh, self._refresh = self._refresh, set()
         for target in targets:
             self.target_versions[target] = self.target_versions.get(target, 0) + 1
             waiter = self._target_waiters.pop(target, None)
             if waiter is not None:
                 waiter.set()
+        # A placement with upsync items changed: its clusters' upsync rules may have too, even when their
+        # desired sets did not (their streams look again; a stream also looks at every ping).
+        for space, name in placements:
+            upsync = ((self._placements.get(space, {}).get(name) or {}).get("spec") or {}).get("upsync") or []
+            if upsync or self._upsync.pop((space, name), None):
+                if upsync:
+                    self._upsync[(space, name)] = True
+                for destination in self.engine.destinations(space, name):
+                    waiter = self._target_waiters.pop(destination.sync_target_name, None)
+                    if waiter is not None:
+                        waiter.set()
         for listener in self.drain_listeners:
             listener(placements, targets)
         for space, name in sorted(placements):
             if name in self._placements.get(space, {}):
                 await self._write_slices(space, name)
+                await self._write_status(space, name)
+        for space, name in sorted(refresh - placements):
+            if name in self._placements.get(space, {}):
                 await self._write_status(space, name)
         if self._inventory_changed:
             self._inventory_changed = False
@@ -294,6 +322,8 @@ class PlacementService(WorkQueue):
             conditions.append({"type": "CRDsMissing", "status": "True", "reason": "CRDNotSelected",
                                "message": "selected custom resources whose CRD is not selected: " + ", ".join(missing),
                                "lastTransitionTime": now_rfc3339()})
+        for source in self.condition_sources:
+            conditions.extend(dict(c, lastTransitionTime=now_rfc3339()) for c in source(space, name))
         status = {"specGeneration": placement["metadata"].get("generation", 1), "matchingLocationCount": locations,
                   "destinationCount": len(destinations), "selectedObjectCount": len(selected),
                   "missingCRDs": missing, "conditions": conditions}

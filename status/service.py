@@ -24,6 +24,7 @@ from status.events import EventRecorder, Involved
 from status.objectstatus import ObjectStatus
 from status.reports import Report, ReportStore
 from status.summaries import Summaries
+from status.upsync import Upsync, UpsyncItem
 
 MAX_EVENT_MESSAGE = 1024
 
@@ -68,6 +69,8 @@ class StatusService:
         self.events = EventRecorder(objects, catalog)
         self.object_status = ObjectStatus(placement, objects, catalog, self.reports)
         self.summaries = Summaries(placement, inventory, objects, catalog, self.reports, self.events)
+        self.upsync = Upsync(placement, objects, catalog, self.events)
+        placement.condition_sources.append(self.upsync.conditions)
 
     async def start(self) -> None:
         self.object_status.start()
@@ -103,6 +106,12 @@ class StatusService:
             accepted += 1
         return {"accepted": accepted, "ignored": ignored}
 
+    def reported(self, ref: ObjectRef) -> list[dict[str, Any]]:
+        return self.reports.reported(ref)
+
+    def summary(self, ref: ObjectRef) -> dict[str, Any] | None:
+        return self.summaries.summary(ref)
+
     async def cluster_events(self, target: str, items: Sequence[ClusterEvent]) -> dict[str, Any]:
         """Record the Warning Events a cluster forwarded, on the placed objects they concern."""
         engine = self.placement.engine
@@ -128,6 +137,11 @@ class StatusService:
                 ignored.append({"index": index, "reason": "Throttled",
                                 "message": f"too many events about {_what(ref)}; this one was dropped"})
         return {"accepted": accepted, "ignored": ignored}
+
+    async def upsynced(self, target: str, items: Sequence[UpsyncItem],
+                       complete: Sequence[tuple[str, str, str]]) -> dict[str, Any]:
+        """Bring a cluster's upsynced objects (and their deletions) into their spaces."""
+        return await self.upsync.receive(target, items, complete)
 
     async def _involved(self, ref: ObjectRef) -> Involved | None:
         rtype = self.catalog.by_group_resource(ref.space, ref.resource)

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Iterable
 from typing import Any
 
 import orjson
@@ -63,6 +62,7 @@ class Summaries(WorkQueue):
         self._objects_on: dict[str, set[ObjectRef]] = {}  # the reverse: summarised objects per cluster
         self._seen: dict[tuple[ObjectRef, str], tuple[str | None, int]] = {}  # last error and drift count
         self._due: set[ObjectRef] = set()
+        self._bodies: dict[ObjectRef, dict[str, Any]] = {}  # the last summary written, for the REST API
 
     def load(self) -> None:
         """Know the summaries an earlier hub process wrote, so that those no longer wanted go (blocking)."""
@@ -167,6 +167,7 @@ class Summaries(WorkQueue):
                      states: dict[str, ClusterState], reports: dict[str, Report]) -> None:
         meta = obj["metadata"]
         body = _summary(ref, rtype, meta, revision, states, reports)
+        self._bodies[ref] = body
         namespace = ref.namespace or REPORT_NAMESPACE
         if not ref.namespace:
             await self._ensure_report_namespace(ref.space)
@@ -229,6 +230,7 @@ class Summaries(WorkQueue):
             if exc.code != 404:
                 raise
         self._track(ref, None)
+        self._bodies.pop(ref, None)
         for key in [k for k in self._seen if k[0] == ref]:
             del self._seen[key]
         if deleted:
@@ -253,8 +255,10 @@ class Summaries(WorkQueue):
         assert rtype is not None
         return rtype
 
-    def summarised(self) -> Iterable[ObjectRef]:
-        return list(self._targets_of)
+    def summary(self, ref: ObjectRef) -> dict[str, Any] | None:
+        """The summary last written for ``ref`` (``summary``, ``worstCondition``, ``clusters``), or None."""
+        body = self._bodies.get(ref)
+        return None if body is None else {k: v for k, v in body.items() if k != "object"}
 
 
 def _labels(ref: ObjectRef) -> dict[str, str]:

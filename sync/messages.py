@@ -71,5 +71,9 @@ def synced(seq: int, epoch: str, ping_interval: float) -> bytes:
     return line({"type": "SYNCED", "seq": seq, "epoch": epoch, "pingInterval": ping_interval})
 
 
+def upsync_rules(seq: int, rules: list[dict[str, Any]]) -> bytes:
+    return line({"type": "UPSYNC", "seq": seq, "rules": rules})
+
+
 def ping(seq: int) -> bytes:
     return line({"type": "PING", "seq": seq})

@@ -8,7 +8,7 @@ target's paths); the handlers check the identity again so that no other mounting
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pydantic.alias_generators import to_camel
@@ -24,6 +24,7 @@ from spaces import errors
 from spaces.api.codec import json_response, status_response
 from spaces.identity import of_request
 from status.service import ClusterEvent, ObjectReport
+from status.upsync import UpsyncItem
 from sync.messages import CONTENT_TYPE
 from sync.server import SyncServer
 
@@ -92,6 +93,29 @@ class EventsRequest(_Body):
     events: list[ForwardedEvent] = Field(max_length=MAX_EVENTS)
 
 
+class UpsyncedObject(_Body):
+    op: Literal["UPSERT", "DELETE"]
+    space: str = Field(min_length=1)
+    placement: str = ""
+    group: str = ""
+    version: str = Field(min_length=1)
+    resource: str = Field(min_length=1)
+    namespace: str = ""
+    name: str = Field(min_length=1)
+    object: dict[str, Any] | None = None
+
+
+class UpsyncKind(_Body):
+    space: str = Field(min_length=1)
+    group: str = ""
+    resource: str = Field(min_length=1)
+
+
+class UpsyncRequest(_Body):
+    objects: list[UpsyncedObject] = Field(default_factory=list, max_length=MAX_REPORTS)
+    complete: list[UpsyncKind] = Field(default_factory=list, max_length=1000)
+
+
 def _since(value: str | None) -> int:
     if value is None or value == "":
         return 0
@@ -152,6 +176,17 @@ class SyncerAPI:
         return json_response(await self.hub().events(name, items))
 
 
+    async def upsync(self, request: Request) -> Response:
+        name = self._target(request)
+        body: UpsyncRequest = await _body(request, UpsyncRequest)
+        if any(o.op == "UPSERT" and not isinstance(o.object, dict) for o in body.objects):
+            raise errors.bad_request("every UPSERT carries the object")
+        items = [UpsyncItem(o.op, o.space, o.placement, o.group, o.version, o.resource, o.namespace, o.name,
+                            o.object) for o in body.objects]
+        complete = [(k.space, k.group, k.resource) for k in body.complete]
+        return json_response(await self.hub().upsync(name, items, complete))
+
+
 def _ref(item: ReportedObject | ForwardedEvent) -> ObjectRef:
     return ObjectRef(item.space, f"{item.resource}.{item.group}" if item.group else item.resource, item.namespace,
                      item.name)
@@ -173,7 +208,8 @@ def syncer_routes(hub: Callable[[], SyncServer]) -> list[Route]:
     return [Route("/targets/{name}/stream", _guarded(api.stream), methods=["GET"]),
             Route("/targets/{name}/heartbeat", _guarded(api.heartbeat), methods=["POST"]),
             Route("/targets/{name}/status", _guarded(api.status), methods=["POST"]),
-            Route("/targets/{name}/events", _guarded(api.events), methods=["POST"])]
+            Route("/targets/{name}/events", _guarded(api.events), methods=["POST"]),
+            Route("/targets/{name}/upsync", _guarded(api.upsync), methods=["POST"])]
 
 
 def is_stream(scope: dict[str, Any]) -> bool:

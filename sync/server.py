@@ -16,6 +16,7 @@ from inventory.health import Heartbeats
 from placement.service import PlacementService
 from spaces.catalog import Catalog
 from status.service import ClusterEvent, ObjectReport, StatusService
+from status.upsync import UpsyncItem
 from sync.messages import EntryTypes
 from sync.stream import StreamSource
 
@@ -47,3 +48,7 @@ class SyncServer:
 
     async def events(self, target: str, items: Sequence[ClusterEvent]) -> dict[str, Any]:
         return await self.status.cluster_events(target, items)
+
+    async def upsync(self, target: str, items: Sequence[UpsyncItem],
+                     complete: Sequence[tuple[str, str, str]]) -> dict[str, Any]:
+        return await self.status.upsynced(target, items, complete)

@@ -48,6 +48,7 @@ class StreamSource:
         seq = since if epoch in (None, self.epoch) else 0
         first = True
         sent = loop.time()
+        rules_sent: list[dict[str, Any]] | None = None
         while True:
             waiter = self.service.target_changed(target)
             changes = engine.changes_since(target, seq) if seq > 0 else None
@@ -60,6 +61,8 @@ class StreamSource:
                     if content is not None:
                         yield messages.upsert(seq, self.types.entry_json(entry), *content)
                 yield messages.synced(seq, self.epoch, self.ping_interval)
+                rules_sent = engine.upsync_rules(target)
+                yield messages.upsync_rules(seq, rules_sent)  # after every SYNCED: the rules as of now
             elif changes or first:
                 for change in changes:
                     line = await self._change(change)
@@ -68,9 +71,14 @@ class StreamSource:
                     seq = change.seq
                 if first:
                     yield messages.synced(seq, self.epoch, self.ping_interval)
+                    rules_sent = engine.upsync_rules(target)
+                    yield messages.upsync_rules(seq, rules_sent)
             elif self.inventory.sync_target(target) is None:
                 yield _FLUSH
                 return  # the SyncTarget was deleted; its DELETEs have been sent
+            elif (rules := engine.upsync_rules(target)) != rules_sent:
+                rules_sent = rules
+                yield messages.upsync_rules(seq, rules)
             else:
                 try:
                     await asyncio.wait_for(waiter.wait(), max(0.0, self.ping_interval - (loop.time() - sent)))
