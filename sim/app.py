@@ -77,7 +77,8 @@ class SimCore:
                                    ready_delay=self.settings.ready_delay, shapes=self.settings.shapes,
                                    default_shape=self.settings.default_shape,
                                    kubelet_version=version_info()["gitVersion"].split("+")[0],
-                                   status_rules=self.settings.status_rules)
+                                   status_rules=self.settings.status_rules,
+                                   pull_fails=lambda cluster, image: self.faults.get(cluster).pull_fails(image))
         await runtime.start(loads=[self.simulator.load])
         self.simulator.start(sorted(runtime.lifecycle.spaces))
         limit = asyncio.Semaphore(_STARTUP_CONCURRENCY)

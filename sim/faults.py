@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import fnmatch
 import logging
 import math
 from collections.abc import Callable, Iterable
@@ -50,20 +51,32 @@ class Faults:
     refuse: bool = False
     latency_seconds: float = 0.0
     fail_writes: bool = False
+    # Container images (glob patterns) the cluster's kubelets cannot pull: their pods stay Pending in
+    # ErrImagePull / ImagePullBackOff, as with a missing image or tag.
+    image_pull_failures: tuple[str, ...] = ()
 
     @property
     def active(self) -> bool:
-        return self.refuse or self.latency_seconds > 0 or self.fail_writes
+        return self.refuse or self.latency_seconds > 0 or self.fail_writes or bool(self.image_pull_failures)
+
+    def pull_fails(self, image: str) -> bool:
+        return any(fnmatch.fnmatchcase(image, pattern) for pattern in self.image_pull_failures)
 
     def to_json(self) -> dict[str, Any]:
-        return {"refuse": self.refuse, "latencySeconds": self.latency_seconds, "failWrites": self.fail_writes}
+        out: dict[str, Any] = {"refuse": self.refuse, "latencySeconds": self.latency_seconds,
+                               "failWrites": self.fail_writes}
+        if self.image_pull_failures:
+            out["imagePullFailures"] = list(self.image_pull_failures)
+        return out
 
     @classmethod
     def from_json(cls, doc: Any) -> Faults:
-        """Parse ``{"refuse": bool, "latencySeconds": number, "failWrites": bool}``; absent fields are off."""
+        """Parse ``{"refuse": bool, "latencySeconds": number, "failWrites": bool, "imagePullFailures":
+        [glob, …]}``; absent fields are off."""
         if not isinstance(doc, dict):
-            raise FaultError("faults must be an object with refuse, latencySeconds and failWrites")
-        unknown = sorted(set(doc) - {"refuse", "latencySeconds", "failWrites"})
+            raise FaultError("faults must be an object with refuse, latencySeconds, failWrites and "
+                             "imagePullFailures")
+        unknown = sorted(set(doc) - {"refuse", "latencySeconds", "failWrites", "imagePullFailures"})
         if unknown:
             raise FaultError(f"unknown fault field(s): {', '.join(unknown)}")
         refuse, latency, fail_writes = doc.get("refuse", False), doc.get("latencySeconds", 0), doc.get(
@@ -73,7 +86,11 @@ class Faults:
         if isinstance(latency, bool) or not isinstance(latency, int | float) or not math.isfinite(latency) \
                 or latency < 0:
             raise FaultError("latencySeconds must be a non-negative number")
-        return cls(refuse=refuse, latency_seconds=float(latency), fail_writes=fail_writes)
+        pulls = doc.get("imagePullFailures", [])
+        if not isinstance(pulls, list) or not all(isinstance(p, str) and p for p in pulls):
+            raise FaultError("imagePullFailures must be a list of image patterns (globs, e.g. \"*:broken\")")
+        return cls(refuse=refuse, latency_seconds=float(latency), fail_writes=fail_writes,
+                   image_pull_failures=tuple(pulls))
 
 
 def load_faults_file(path: Path, clusters: Iterable[str]) -> dict[str, Faults]:

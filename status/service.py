@@ -19,8 +19,8 @@ from placement.model import ObjectRef
 from placement.service import PlacementService
 from spaces.catalog import Catalog
 from spaces.errors import StatusError
+from spaces.events import EventRecorder, Involved
 from spaces.service import Objects, now_rfc3339
-from status.events import EventRecorder, Involved
 from status.objectstatus import ObjectStatus
 from status.reports import Report, ReportStore
 from status.summaries import Summaries
@@ -66,7 +66,7 @@ class StatusService:
         self.objects = objects
         self.catalog = catalog
         self.reports = ReportStore()
-        self.events = EventRecorder(objects, catalog)
+        self.events = EventRecorder(objects, catalog, "spacehub")
         self.object_status = ObjectStatus(placement, objects, catalog, self.reports)
         self.summaries = Summaries(placement, inventory, objects, catalog, self.reports, self.events)
         self.upsync = Upsync(placement, objects, catalog, self.events)
@@ -153,7 +153,8 @@ class StatusService:
             if exc.code == 404:
                 return None
             raise
-        return Involved(ref, rtype.kind, rtype.api_version, str(obj["metadata"].get("uid", "")))
+        return Involved(ref.space, rtype.kind, rtype.api_version, ref.namespace, ref.name,
+                        str(obj["metadata"].get("uid", "")))
 
 
 def _what(ref: ObjectRef) -> str:

@@ -26,9 +26,9 @@ from placement.service import PlacementService
 from spaces.catalog import Catalog
 from spaces.controllers import WorkQueue
 from spaces.errors import StatusError
+from spaces.events import EventRecorder, Involved
 from spaces.registry import ResourceType
 from spaces.service import DeleteOptions, Objects, WriteOptions
-from status.events import EventRecorder, Involved
 from status.readiness import ClusterState, cluster_state, worst
 from status.reports import Report, ReportStore
 
@@ -132,7 +132,8 @@ class Summaries(WorkQueue):
         reports = self.reports.of(ref)
         states = {t: cluster_state(rtype.kind, spec, reports.get(t), current_revision=revision,
                                    stale=not self._healthy(t)) for t in targets}
-        involved = Involved(ref, rtype.kind, rtype.api_version, str(obj["metadata"].get("uid", "")))
+        involved = Involved(ref.space, rtype.kind, rtype.api_version, ref.namespace, ref.name,
+                            str(obj["metadata"].get("uid", "")))
         await self._tell_story(ref, involved, targets, states, reports)
         await self._write(ref, obj, rtype, revision, states, reports)
         self._track(ref, frozenset(targets))
@@ -234,7 +235,7 @@ class Summaries(WorkQueue):
         for key in [k for k in self._seen if k[0] == ref]:
             del self._seen[key]
         if deleted:
-            self.events.forget(ref)
+            self.events.forget(ref.space, ref.namespace, ref.name)
 
     def _track(self, ref: ObjectRef, targets: frozenset[str] | None) -> None:
         for target in self._targets_of.get(ref, frozenset()):

@@ -23,9 +23,9 @@ from placement.model import ObjectRef
 from placement.service import UPSYNCED_LABEL, PlacementService
 from spaces.catalog import Catalog
 from spaces.errors import StatusError
+from spaces.events import EventRecorder, Involved
 from spaces.registry import ResourceType
 from spaces.service import DeleteOptions, Objects, WriteOptions
-from status.events import EventRecorder, Involved
 
 log = logging.getLogger(__name__)
 
@@ -266,7 +266,8 @@ class Upsync:
 
     async def _event(self, rtype: ResourceType, ref: ObjectRef, obj: dict[str, Any], reason: str,
                      message: str) -> None:
-        involved = Involved(ref, rtype.kind, rtype.api_version, str((obj.get("metadata") or {}).get("uid", "")))
+        involved = Involved(ref.space, rtype.kind, rtype.api_version, ref.namespace, ref.name,
+                            str((obj.get("metadata") or {}).get("uid", "")))
         await self.events.record(involved, "Warning", reason, message)
 
 

@@ -2,7 +2,8 @@
 
 Owns URLs, server-side apply, deletes, reads and watches of arbitrary resources named by (group,
 version, resource) — the sync stream names every entry that way, so no discovery is needed, and a type
-whose CRD was created a moment ago is reachable at once. Errors become :class:`ClusterError` with the
+whose CRD was created a moment ago is reachable at once (upsync rules name only group and resource:
+``served_version`` asks discovery). Errors become :class:`ClusterError` with the
 server's ``Status`` reason, or ``Unavailable`` when the cluster could not be reached.
 """
 
@@ -139,12 +140,15 @@ class Cluster:
             if not exc.not_found:
                 raise
 
-    async def list(self, gvr: GVR, label_selector: str) -> tuple[list[dict[str, Any]], str]:
-        """All objects of the type (every namespace) and the list's resourceVersion."""
+    async def list(self, gvr: GVR, label_selector: str, *, namespace: str = "",
+                   field_selector: str = "") -> tuple[list[dict[str, Any]], str]:
+        """All objects of the type (every namespace, or one) and the list's resourceVersion."""
         items: list[dict[str, Any]] = []
         params: dict[str, Any] = {"labelSelector": label_selector, "limit": 500}
+        if field_selector:
+            params["fieldSelector"] = field_selector
         while True:
-            async with self._call("GET", gvr, "", gvr.resource, params=params, timeout=REQUEST_TIMEOUT) as r:
+            async with self._call("GET", gvr, namespace, gvr.resource, params=params, timeout=REQUEST_TIMEOUT) as r:
                 page = r.json()
             items.extend(page.get("items") or [])
             meta = page.get("metadata") or {}
@@ -152,11 +156,14 @@ class Cluster:
                 return items, str(meta.get("resourceVersion") or "")
             params["continue"] = meta["continue"]
 
-    async def watch(self, gvr: GVR, label_selector: str, resource_version: str) -> AsyncIterator[dict[str, Any]]:
+    async def watch(self, gvr: GVR, label_selector: str, resource_version: str, *, namespace: str = "",
+                    field_selector: str = "") -> AsyncIterator[dict[str, Any]]:
         """Watch events after ``resource_version`` until the server ends the watch (raises 410 as Gone)."""
         params = {"watch": "true", "labelSelector": label_selector, "resourceVersion": resource_version,
                   "allowWatchBookmarks": "true", "timeoutSeconds": str(WATCH_SECONDS)}
-        async with self._call("GET", gvr, "", gvr.resource, params=params, stream=True,
+        if field_selector:
+            params["fieldSelector"] = field_selector
+        async with self._call("GET", gvr, namespace, gvr.resource, params=params, stream=True,
                               timeout=WATCH_TIMEOUT) as response:
             try:
                 async for line in response.aiter_lines():
@@ -170,6 +177,34 @@ class Cluster:
                     yield event
             except (httpx.HTTPError, OSError) as exc:
                 raise _error(exc) from None
+
+    async def served_version(self, group: str, resource: str) -> str | None:
+        """The version the cluster prefers for ``group``'s ``resource`` (discovery), or None when not served."""
+        if not group:
+            versions = ["v1"]
+        else:
+            answer = await self._discovery("/apis", group)
+            if answer is None:
+                return None
+            preferred = str((answer.get("preferredVersion") or {}).get("version") or "")
+            versions = [preferred] + [str(v.get("version")) for v in answer.get("versions") or []
+                                      if v.get("version") != preferred]
+        for version in versions:
+            listing = await self._discovery("/apis", f"{group}/{version}") if group else \
+                await self._discovery("/api", "v1")
+            if listing and any(r.get("name") == resource for r in listing.get("resources") or []):
+                return version
+        return None
+
+    async def _discovery(self, base: str, path: str) -> dict[str, Any] | None:
+        try:
+            async with self.api.call_api("GET", base=base, version="", url=path, timeout=REQUEST_TIMEOUT) as r:
+                return dict(r.json())
+        except (kr8s.ServerError, httpx.HTTPError, kr8s.APITimeoutError, OSError) as exc:
+            error = _error(exc)
+            if error.not_found:
+                return None
+            raise error from None
 
     async def nodes(self) -> list[dict[str, Any]]:
         items, _ = await self.list(GVR("", "v1", "nodes"), "")

@@ -97,6 +97,7 @@ class Held:
     applied_rv: int = 0
     error: str | None = None
     deleting: bool = False  # no longer desired; the cluster delete has not succeeded yet
+    revision: str | None = None  # the content revision of the last UPSERT (reported as appliedRevision)
     # not persisted:
     in_flight: bool = False
     live_status: Any = None
@@ -130,11 +131,12 @@ class Held:
     def record(self) -> dict[str, Any]:
         return {"entry": self.entry, "applied": self.applied, "desiredHash": self.desired_hash,
                 "sources": sorted(self.sources), "owned": self.owned, "liveFp": self.live_fp,
-                "appliedRv": self.applied_rv, "error": self.error, "deleting": self.deleting}
+                "appliedRv": self.applied_rv, "error": self.error, "deleting": self.deleting,
+                "revision": self.revision}
 
     @classmethod
     def from_record(cls, ident: str, record: dict[str, Any]) -> Held:
         return cls(ident=ident, entry=record["entry"], applied=record["applied"], desired_hash=record["desiredHash"],
                    sources=set(record.get("sources") or []), owned=bool(record.get("owned", True)),
                    live_fp=str(record.get("liveFp") or ""), applied_rv=int(record.get("appliedRv") or 0),
-                   error=record.get("error"), deleting=bool(record.get("deleting")))
+                   error=record.get("error"), deleting=bool(record.get("deleting")), revision=record.get("revision"))

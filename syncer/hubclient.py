@@ -130,3 +130,9 @@ class HubClient:
 
     async def report(self, objects: list[dict[str, Any]]) -> dict[str, Any]:
         return await self._post("status", {"objects": objects})
+
+    async def events(self, events: list[dict[str, Any]]) -> dict[str, Any]:
+        return await self._post("events", {"events": events})
+
+    async def upsync(self, objects: list[dict[str, Any]], complete: list[dict[str, Any]]) -> dict[str, Any]:
+        return await self._post("upsync", {"objects": objects, "complete": complete})

@@ -12,6 +12,7 @@ import asyncio
 import datetime as dt
 import logging
 import random
+from collections.abc import Callable
 from decimal import Decimal
 from typing import Any
 
@@ -34,6 +35,8 @@ class StatusReporter:
         self.hub = hub
         self.interval = interval
         self.target = target
+        # What a workload owns in the cluster (``associated``), by held ident; None for other kinds.
+        self.associated: Callable[[str], dict[str, Any] | None] = lambda _ident: None
         self.pending: dict[str, list[dict[str, Any]]] = {}  # ident -> one report per source space
         self.wake = asyncio.Event()
         self.connected = asyncio.Event()
@@ -44,17 +47,18 @@ class StatusReporter:
         if live is not None:
             held.live_status, held.live_generation = live.get("status"), meta.get("generation")
         status, generation = held.live_status, held.live_generation
-        state = (generation, status, held.error, held.corrections)
+        associated = self.associated(held.ident)
+        state = (generation, status, held.error, held.corrections, held.revision, associated)
         if state == held.reported:
             return
         held.reported = state
         items = []
-        for source in sorted(held.sources):
-            space = source.split("|", 1)[0]
-            item: dict[str, Any] = {"space": space, "group": held.entry.get("group") or "",
-                                    "resource": held.entry["resource"], "namespace": held.namespace,
-                                    "name": held.name, "generation": generation, "status": status,
-                                    "error": held.error}
+        for base in report_bases(held):
+            item: dict[str, Any] = {**base, "generation": generation, "status": status, "error": held.error}
+            if held.revision is not None:
+                item["appliedRevision"] = held.revision
+            if associated is not None:
+                item["associated"] = associated
             if held.corrections:
                 item["driftCorrections"] = held.corrections
                 item["lastDriftCorrection"] = held.last_correction
@@ -85,6 +89,13 @@ class StatusReporter:
             if self.pending:
                 self.wake.set()
             await asyncio.sleep(self.interval)
+
+
+def report_bases(held: Held) -> list[dict[str, Any]]:
+    """How the hub names a held object, once per space it came from (the identity of reports and Events)."""
+    return [{"space": source.split("|", 1)[0], "group": held.entry.get("group") or "",
+             "resource": held.entry["resource"], "namespace": held.namespace, "name": held.name}
+            for source in sorted(held.sources)]
 
 
 def node_capacity(nodes: list[dict[str, Any]]) -> dict[str, dict[str, str]]:

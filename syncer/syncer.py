@@ -21,6 +21,7 @@ from syncer.backoff import Backoff
 from syncer.bootstrap import Bootstrap
 from syncer.cluster import GVR, Cluster, ClusterError
 from syncer.drift import DriftWatcher
+from syncer.forwarding import EventForwarder
 from syncer.held import (
     Held,
     content_hash,
@@ -32,8 +33,10 @@ from syncer.held import (
     source_of,
 )
 from syncer.hubclient import HubClient, HubError
-from syncer.reporting import Heartbeater, StatusReporter, now_rfc3339
+from syncer.owned import OwnedIndex
+from syncer.reporting import Heartbeater, StatusReporter, now_rfc3339, report_bases
 from syncer.state import Position, StateStore
+from syncer.upsync import Upsyncer
 
 log = logging.getLogger(__name__)
 NAMESPACES = GVR("", "v1", "namespaces")
@@ -72,6 +75,12 @@ class Syncer:
         self.reporter = StatusReporter(hub, self.options.status_interval, self.target)
         self.heartbeater = Heartbeater(hub, cluster, syncer_version(), self.target)
         self.drift = DriftWatcher(cluster, self.target, self.held, self)
+        self.owned = OwnedIndex(cluster, self.target, self._owned_changed, self._warning)
+        self.reporter.associated = self.owned.summary
+        self.forwarder = EventForwarder(hub, self.target, self.options.status_interval, self._report_bases)
+        self.forwarder.connected = self.reporter.connected
+        self.upsyncer = Upsyncer(cluster, hub, self.target, self.options.status_interval)
+        self.upsyncer.connected = self.reporter.connected
         self.snapshot: set[str] | None = None  # the sources of a RESET … SYNCED in progress
         self.resumed_from = 0  # the seq the current connection started from
         self.in_sync = asyncio.Event()  # set at the first SYNCED: the fleet starts syncers in waves by it
@@ -88,6 +97,8 @@ class Syncer:
         tasks = [asyncio.create_task(self._stream_loop(), name=f"stream {self.target}"),
                  asyncio.create_task(self.heartbeater.run(), name=f"heartbeat {self.target}"),
                  asyncio.create_task(self.reporter.run(), name=f"status {self.target}"),
+                 asyncio.create_task(self.forwarder.run(), name=f"events {self.target}"),
+                 asyncio.create_task(self.upsyncer.run(), name=f"upsync {self.target}"),
                  asyncio.create_task(self._retry_loop(), name=f"retry {self.target}")]
         try:
             await asyncio.gather(*tasks)
@@ -95,6 +106,8 @@ class Syncer:
             for task in tasks:
                 task.cancel()
             await self.drift.stop()
+            await self.owned.stop()
+            await self.upsyncer.stop()
             await asyncio.gather(*tasks, return_exceptions=True)
 
     async def _stream_loop(self) -> None:
@@ -124,7 +137,7 @@ class Syncer:
             self.snapshot = set()
             log.info("syncer %s: full resync at seq %d", self.target, seq)
         elif kind == "UPSERT":
-            await self._upsert(message["entry"], message["object"])
+            await self._upsert(message["entry"], message["object"], message.get("revision"))
             if self.snapshot is not None:
                 self.snapshot.add(source_of(message["entry"]))
             else:
@@ -148,6 +161,8 @@ class Syncer:
                     self.reporter.offer(held, None)
             self.reporter.connected.set()
             self.in_sync.set()
+        elif kind == "UPSYNC":
+            self.upsyncer.set_rules(list(message.get("rules") or []))
 
 
     def _advance(self, seq: int) -> None:
@@ -157,9 +172,12 @@ class Syncer:
     def _save(self, held: Held) -> None:
         self.state.put(self.target, held.ident, held.record())
 
-    async def _upsert(self, entry: dict[str, Any], obj: dict[str, Any]) -> None:
+    async def _upsert(self, entry: dict[str, Any], obj: dict[str, Any], revision: str | None) -> None:
         ident, source = ident_of(entry), source_of(entry)
         held = self.held.get(ident)
+        if held is not None and revision is not None and held.revision != revision:
+            held.revision = revision  # what the cluster runs is named by the content, not by who sent it
+            self.reporter.offer(held, None)
         implicit = entry.get("entryKind") == "namespace" and bool(entry.get("implicit"))
         if implicit and held is not None and not held.deleting:
             held.sources.add(source)
@@ -174,7 +192,8 @@ class Syncer:
             self._save(held)
             return
         if held is None:
-            held = Held(ident=ident, entry=entry, applied=applied, desired_hash=digest, sources={source})
+            held = Held(ident=ident, entry=entry, applied=applied, desired_hash=digest, sources={source},
+                        revision=revision)
             self.held[ident] = held
         else:
             held.entry, held.applied, held.desired_hash = entry, applied, digest
@@ -240,6 +259,7 @@ class Syncer:
         held.applied_rv = resource_version(live)
         held.error = None
         held.retry_delay = 0.0
+        self._track_owned(held, live)
         self.reporter.offer(held, live)
 
     def _failed(self, held: Held, exc: ClusterError) -> None:
@@ -307,6 +327,7 @@ class Syncer:
         finally:
             held.in_flight = False
         del self.held[held.ident]
+        self.owned.untrack(held.ident)
         self.state.remove(self.target, held.ident)
 
     async def _prune(self, snapshot: set[str]) -> None:
@@ -362,6 +383,7 @@ class Syncer:
                                        "namespace": meta.get("namespace") or "", "name": meta.get("name") or ""}))
         if held is None or held.deleting or not held.owned:
             return
+        self._track_owned(held, live)
         self.reporter.offer(held, live)
         if held.in_flight or held.error or not held.live_fp:
             return
@@ -370,6 +392,25 @@ class Syncer:
             return  # our own write, or older than it
         if fingerprint(held.applied, live) != held.live_fp:
             self._schedule_correction(held, "changed")
+
+    # --- what workloads own, and Events about them ------------------------------------------------
+
+    def _track_owned(self, held: Held, live: dict[str, Any]) -> None:
+        if self.owned.is_workload(held.gvr.group, held.gvr.resource):
+            self.owned.track(held.ident, held.namespace, str((live.get("metadata") or {}).get("uid") or ""))
+
+    def _owned_changed(self, ident: str) -> None:
+        held = self.held.get(ident)
+        if held is not None and not held.deleting:
+            self.reporter.offer(held, None)
+
+    def _warning(self, ident: str, event: dict[str, Any]) -> None:
+        if ident in self.held and not self.held[ident].deleting:
+            self.forwarder.offer(ident, event)
+
+    def _report_bases(self, ident: str) -> list[dict[str, Any]]:
+        held = self.held.get(ident)
+        return report_bases(held) if held is not None else []
 
     def vanished(self, gvr: GVR, namespace: str, name: str) -> None:
         """A managed object left the watch (deleted, or its marks removed): put it back."""

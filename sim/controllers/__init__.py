@@ -25,6 +25,7 @@ from sim.controllers.scheduler import PodIPs, Scheduler
 from sim.controllers.statefulsets import StatefulSetController
 from sim.controllers.statusrules import StatusRule, StatusRuleController
 from spaces.catalog import Catalog
+from spaces.events import EventRecorder
 from spaces.service import Objects
 from spaces.watch import Entry
 
@@ -34,11 +35,13 @@ __all__ = ["NodeShape", "Simulator", "StatusRule"]
 class Simulator:
     def __init__(self, objects: Objects, catalog: Catalog, namespace_phase: Callable[[str, str], str | None], *,
                  ready_delay: float, shapes: dict[str, NodeShape], default_shape: NodeShape, kubelet_version: str,
-                 status_rules: tuple[StatusRule, ...] = (), workers: int = 4) -> None:
+                 status_rules: tuple[StatusRule, ...] = (), workers: int = 4,
+                 pull_fails: Callable[[str, str], bool] = lambda _cluster, _image: False) -> None:
         self.cache = ClusterCache()
         self.ctx = Context(objects=objects, catalog=catalog, cache=self.cache, scheduler=Scheduler(self.cache),
                            ips=PodIPs(), namespace_phase=namespace_phase, ready_delay=ready_delay,
-                           kubelet_version=kubelet_version, workers=workers)
+                           kubelet_version=kubelet_version, workers=workers, pull_fails=pull_fails,
+                           events=EventRecorder(objects, catalog, "kubelet", manager="kubelet"))
         self.nodes = NodeController(self.ctx, shapes, default_shape)
         self.status_rules = StatusRuleController(self.ctx, status_rules)
         self.controllers: list[Controller] = [

@@ -18,6 +18,7 @@ from sim.controllers.scheduler import PodIPs, Scheduler
 from sim.controllers.util import Obj, controller_ref, pod_from_template
 from spaces.catalog import ROOT_SPACE, Catalog
 from spaces.errors import StatusError
+from spaces.events import EventRecorder
 from spaces.registry import ResourceType
 from spaces.service import DeleteOptions, Objects, WriteOptions
 from spaces.store import Key
@@ -39,6 +40,8 @@ class Context:
     namespace_phase: Callable[[str, str], str | None]
     ready_delay: float
     kubelet_version: str
+    events: EventRecorder  # what the simulated kubelets and controllers tell, as core/v1 Events
+    pull_fails: Callable[[str, str], bool] = lambda _cluster, _image: False  # (cluster, image): a fault says so
     workers: int = 4
 
     def rtype(self, resource: str) -> ResourceType:

@@ -9,6 +9,9 @@
 * A run-to-completion pod (``restartPolicy`` not ``Always``, e.g. a Job's) finishes ``ready_delay``
   seconds after it started running (``sim.spacehub.io/run-seconds`` overrides that per pod), with
   exit code 0 (Succeeded) or the one in ``sim.spacehub.io/exit-code`` (Failed).
+* A pod whose container image the cluster's ``imagePullFailures`` fault names stays Pending instead, its
+  containers waiting in ``ErrImagePull`` and then ``ImagePullBackOff`` with kubelet's messages and Events
+  (``Failed``, ``BackOff``), retried every ``PULL_RETRY_SECONDS`` until the fault is cleared.
 * A pod bound to a node that no longer exists is deleted (the pod garbage collector's rule).
 """
 
@@ -23,10 +26,12 @@ from sim.controllers.base import Context, Controller
 from sim.controllers.cache import NODES, PODS
 from sim.controllers.nodes import node_internal_ip
 from sim.controllers.util import Obj, condition, deleting, dicts, get, meta, phase
+from spaces.events import Involved
 from spaces.service import now_rfc3339
 from spaces.store import Key
 
 EXIT_CODE_ANNOTATION = "sim.spacehub.io/exit-code"
+PULL_RETRY_SECONDS = 2.0  # how often a kubelet tries a failing image again (kubelet backs off up to 5 minutes)
 RUN_SECONDS_ANNOTATION = "sim.spacehub.io/run-seconds"
 
 
@@ -90,6 +95,39 @@ def running_status(pod: Obj, node: Obj, pod_ip: str) -> Obj:
         } for c in init]
     status.pop("reason", None)
     status.pop("message", None)
+    return status
+
+
+def pull_error(image: str) -> str:
+    """What containerd says about an image it cannot find, as kubelet passes it on."""
+    return (f'rpc error: code = NotFound desc = failed to pull and unpack image "{image}": failed to resolve '
+            f'reference "{image}": {image}: not found')
+
+
+def pull_failed_status(pod: Obj, failing: set[str], reason: str) -> Obj:
+    """Pending with the failing containers waiting in ``reason`` (ErrImagePull, then ImagePullBackOff)."""
+    status = copy.deepcopy(pod.get("status")) if isinstance(pod.get("status"), dict) else {}
+    containers = dicts(get(pod, "spec", "containers"))
+    names = [str(c.get("name", "")) for c in containers]
+    unready = f"containers with unready status: [{' '.join(names)}]"
+    status["phase"] = "Pending"
+    status["conditions"] = [_pod_condition(pod, "PodReadyToStartContainers", "True"),
+                            _pod_condition(pod, "Initialized", "True"),
+                            _pod_condition(pod, "Ready", "False", "ContainersNotReady", unready),
+                            _pod_condition(pod, "ContainersReady", "False", "ContainersNotReady", unready),
+                            _pod_condition(pod, "PodScheduled", "True")]
+    status.setdefault("startTime", now_rfc3339())
+    statuses = []
+    for c in containers:
+        image = str(c.get("image", ""))
+        if image in failing:
+            message = pull_error(image) if reason == "ErrImagePull" else f'Back-off pulling image "{image}"'
+            waiting = {"reason": reason, "message": message}
+        else:
+            waiting = {"reason": "ContainerCreating"}
+        statuses.append({"name": c.get("name", ""), "state": {"waiting": waiting}, "lastState": {}, "ready": False,
+                         "restartCount": 0, "image": image, "imageID": "", "started": False})
+    status["containerStatuses"] = statuses
     return status
 
 
@@ -188,6 +226,12 @@ class PodController(Controller):
             if wait > 0:
                 self.add_after(key, wait)
                 return False
+            failing = {str(c.get("image", "")) for c in dicts(get(pod, "spec", "containers"))
+                       if self.ctx.pull_fails(key.space, str(c.get("image", "")))}
+            if failing:
+                await self._pull_failed(key, pod, str(node_name), failing)
+                self.add_after(key, PULL_RETRY_SECONDS)
+                return False
             ip = self.ctx.ips.assign(key, node)
             if ip is None:
                 return True  # the node has no pod CIDR yet
@@ -201,6 +245,23 @@ class PodController(Controller):
             exit_code = int(_annotation_number(pod, EXIT_CODE_ANNOTATION) or 0)
             await self.set_status(key, lambda current: finished_status(current, exit_code))
         return False
+
+    async def _pull_failed(self, key: Key, pod: Obj, node: str, failing: set[str]) -> None:
+        """kubelet's pull failure: ErrImagePull the first time, ImagePullBackOff after, with its Events."""
+        waiting = {get(cs, "state", "waiting", "reason") for cs in dicts(get(pod, "status", "containerStatuses"))}
+        reason = "ImagePullBackOff" if waiting & {"ErrImagePull", "ImagePullBackOff"} else "ErrImagePull"
+        status = pull_failed_status(pod, failing, reason)
+        if status != pod.get("status"):
+            await self.write_status(key, pod, status)
+        involved = Involved(key.space, "Pod", "v1", key.namespace, key.name, str(meta(pod).get("uid", "")))
+        events = self.ctx.events
+        for image in sorted(failing):
+            await events.record(involved, "Normal", "Pulling", f'Pulling image "{image}"', host=node)
+            await events.record(involved, "Warning", "Failed", f'Failed to pull image "{image}": {pull_error(image)}',
+                                host=node)
+            await events.record(involved, "Warning", "Failed", f"Error: {reason}", host=node)
+            if reason == "ImagePullBackOff":
+                await events.record(involved, "Normal", "BackOff", f'Back-off pulling image "{image}"', host=node)
 
     async def _bind(self, key: Key, pod: Obj) -> None:
         with self.ctx.scheduler.reserve(key.space, pod.get("spec")) as (node, why):
