@@ -351,6 +351,10 @@ class PlacementService(WorkQueue):
 
     # --- PlacementView ---------------------------------------------------------------------------
 
+    def placement(self, space: str, name: str) -> dict[str, Any] | None:
+        """An EdgePlacement object as stored (None: no such placement)."""
+        return self._placements.get(space, {}).get(name)
+
     def placement_keys(self) -> list[tuple[str, str]]:
         """Every EdgePlacement the engine knows, as (space, name)."""
         return sorted((space, name) for space, items in self._placements.items() for name in items)

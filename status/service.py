@@ -21,6 +21,7 @@ from spaces.catalog import Catalog
 from spaces.errors import StatusError
 from spaces.events import EventRecorder, Involved
 from spaces.service import Objects, now_rfc3339
+from status.combined import CombinedStatuses
 from status.objectstatus import ObjectStatus
 from status.reports import Report, ReportStore
 from status.summaries import Summaries
@@ -68,7 +69,8 @@ class StatusService:
         self.reports = ReportStore()
         self.events = EventRecorder(objects, catalog, "spacehub")
         self.object_status = ObjectStatus(placement, objects, catalog, self.reports)
-        self.summaries = Summaries(placement, inventory, objects, catalog, self.reports, self.events)
+        self.combined = CombinedStatuses(placement, inventory, objects, catalog)
+        self.summaries = Summaries(placement, inventory, objects, catalog, self.reports, self.events, self.combined)
         self.upsync = Upsync(placement, objects, catalog, self.events)
         placement.condition_sources.append(self.upsync.conditions)
 
@@ -126,9 +128,10 @@ class StatusService:
             if involved is None:
                 ignored.append({"index": index, "reason": "NotFound", "message": f"{_what(ref)} is gone"})
                 continue
+            # kubectl describe shows an Event's component, not its host: the message names the cluster.
             about = "" if (event.regarding_kind, event.regarding_name) == (involved.kind, ref.name) else \
-                f"{event.regarding_kind}/{event.regarding_name}: "
-            message = f"{about}{event.message}"[:MAX_EVENT_MESSAGE]
+                f" {event.regarding_kind}/{event.regarding_name}"
+            message = f"cluster {target}{about}: {event.message}"[:MAX_EVENT_MESSAGE]
             if await self.events.record(involved, event.event_type, event.reason, message, host=target,
                                         count=event.count, first=event.first, last=event.last,
                                         component=event.source or "cluster"):

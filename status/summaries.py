@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Sequence
 from typing import Any
 
 import orjson
@@ -29,6 +30,8 @@ from spaces.errors import StatusError
 from spaces.events import EventRecorder, Involved
 from spaces.registry import ResourceType
 from spaces.service import DeleteOptions, Objects, WriteOptions
+from spaces.watch import Entry
+from status.combined import COLLECTORS, CombinedStatuses
 from status.readiness import ClusterState, cluster_state, worst
 from status.reports import Report, ReportStore
 
@@ -50,7 +53,7 @@ def summary_name(ref: ObjectRef) -> str:
 
 class Summaries(WorkQueue):
     def __init__(self, placement: PlacementService, inventory: Inventory, objects: Objects, catalog: Catalog,
-                 reports: ReportStore, events: EventRecorder) -> None:
+                 reports: ReportStore, events: EventRecorder, combined: CombinedStatuses) -> None:
         super().__init__("placement-summaries")
         self.placement = placement
         self.inventory = inventory
@@ -58,6 +61,7 @@ class Summaries(WorkQueue):
         self.catalog = catalog
         self.reports = reports
         self.events = events
+        self.combined = combined
         self._targets_of: dict[ObjectRef, frozenset[str]] = {}  # the destinations each summary was written for
         self._objects_on: dict[str, set[ObjectRef]] = {}  # the reverse: summarised objects per cluster
         self._seen: dict[tuple[ObjectRef, str], tuple[str | None, int]] = {}  # last error and drift count
@@ -76,6 +80,7 @@ class Summaries(WorkQueue):
 
     def start(self) -> None:
         self.placement.drain_listeners.append(self.on_drained)
+        self.objects.bus.add_listener(self.on_commit)
         super().start()
         for ref in list(self._targets_of):
             self.schedule(ref)
@@ -100,6 +105,18 @@ class Summaries(WorkQueue):
                 self.schedule(ref)
         for ref in self._targets_of:  # objects a changed placement may no longer select
             if ref.space in spaces:
+                self.schedule(ref)
+
+    def on_commit(self, entries: Sequence[Entry]) -> None:
+        """A summarised object changed (its content feeds CombinedStatus), or a StatusCollector did."""
+        for entry in entries:
+            key = entry.row.key
+            if key.resource == COLLECTORS:
+                for ref in self.combined.users(key.space, key.name):
+                    self.schedule(ref)
+                continue
+            ref = ObjectRef(key.space, key.resource, key.namespace, key.name)
+            if ref in self._targets_of:
                 self.schedule(ref)
 
     def on_cluster_health(self, target: str) -> None:
@@ -136,6 +153,7 @@ class Summaries(WorkQueue):
                             str(obj["metadata"].get("uid", "")))
         await self._tell_story(ref, involved, targets, states, reports)
         await self._write(ref, obj, rtype, revision, states, reports)
+        await self.combined.update(ref, obj, rtype, engine.status_wants(ref), reports)
         self._track(ref, frozenset(targets))
         return False
 
@@ -232,6 +250,7 @@ class Summaries(WorkQueue):
                 raise
         self._track(ref, None)
         self._bodies.pop(ref, None)
+        await self.combined.forget(ref)
         for key in [k for k in self._seen if k[0] == ref]:
             del self._seen[key]
         if deleted:

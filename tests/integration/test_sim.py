@@ -344,6 +344,34 @@ def test_fault_fail_writes_answers_500(sim: Sim) -> None:
     sim.kubectl("wec3", "create", "configmap", "blocked")
 
 
+def test_fault_image_pull_failures_keep_pods_waiting_with_kubelets_reasons(sim: Sim) -> None:
+    sim.set_faults("wec3", imagePullFailures=["*:missing"])
+    try:
+        sim.kubectl("wec3", "create", "-f", "-", input=_yaml(deployment("nopull", 1, image="nginx:missing")))
+
+        def waiting() -> dict[str, Any] | None:
+            pods = pods_of(sim, "wec3", "app=nopull")
+            states = [s.get("state", {}).get("waiting") for p in pods for s in p["status"].get("containerStatuses", [])]
+            return states[0] if len(states) == 1 and states[0] and states[0]["reason"] == "ImagePullBackOff" \
+                else None
+        state = wait_for(waiting, timeout=30, message="the pod backing off its pull")
+        assert state["message"] == 'Back-off pulling image "nginx:missing"'
+        pod = pods_of(sim, "wec3", "app=nopull")[0]
+        assert pod["status"]["phase"] == "Pending"
+        events = sim.get("wec3", "events", "--field-selector", f"involvedObject.name={pod['metadata']['name']}")
+        reasons = {(e["type"], e["reason"]) for e in events["items"]}
+        assert {("Warning", "Failed"), ("Normal", "BackOff")} <= reasons
+        failed = [e["message"] for e in events["items"] if e["reason"] == "Failed"]
+        assert any("Failed to pull image \"nginx:missing\"" in m for m in failed)
+        assert sim.get("wec3", "deployment", "nopull")["status"].get("availableReplicas", 0) == 0
+        with sim.client() as admin:
+            assert admin.get("/sim/v1/clusters/wec3/faults").json()["imagePullFailures"] == ["*:missing"]
+    finally:
+        sim.clear_faults("wec3")
+    # Cleared, the next retry pulls: the pod runs.
+    wait_for(lambda: running(pods_of(sim, "wec3", "app=nopull")), timeout=60, message="the pod running")
+
+
 def test_faults_from_file_and_admin_api(sim: Sim) -> None:
     with sim.client() as admin:
         listing = admin.get("/sim/v1/clusters").json()["clusters"]
