@@ -36,6 +36,8 @@ from status.readiness import ClusterState, cluster_state, worst
 from status.reports import Report, ReportStore
 
 log = logging.getLogger(__name__)
+# A report's error of this reason says the cluster does not serve the object's type (docs/sync-protocol.md).
+CRD_MISSING = "CRDMissing"
 
 GROUP = "status.spacehub.io"
 VERSION = "v1alpha1"
@@ -174,7 +176,8 @@ class Summaries(WorkQueue):
                 continue
             error, drift = self._seen.get((ref, target), (None, 0))
             if report.error and report.error != error:
-                await self.events.record(involved, "Warning", "ApplyFailed",
+                reason = CRD_MISSING if report.error.startswith(f"{CRD_MISSING}:") else "ApplyFailed"
+                await self.events.record(involved, "Warning", reason,
                                          f"apply failed on cluster {target}: {report.error}", host=target)
             if report.drift_corrections > drift:
                 await self.events.record(involved, "Warning", "DriftCorrected",

@@ -196,6 +196,12 @@ class Cluster:
                 return version
         return None
 
+    async def serves(self, gvr: GVR) -> bool:
+        """Whether discovery lists ``gvr`` (a 404 on apply is then about the object, not its type)."""
+        listing = await self._discovery("/apis", f"{gvr.group}/{gvr.version}") if gvr.group else \
+            await self._discovery("/api", gvr.version)
+        return bool(listing) and any(r.get("name") == gvr.resource for r in listing.get("resources") or [])
+
     async def _discovery(self, base: str, path: str) -> dict[str, Any] | None:
         try:
             async with self.api.call_api("GET", base=base, version="", url=path, timeout=REQUEST_TIMEOUT) as r:

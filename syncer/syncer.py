@@ -42,6 +42,8 @@ log = logging.getLogger(__name__)
 NAMESPACES = GVR("", "v1", "namespaces")
 CRD_ESTABLISH_SECONDS = 30.0
 TYPE_SERVED_SECONDS = 5.0
+# The reason of an apply error whose type the cluster does not serve (docs/sync-protocol.md: the hub tells it apart).
+CRD_MISSING = "CRDMissing"
 MAX_RETRY_DELAY = 60.0
 MAX_CORRECTION_DELAY = 300.0
 # Reconnecting backs off to this at most: a returning hub hears from every syncer within it (jittered,
@@ -247,7 +249,12 @@ class Syncer:
             try:
                 return await self.cluster.apply(held.gvr, held.namespace, held.name, held.applied)
             except ClusterError as exc:
-                if not exc.not_found or loop.time() >= deadline or not self._holds_crd_of(held.gvr.group):
+                if not exc.not_found:
+                    raise
+                if loop.time() >= deadline or not self._holds_crd_of(held.gvr.group):
+                    if held.gvr.group and not await self.cluster.serves(held.gvr):
+                        raise ClusterError(404, CRD_MISSING, f"the cluster serves no {held.gvr}: its "
+                                           "CustomResourceDefinition is not installed there") from None
                     raise
             await asyncio.sleep(delay)  # polling the cluster with a deadline
             delay = min(0.5, delay * 2)

@@ -21,6 +21,7 @@ from tests.syncer_harness import World, configmap, deployment, namespace, placem
 DEPLOY = "/apis/apps/v1/namespaces/commonstuff/deployments/commond"
 PODS = "/api/v1/namespaces/commonstuff/pods"
 CONTROL = "control.kubestellar.io/v1alpha1"
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "crds"
 
 
 @pytest.fixture
@@ -286,3 +287,27 @@ def test_an_object_the_space_made_is_never_overwritten_by_upsync(world: World) -
     event = wait_for(conflict_event, timeout=60, message="the UpsyncConflict Event")
     assert "florin" in event["message"]
     assert (upsynced(world, "result-own") or {}).get("data") == {"owner": "space"}
+
+
+def test_a_custom_resource_whose_crd_the_cluster_lacks_says_so(world: World) -> None:
+    world.join("florin", "wec1", dict(env="prod"))
+    world.hub.create_space("crds")
+    world.hub.kubectl("apply", "-f", str(FIXTURES / "widgets.yaml"), space="crds")
+    wait_for(lambda: world.hub.kubectl("get", "widgets", space="crds", check=False).returncode == 0, timeout=30,
+             message="widgets served in the space")
+    widget = {"apiVersion": "example.spacehub.io/v1", "kind": "Widget",
+              "metadata": {"name": "w0", "namespace": "default"},
+              "spec": {"image": "r/w@sha256:" + "e" * 64, "owner": "team", "replicas": 1}}
+    world.apply("crds", widget, placement("p", {"env": "prod"}, [
+        {"apiGroup": "example.spacehub.io", "resources": ["widgets"], "namespaces": ["default"]}]))
+
+    def crd_missing() -> dict[str, Any] | None:
+        events = kubectl_yaml(world.hub.kubectl("get", "events", "-n", "default", "-o", "yaml", space="crds"))
+        return next((e for e in events["items"] if e["reason"] == "CRDMissing"), None)
+    event = wait_for(crd_missing, timeout=30, message="the CRDMissing Event")
+    assert event["type"] == "Warning" and event["involvedObject"]["name"] == "w0"
+    assert "florin" in event["message"] and "widgets.v1.example.spacehub.io" in event["message"]
+
+    # The cluster gets the CRD: the syncer's retry applies the widget.
+    world.sim.kubectl("wec1", "apply", "-f", str(FIXTURES / "widgets.yaml"))
+    world.wait_present("florin", "/apis/example.spacehub.io/v1/namespaces/default/widgets/w0", timeout=90)
