@@ -44,6 +44,22 @@ class Strategy:
         return []
 
 
+class Conversion:
+    """A kind served from another kind's storage: kube-apiserver serves ``events.k8s.io/v1`` Events from the
+    core/v1 Event storage, so one Event is readable, watchable and writable through both APIs. The handlers
+    store :meth:`to_stored` of what a client sends and serve :meth:`to_served` of what is stored."""
+
+    stored_as: str = ""  # the group_resource whose storage holds the objects
+
+    def to_stored(self, obj: dict[str, Any]) -> dict[str, Any]:
+        """The object in the storage kind's shape (a new dict; ``obj`` is left alone)."""
+        return obj
+
+    def to_served(self, obj: dict[str, Any]) -> dict[str, Any]:
+        """The stored object in this kind's shape (a new dict; ``obj`` is left alone)."""
+        return obj
+
+
 @dataclass(frozen=True)
 class Column:
     """One column of a ``meta.k8s.io/v1 Table``; ``cell`` renders it from the object."""
@@ -106,6 +122,8 @@ class ResourceType:
     # A custom resource whose CRD is being deleted: still served for reading, updating and deleting (so
     # its finalizers can finish) but not for creating, and discovery lists only those verbs.
     terminating: bool = False
+    # Served from another kind's storage (events.k8s.io Events from core Events); None: its own.
+    conversion: Conversion | None = field(default=None, compare=False, repr=False)
 
     @property
     def api_version(self) -> str:
@@ -115,6 +133,11 @@ class ResourceType:
     def group_resource(self) -> str:
         """Storage key of the kind, independent of the version served."""
         return f"{self.plural}.{self.group}" if self.group else self.plural
+
+    @property
+    def storage_resource(self) -> str:
+        """The group_resource whose storage holds this kind's objects."""
+        return self.conversion.stored_as if self.conversion is not None else self.group_resource
 
     @property
     def list_kind(self) -> str:

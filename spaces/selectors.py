@@ -513,7 +513,8 @@ class _KindFields:
 
 _DEFAULT_FIELDS = _KindFields(_NAME_NAMESPACE, custom=False)
 
-# kube-apiserver's field-label conversions and the selectable field sets behind them.
+# kube-apiserver's field-label conversions and the selectable field sets behind them, by kind qualified
+# with its group ("group/Kind"; core kinds by Kind alone): see :func:`selector_kind`.
 _KIND_FIELDS: dict[str, _KindFields] = {
     "Event": _KindFields({
         **_NAME_NAMESPACE,
@@ -527,6 +528,20 @@ _KIND_FIELDS: dict[str, _KindFields] = {
         "reason": _path("reason"),
         "reportingComponent": _event_reporting,
         "source": _event_source,
+        "type": _path("type"),
+    }, custom=True),
+    # events.k8s.io/v1 (upstream's field-label conversion maps these onto core's).
+    "events.k8s.io/Event": _KindFields({
+        **_NAME_NAMESPACE,
+        "regarding.kind": lambda o: str(_event_object(o).get("kind") or ""),
+        "regarding.namespace": lambda o: str(_event_object(o).get("namespace") or ""),
+        "regarding.name": lambda o: str(_event_object(o).get("name") or ""),
+        "regarding.uid": lambda o: str(_event_object(o).get("uid") or ""),
+        "regarding.apiVersion": lambda o: str(_event_object(o).get("apiVersion") or ""),
+        "regarding.resourceVersion": lambda o: str(_event_object(o).get("resourceVersion") or ""),
+        "regarding.fieldPath": lambda o: str(_event_object(o).get("fieldPath") or ""),
+        "reason": _path("reason"),
+        "reportingController": _event_reporting,
         "type": _path("type"),
     }, custom=True),
     "Secret": _KindFields({**_NAME_NAMESPACE, "type": _path("type")}, custom=True),
@@ -547,6 +562,11 @@ _KIND_FIELDS: dict[str, _KindFields] = {
                             "spec.type": _path("spec", "type")}, custom=True),
     "ReplicationController": _KindFields({**_NAME_NAMESPACE, "status.replicas": _replicas}, custom=True),
 }
+
+
+def selector_kind(group: str, kind: str) -> str:
+    """The key of a kind's field table: a custom resource named like a core kind gets no core fields."""
+    return f"{group}/{kind}" if group else kind
 
 
 def selectable_fields(kind: str) -> tuple[str, ...]:

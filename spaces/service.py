@@ -116,6 +116,8 @@ def _spec_part(obj: dict[str, Any]) -> dict[str, Any]:
 
 def served(rtype: ResourceType, obj: dict[str, Any]) -> dict[str, Any]:
     """The stored object as the requested version shows it (conversion None: only apiVersion differs)."""
+    if rtype.conversion is not None:
+        return rtype.conversion.to_served(obj)
     if obj.get("apiVersion") != rtype.api_version:
         obj["apiVersion"] = rtype.api_version
     return obj
@@ -123,6 +125,8 @@ def served(rtype: ResourceType, obj: dict[str, Any]) -> dict[str, Any]:
 
 def stored(rtype: ResourceType, obj: dict[str, Any]) -> bytes:
     """The bytes to store: the object in its kind's storage version."""
+    if rtype.conversion is not None:
+        return orjson.dumps(rtype.conversion.to_stored(obj))
     if rtype.storage_version and rtype.storage_version != rtype.version:
         return orjson.dumps({**obj, "apiVersion": rtype.storage_api_version})
     return orjson.dumps(obj)
@@ -170,7 +174,7 @@ class Objects:
 
     @staticmethod
     def key(space: str, rtype: ResourceType, namespace: str, name: str) -> Key:
-        return Key(space, rtype.group_resource, namespace if rtype.namespaced else "", name)
+        return Key(space, rtype.storage_resource, namespace if rtype.namespaced else "", name)
 
     # --- reads ------------------------------------------------------------------------------
 
@@ -211,7 +215,7 @@ class Objects:
         while True:
             try:
                 rev, rows = await self.run_sync(
-                    self.store.list, space, rtype.group_resource, namespace if rtype.namespaced else None,
+                    self.store.list, space, rtype.storage_resource, namespace if rtype.namespaced else None,
                     at=rev, after=after, limit=(batch + 1) if batch else None, name=name)
             except Compacted as exc:
                 if continue_token:
@@ -245,7 +249,7 @@ class Objects:
         if token and not filtering and name is None:
             # As etcd3's GetList: what the continue token would still return, only for an unfiltered list
             # (with a selector the count would include objects that do not match).
-            remaining = await self.run_sync(self.store.count, space, rtype.group_resource,
+            remaining = await self.run_sync(self.store.count, space, rtype.storage_resource,
                                             namespace if rtype.namespaced else None, at=int(rev or 0), after=after)
         return ListResult(items, str(rev or 0), token, remaining)
 

@@ -31,7 +31,7 @@ from spaces.openapi import group_version_path, openapi_document, openapi_index
 from spaces.patching import apply_patch
 from spaces.protobuf import decode_protobuf_body
 from spaces.registry import ResourceType, ScalePaths
-from spaces.selectors import parse_field_selector, parse_label_selector
+from spaces.selectors import parse_field_selector, parse_label_selector, selector_kind
 from spaces.service import DeleteOptions, Objects, WriteOptions
 
 APPLY_PATCH = "application/apply-patch+yaml"
@@ -271,7 +271,8 @@ class SpaceAPI:
     def _selectors(self, request: Request, rtype: ResourceType) -> tuple[Any, Any]:
         q = request.query_params
         labels = parse_label_selector(q["labelSelector"]) if q.get("labelSelector") else None
-        fields = parse_field_selector(q["fieldSelector"], rtype.kind) if q.get("fieldSelector") else None
+        fields = parse_field_selector(q["fieldSelector"], selector_kind(rtype.group, rtype.kind)) \
+            if q.get("fieldSelector") else None
         return labels, fields
 
     async def _list_or_watch(self, request: Request, space: str, rtype: ResourceType,

@@ -68,7 +68,8 @@ class WatchStream:
             self._first_table = False
             return _event(kind, table)
         served_version = self.req.rtype.api_version
-        if entry is not None and kind == entry.type and obj.get("apiVersion") == served_version:
+        if entry is not None and kind == entry.type and obj.get("apiVersion") == served_version \
+                and self.req.rtype.conversion is None:
             return entry.wire()
         if obj.get("apiVersion") != served_version:
             # Stored in another version of the same kind (conversion None): only apiVersion differs.
@@ -82,14 +83,18 @@ class WatchStream:
         return _event("BOOKMARK", {"kind": self.req.rtype.kind, "apiVersion": self.req.rtype.api_version,
                                    "metadata": meta})
 
+    def _served(self, entry: Entry) -> dict[str, Any]:
+        conversion = self.req.rtype.conversion
+        return entry.obj() if conversion is None else conversion.to_served(entry.obj())
+
     def _translate(self, entry: Entry) -> tuple[str, dict[str, Any]] | None:
         """Apply the watcher's filters, turning selector transitions into ADDED/DELETED."""
-        obj = entry.obj()
+        obj = self._served(entry)
         now = self._matches(obj)
         if entry.type != "MODIFIED" or (self.req.labels is None and self.req.fields is None):
             return (entry.type, obj) if now else None
         prev_entry = self.objects.bus.entry(entry.row.prev_revision)
-        before = self._matches(prev_entry.obj()) if prev_entry is not None else now
+        before = self._matches(self._served(prev_entry)) if prev_entry is not None else now
         if now and before:
             return "MODIFIED", obj
         if now:
@@ -126,7 +131,7 @@ class WatchStream:
         async def produce() -> None:
             try:
                 async for entry in changes(self.objects.bus, self.objects.store, req.space,
-                                           req.rtype.group_resource, start, self.objects.run_sync):
+                                           req.rtype.storage_resource, start, self.objects.run_sync):
                     queue.put_nowait(entry)
             except (Compacted, WatchOverflow) as exc:
                 queue.put_nowait(exc)

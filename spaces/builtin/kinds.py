@@ -8,11 +8,13 @@ table columns of :mod:`spaces.builtin.tables` and the strategy of :mod:`spaces.b
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from typing import Any
 
 from spaces.admission.policy import ValidatingAdmissionPolicyBindingStrategy, ValidatingAdmissionPolicyStrategy
 from spaces.builtin import strategies as st
+from spaces.builtin.eventsv1 import EventsV1Conversion, EventsV1Strategy
 from spaces.builtin.tables import columns_for
 from spaces.registry import ALL_VERBS, ResourceType, Strategy
 
@@ -59,6 +61,9 @@ def builtin_types() -> tuple[ResourceType, ...]:
         _kind("", "v1", "Service", "services", f"{core}.Service", st.ServiceStrategy(),
               short_names=("svc",), categories=("all",), subresources=STATUS, returns_deleted_object=True),
         _kind("", "v1", "Event", "events", f"{core}.Event", st.EventStrategy(), short_names=("ev",)),
+        # The same Events through the newer API (kube-apiserver serves both from one storage).
+        dataclasses.replace(_kind("events.k8s.io", "v1", "Event", "events", "io.k8s.api.events.v1.Event",
+                                  EventsV1Strategy(), short_names=("ev",)), conversion=EventsV1Conversion()),
         _kind("", "v1", "LimitRange", "limitranges", f"{core}.LimitRange", st.LimitRangeStrategy(),
               short_names=("limits",)),
         _kind("", "v1", "ResourceQuota", "resourcequotas", f"{core}.ResourceQuota", st.ResourceQuotaStrategy(),

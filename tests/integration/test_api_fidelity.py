@@ -318,3 +318,85 @@ def test_a_large_crd_needs_server_side_apply_exactly_as_upstream(hub: Hub, space
     assert "metadata.annotations: Too long: may not be more than 262144 bytes" in client_side.stderr
     hub.kubectl("apply", "--server-side", "-f", "-", input=big, space=space)
     hub.kubectl("wait", "--for=condition=Established", "crd/bigs.example.spacehub.io", space=space)
+
+
+# --- events.k8s.io/v1: the same Events through the newer API -----------------------------------------
+
+def events_v1_event(name: str, **extra: Any) -> dict[str, Any]:
+    return {"apiVersion": "events.k8s.io/v1", "kind": "Event", "metadata": {"name": name, "namespace": "default"},
+            "eventTime": "2026-11-24T10:00:00.000000Z", "reportingController": "example.com/ctrl",
+            "reportingInstance": "ctrl-0", "action": "Reconcile", "reason": "Synced", "type": "Normal",
+            "regarding": {"kind": "ConfigMap", "namespace": "default", "name": "cm", "apiVersion": "v1"},
+            "note": "synced the config", **extra}
+
+
+def test_events_are_one_storage_served_as_core_v1_and_events_k8s_io_v1(hub: Hub, space: str) -> None:
+    hub.kubectl("create", "configmap", "cm", space=space)
+    uid = json.loads(hub.kubectl("get", "configmap", "cm", "-o", "json", space=space).stdout)["metadata"]["uid"]
+    # Written through events.k8s.io/v1, read through core/v1 (and kubectl describe, which selects by uid).
+    new_style = events_v1_event("new-style")
+    new_style["regarding"]["uid"] = uid
+    hub.kubectl("apply", "-f", "-", space=space, input=yaml.safe_dump(new_style))
+    core = json.loads(hub.kubectl("get", "events", "new-style", "-o", "json", space=space).stdout)
+    assert core["apiVersion"] == "v1"
+    assert (core["involvedObject"]["name"], core["message"], core["reportingComponent"]) == \
+        ("cm", "synced the config", "example.com/ctrl")
+    assert "synced the config" in hub.kubectl("describe", "configmap", "cm", space=space).stdout
+
+    # Written through core/v1 (old style), read through events.k8s.io/v1, with its field selectors.
+    old_style = {"apiVersion": "v1", "kind": "Event", "metadata": {"name": "old-style", "namespace": "default"},
+                 "involvedObject": {"kind": "ConfigMap", "namespace": "default", "name": "cm"},
+                 "reason": "Legacy", "message": "from an old client", "type": "Warning", "count": 3,
+                 "source": {"component": "old-ctrl"}, "firstTimestamp": "2026-11-24T09:00:00Z",
+                 "lastTimestamp": "2026-11-24T09:30:00Z"}
+    hub.kubectl("apply", "-f", "-", space=space, input=yaml.safe_dump(old_style))
+    listed = json.loads(hub.kubectl("get", "events.v1.events.k8s.io", "-o", "json", "--field-selector",
+                                    "regarding.name=cm,reason=Legacy", space=space).stdout)
+    assert [e["metadata"]["name"] for e in listed["items"]] == ["old-style"]
+    event = listed["items"][0]
+    assert event["apiVersion"] == "events.k8s.io/v1"
+    assert (event["regarding"]["name"], event["note"], event["deprecatedCount"], event["deprecatedSource"]) == \
+        ("cm", "from an old client", 3, {"component": "old-ctrl"})
+    assert "involvedObject" not in event and "message" not in event
+    # core's field names are not events.k8s.io's: refused as upstream's field-label conversion refuses them.
+    wrong = hub.kubectl("get", "events.v1.events.k8s.io", "--field-selector", "involvedObject.name=cm",
+                        space=space, check=False)
+    assert wrong.returncode != 0 and "involvedObject.name" in wrong.stderr
+    table = hub.kubectl("get", "events.v1.events.k8s.io", space=space).stdout.splitlines()
+    assert table[0].split() == ["LAST", "SEEN", "TYPE", "REASON", "OBJECT", "MESSAGE"]
+    assert any("configmap/cm" in line and "from an old client" in line for line in table[1:])
+
+    # A watch through events.k8s.io/v1 sees what core/v1 writes, in the newer shape.
+    with hub.client() as c:
+        base = f"/clusters/{space}/apis/events.k8s.io/v1/namespaces/default/events"
+        rv = c.get(base).json()["metadata"]["resourceVersion"]
+        create(c, f"/clusters/{space}/api/v1/namespaces/default/events",
+               {**old_style, "metadata": {"name": "watched", "namespace": "default"}})
+        with c.stream("GET", base, params={"watch": "true", "resourceVersion": rv, "timeoutSeconds": "5"}) as r:
+            first = json.loads(next(r.iter_lines()))
+    assert first["type"] == "ADDED" and first["object"]["metadata"]["name"] == "watched"
+    assert first["object"]["note"] == "from an old client"
+
+
+def test_events_k8s_io_v1_validates_as_upstream_with_cores_field_paths(hub: Hub, space: str) -> None:
+    bad = events_v1_event("bad", deprecatedCount=2, deprecatedSource={"component": "x"},
+                          series={"count": 1, "lastObservedTime": "2026-11-24T10:00:01.000000Z"})
+    del bad["eventTime"]
+    with hub.client() as c:
+        r = c.post(f"/clusters/{space}/apis/events.k8s.io/v1/namespaces/default/events", json=bad)
+        assert r.status_code == 422, r.text
+        causes = {(cause["field"], cause["message"]) for cause in r.json()["details"]["causes"]}
+        assert ("eventTime", "Required value") in causes
+        assert ("count", 'Invalid value: "": needs to be unset') in causes
+        assert ("source", 'Invalid value: "": needs to be unset') in causes
+        assert ("series.count", 'Invalid value: "": should be at least 2') in causes
+        created = create(c, f"/clusters/{space}/apis/events.k8s.io/v1/namespaces/default/events",
+                         events_v1_event("good"))
+        # The recorded facts are immutable; the series may grow.
+        changed = {**created, "reason": "Other"}
+        r = c.put(f"/clusters/{space}/apis/events.k8s.io/v1/namespaces/default/events/good", json=changed)
+        assert r.status_code == 422 and "field is immutable" in r.text
+        grown = {**created, "series": {"count": 2, "lastObservedTime": "2026-11-24T10:05:00.000000Z"}}
+        r = c.put(f"/clusters/{space}/apis/events.k8s.io/v1/namespaces/default/events/good", json=grown)
+        assert r.status_code == 200, r.text
+        assert c.get(f"/clusters/{space}/api/v1/namespaces/default/events/good").json()["series"]["count"] == 2

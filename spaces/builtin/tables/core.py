@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Iterable
 
+from spaces.builtin.eventsv1 import to_core
 from spaces.builtin.tables.columns import (
     META,
     Obj,
@@ -137,6 +139,11 @@ def _event() -> list[Column]:
     ]
 
 
+def _events_v1_event() -> list[Column]:
+    """Upstream prints events.k8s.io Events with core's printer (one internal type): the same columns."""
+    return [dataclasses.replace(c, cell=lambda o, cell=c.cell: cell(to_core(o))) for c in _event()]
+
+
 def _resource_quota() -> list[Column]:
     def split(o: Obj) -> tuple[str, str]:
         hard, used = dict_at(o, "status", "hard"), dict_at(o, "status", "used")
@@ -198,6 +205,7 @@ BUILDERS: dict[tuple[str, str], Callable[[], Iterable[Column]]] = {
     ("", "Secret"): _secret,
     ("", "Service"): _service,
     ("", "Event"): _event,
+    ("events.k8s.io", "Event"): _events_v1_event,
     ("", "ResourceQuota"): _resource_quota,
     ("", "PersistentVolumeClaim"): _pvc,
     ("", "ServiceAccount"): default_columns,
