@@ -79,6 +79,7 @@ class StatusService:
         await self.object_status.load()
         await self.objects.run_sync(self.summaries.load)
         self.summaries.start()
+        self.placement.drain_listeners.append(self.upsync.on_drained)
         self.inventory.health_listeners.append(self.summaries.on_cluster_health)
         self.summaries.on_drained(set(self.placement.placement_keys()), set())
 

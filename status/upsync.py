@@ -12,6 +12,7 @@ deletes its copy, the object leaves the space. Placement never sends an upsynced
 
 from __future__ import annotations
 
+import asyncio
 import copy
 import fnmatch
 import logging
@@ -81,6 +82,7 @@ class Upsync:
         self._copies: dict[ObjectRef, dict[str, dict[str, Any]]] = {}  # object -> cluster -> its copy
         self._from: dict[ObjectRef, set[tuple[str, str]]] = {}  # object -> placements that brought it
         self._clashes: dict[ObjectRef, tuple[str, ...]] = {}  # objects whose copies differ -> the clusters
+        self._tasks: set[asyncio.Task[None]] = set()  # prunes under way (held so they are not collected)
 
     # --- what clusters send --------------------------------------------------------------------
 
@@ -126,10 +128,34 @@ class Upsync:
                 ignored.append({"reason": "Conflict", "message": refusal})
         return {"accepted": accepted, "ignored": ignored}
 
-    def forget_target(self, target: str) -> set[ObjectRef]:
-        """A cluster is gone from the inventory: its copies go (the objects are shown again from others)."""
-        touched = {ref for ref, copies in self._copies.items() if copies.pop(target, None) is not None}
-        return touched
+    def on_drained(self, placements: set[tuple[str, str]], targets: set[str]) -> None:
+        """Placement changed: a cluster that no upsync rule covers any more (relabelled, its SyncTarget
+        deleted, the placement edited or deleted) takes its copies with it, as if it deleted them."""
+        if not self._copies:
+            return
+        bringing = {key for keys in self._from.values() for key in keys}
+        holders = {cluster for copies in self._copies.values() for cluster in copies}
+        if placements & bringing or targets & holders:
+            task = asyncio.get_running_loop().create_task(self._prune())
+            self._tasks.add(task)
+            task.add_done_callback(self._tasks.discard)
+
+    async def _prune(self) -> None:
+        rules_of: dict[str, list[dict[str, Any]]] = {}
+        touched: set[ObjectRef] = set()
+        for ref, copies in list(self._copies.items()):
+            item = UpsyncItem("UPSERT", ref.space, "", ref.group, "", ref.plural, ref.namespace, ref.name, None)
+            for cluster in list(copies):
+                if cluster not in rules_of:
+                    rules_of[cluster] = self.placement.engine.upsync_rules(cluster)
+                if not any(rule_allows(rule, item) for rule in rules_of[cluster]):
+                    del copies[cluster]
+                    touched.add(ref)
+        for ref in sorted(touched):
+            try:
+                await self._show(ref)
+            except StatusError as exc:
+                log.warning("upsynced %s not brought in line after a placement change: %s", _what(ref), exc)
 
     # --- what the space shows ----------------------------------------------------------------------
 

@@ -266,12 +266,18 @@ def test_upsync_from_two_clusters_keeps_both_copies_and_names_the_clash(world: W
         timeout=30, message="the UpsyncClash condition on the placement")
     assert "result-x" in conditions[0]["message"]
 
-    # florin deletes its copy: guilder's is shown; guilder deletes too: the object leaves the space.
+    # florin deletes its copy: guilder's is shown, the clash is over.
     world.sim.kubectl("wec1", "delete", "configmap", "result-x", "-n", "reports")
     wait_for(lambda: (upsynced(world, "result-x") or {}).get("data") == {"score": "2"}, timeout=30,
              message="guilder's copy shown")
-    world.sim.kubectl("wec2", "delete", "configmap", "result-x", "-n", "reports")
+    wait_for(lambda: not [c for c in (world.hub_get(
+        "common", "/apis/edge.kubestellar.io/v2alpha1/edgeplacements/edge-placement-u") or {}).get(
+        "status", {}).get("conditions", []) if c["type"] == "UpsyncClash" and c["status"] == "True"],
+        timeout=30, message="the UpsyncClash condition cleared")
+    # guilder leaves the placement: its copy leaves with it, as if deleted in the cluster.
+    world.hub.kubectl("label", "location", "guilder", "env=staging", "--overwrite", space="inventory")
     wait_for(lambda: upsynced(world, "result-x") is None, timeout=30, message="result-x gone from the space")
+    assert world.get("guilder", "/api/v1/namespaces/reports/configmaps/result-x") is not None  # the cluster's own
 
 
 def test_an_object_the_space_made_is_never_overwritten_by_upsync(world: World) -> None:
