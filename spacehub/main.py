@@ -10,15 +10,14 @@ from __future__ import annotations
 import argparse
 from collections.abc import Callable, Sequence
 
-from sim.cli import register_sim_commands
-from syncer.cli import register_syncer_commands
-
 from hub.cli import register_hub_commands
 from inventory.cli import register_cluster_commands
 from placement.cli import register_placement_commands
+from sim.cli import register_sim_commands
 from spacehub.up import register_up_command
 from spaces.cli import register_space_commands
 from spaces.output import Subparsers, run_guarded
+from syncer.cli import register_syncer_commands
 
 Registrar = Callable[[Subparsers, argparse.ArgumentParser], None]
 
