@@ -22,7 +22,9 @@ test: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python bench/api_bench.py
 	$(BIN)/python bench/placement_bench.py
+	$(BIN)/python bench/placement_hub_bench.py
 	$(BIN)/python bench/sync_bench.py
+	$(BIN)/python bench/status_bench.py
 
 clean:
 	rm -rf $(VENV) .spacehub

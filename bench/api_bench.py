@@ -24,6 +24,7 @@ import orjson
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from bench.report import write_section  # noqa: E402
 from tests.harness import Hub, free_port  # noqa: E402
 
 SECONDS_PER_LEVEL = 10
@@ -111,7 +112,6 @@ def main() -> None:
 
 
 def write_report(creates: list[tuple[int, float, int, str]], p50: float, p99: float, samples: int) -> None:
-    out = ROOT / "docs" / "benchmarks.md"
     section = [
         "## Space API (`bench/api_bench.py`)",
         "",
@@ -129,13 +129,7 @@ def write_report(creates: list[tuple[int, float, int, str]], p50: float, p99: fl
         f"{WATCH_EVENTS} creates at ~100/s: p50 **{p50:.1f} ms**, p99 **{p99:.1f} ms** ({samples} samples).",
         "",
     ]
-    text = out.read_text() if out.exists() else "# Benchmarks\n\nNumbers measured on the project's 2-core machine.\n\n"
-    start = text.find("## Space API")
-    if start != -1:
-        end = text.find("\n## ", start + 1)
-        text = text[:start] + text[end + 1:] if end != -1 else text[:start]
-    out.write_text(text.rstrip() + "\n\n" + "\n".join(section))
-    print(f"wrote {out}")
+    write_section(section)
 
 
 if __name__ == "__main__":

@@ -25,6 +25,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from bench.report import write_section  # noqa: E402
 from inventory.kinds import EDGE_GROUP  # noqa: E402
 from placement.engine import PlacementEngine  # noqa: E402
 from placement.model import ObjectRef, WorkloadObject  # noqa: E402
@@ -252,7 +253,6 @@ def main() -> None:
 def write_report(loads: dict[str, float], info: dict[str, float], untracked: dict[str, float],
                  tracked: dict[str, float], cold_desired: float, edit: tuple[float, int],
                  mem: list[tuple[int, int, int, int]]) -> None:
-    out = ROOT / "docs" / "benchmarks.md"
     ok_load = max(loads.values()) <= GOAL_LOAD_S
     ok_change = max(untracked["move"], tracked["move"]) <= GOAL_CHANGE_MS
     section = [
@@ -295,16 +295,7 @@ def write_report(loads: dict[str, float], info: dict[str, float], untracked: dic
         "clusters: desired sets are unions computed on demand per covering set.",
         "",
     ]
-    text = out.read_text() if out.exists() else "# Benchmarks\n\nNumbers measured on the project's 2-core machine.\n"
-    start = text.find("\n## Placement engine")
-    if start == -1:
-        text = text.rstrip() + "\n\n" + "\n".join(section)
-    else:
-        end = text.find("\n## ", start + 1)
-        rest = text[end:] if end != -1 else "\n"
-        text = text[:start] + "\n" + "\n".join(section).rstrip() + "\n" + rest
-    out.write_text(text.rstrip() + "\n")
-    print(f"wrote {out}")
+    write_section(section)
 
 
 if __name__ == "__main__":

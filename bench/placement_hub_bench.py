@@ -25,6 +25,8 @@ import orjson
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from bench.measure import rss_mib  # noqa: E402
+from bench.report import write_section  # noqa: E402
 from tests.harness import Hub, free_port, wait_for  # noqa: E402
 
 CLUSTERS, SPACES, NAMESPACES_PER_SPACE, OBJECTS, PLACEMENTS = 1000, 5, 20, 10_000, 50
@@ -83,13 +85,6 @@ def desired_names(c: httpx.Client, cluster: str) -> list[str]:
     return sorted(f"{e['namespace']}/{e['name']}" for e in r.json()["items"])
 
 
-def rss_mib(pid: int) -> float:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1]) / 1024
-    return float("nan")
-
-
 def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         hub = Hub(data_dir=Path(tmp) / "data", port=free_port(), home=Path(tmp) / "home")
@@ -131,7 +126,6 @@ def main() -> None:
 
 
 def write_report(load: float, ready: float, resolved: float, change_ms: float, memory: float) -> None:
-    out = ROOT / "docs" / "benchmarks.md"
     section = [
         "## Placement in the hub (`bench/placement_hub_bench.py`)",
         "",
@@ -148,13 +142,7 @@ def write_report(load: float, ready: float, resolved: float, change_ms: float, m
         f"| hub resident memory after restart | {memory:.0f} MiB | |",
         "",
     ]
-    text = out.read_text()
-    start = text.find("## Placement in the hub")
-    if start != -1:
-        end = text.find("\n## ", start + 1)
-        text = text[:start] + text[end + 1:] if end != -1 else text[:start]
-    out.write_text(text.rstrip() + "\n\n" + "\n".join(section))
-    print(f"wrote {out}")
+    write_section(section)
 
 
 if __name__ == "__main__":

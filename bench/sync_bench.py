@@ -19,7 +19,6 @@ import asyncio
 import contextlib
 import os
 import platform
-import resource
 import shutil
 import signal
 import subprocess
@@ -38,10 +37,12 @@ import yaml
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from bench.fleet import FleetSim, fleet_sim, placement, post, raise_open_files_limit, wait_all_ready  # noqa: E402
+from bench.measure import cpu_seconds, ms, pct, rss_mib, self_cpu  # noqa: E402
+from bench.report import write_section  # noqa: E402
 from tests.harness import BIN, Hub, free_port, stop_process, wait_for  # noqa: E402
 from tests.sim_harness import Sim  # noqa: E402
 
-EDGE = "edge.kubestellar.io/v2alpha1"
 SPACE, NS, PROBE = "bench", "app", "probe"
 ROUND_DEADLINE = 60.0
 OPEN_CONCURRENCY = 200  # watches being opened at once (all 1,000 at once time out in the TLS handshake)
@@ -57,30 +58,11 @@ class Options:
     logs = Path(tempfile.gettempdir()) / "sync-bench-logs"
 
 
-class FleetSim(Sim):
-    """:class:`Sim` with a longer start deadline: registering 1,000 clusters at the hub precedes /readyz."""
-
-    start_timeout: float = 900.0
-
-    def start(self) -> None:
-        self.data_dir.mkdir(parents=True, exist_ok=True)
-        self.home.mkdir(parents=True, exist_ok=True)
-        cmd = [str(BIN / "spacehub"), "sim", "serve", "--clusters", str(self.clusters),
-               "--listen", f"127.0.0.1:{self.port}", "--data-dir", str(self.data_dir), *self.extra_args]
-        with self.log_path.open("ab") as log:
-            self.proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=self.env())
-        wait_for(self._ready, timeout=self.start_timeout, interval=0.5,
-                 message=f"sim on port {self.port} to be ready (log {self.log_path})")
-
-
 # --- objects ------------------------------------------------------------------------------------------
 
 
-def placement(name: str, labels: dict[str, str], group: str, resource_: str) -> dict[str, Any]:
-    return {"apiVersion": EDGE, "kind": "EdgePlacement", "metadata": {"name": name},
-            "spec": {"locationSelectors": [{"matchLabels": labels}],
-                     "downsync": [{"apiGroup": group, "resources": [resource_], "namespaces": [NS]}],
-                     "wantSingletonReportedState": False}}
+def configmap_placement(name: str, labels: dict[str, str], group: str, resource_: str) -> dict[str, Any]:
+    return placement(name, labels, [{"apiGroup": group, "resources": [resource_], "namespaces": [NS]}])
 
 
 def deployment(replicas: int) -> dict[str, Any]:
@@ -88,40 +70,6 @@ def deployment(replicas: int) -> dict[str, Any]:
             "spec": {"replicas": replicas, "selector": {"matchLabels": {"app": "web"}},
                      "template": {"metadata": {"labels": {"app": "web"}},
                                   "spec": {"containers": [{"name": "web", "image": "library/httpd:2.4"}]}}}}
-
-
-def post(c: httpx.Client, path: str, body: dict[str, Any]) -> None:
-    r = c.post(path, content=orjson.dumps(body), headers={"Content-Type": "application/json"})
-    if r.status_code not in (200, 201):
-        raise RuntimeError(f"POST {path}: {r.status_code} {r.text}")
-
-
-# --- process accounting -------------------------------------------------------------------------------
-
-
-def rss_mib(pid: int, key: str = "VmRSS") -> float:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith(f"{key}:"):
-            return int(line.split()[1]) / 1024
-    return float("nan")
-
-
-def cpu_seconds(pid: int) -> float:
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime + stime
-
-
-def self_cpu() -> float:
-    usage = resource.getrusage(resource.RUSAGE_SELF)
-    return usage.ru_utime + usage.ru_stime
-
-
-def pct(values: list[float], q: float) -> float:
-    """Nearest-rank percentile."""
-    if not values:
-        return float("nan")
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, max(0, round(q / 100 * len(ordered) + 0.5) - 1))]
 
 
 # --- watching every cluster ---------------------------------------------------------------------------
@@ -269,7 +217,7 @@ async def fleet_async(hub: Hub, sim: Sim, result: FleetResult, rounds: int) -> N
         cpu0 = {k: cpu_seconds(pid) for k, pid in procs.items()}
         t0 = time.monotonic()
         r = await hc.post(f"/clusters/{SPACE}/apis/edge.kubestellar.io/v2alpha1/edgeplacements",
-                          content=orjson.dumps(placement("p", {"env": "bench"}, "", "configmaps")),
+                          content=orjson.dumps(configmap_placement("p", {"env": "bench"}, "", "configmaps")),
                           headers={"Content-Type": "application/json"})
         r.raise_for_status()
         done = watches.event_for("0")
@@ -350,7 +298,7 @@ def status_round_trip(hub: Hub, sim: Sim, result: FleetResult) -> None:
     with hub.client() as c:
         post(c, f"/clusters/{SPACE}/apis/apps/v1/namespaces/{NS}/deployments", deployment(1))
         post(c, f"/clusters/{SPACE}/apis/edge.kubestellar.io/v2alpha1/edgeplacements",
-             placement("solo", {"solo": "yes"}, "apps", "deployments"))
+             configmap_placement("solo", {"solo": "yes"}, "apps", "deployments"))
 
         def ready(want: int) -> bool:
             r = c.get(view)
@@ -379,14 +327,6 @@ def status_round_trip(hub: Hub, sim: Sim, result: FleetResult) -> None:
           f"p99 {pct(result.status_rtt, 99) * 1000:.0f} ms", flush=True)
 
 
-def wait_all_ready(hub: Hub, n: int, timeout: float) -> None:
-    with hub.client(timeout=120) as c:
-        def count() -> bool:
-            items = c.get("/placement/v1/clusters").json()["items"]
-            return sum(1 for i in items if i["ready"]) >= n
-        wait_for(count, timeout=timeout, interval=1.0, message=f"{n} clusters Ready at the hub")
-
-
 def baseline_sim_rss(tmp: Path, n: int) -> float:
     """The sim with the same N clusters and no syncers, right after it is ready."""
     sim = FleetSim(data_dir=tmp / "sim-base", port=free_port(), home=tmp / "sim-base-home", clusters=n)
@@ -411,10 +351,7 @@ def run_fleet(n: int, rounds: int) -> FleetResult:
                 post(c, f"/clusters/{SPACE}/api/v1/namespaces", {"metadata": {"name": NS}})
                 post(c, f"/clusters/{SPACE}/api/v1/namespaces/{NS}/configmaps",
                      {"metadata": {"name": PROBE, "namespace": NS}, "data": {"round": "0"}})
-            sim = FleetSim(data_dir=tmp / "sim", port=free_port(), home=tmp / "simhome", clusters=n,
-                           extra_args=["--prefix", "wec", "--hub", hub.base_url, "--hub-kubeconfig",
-                                       str(hub.kubeconfig), "--with-syncers", "--cluster-label", "env=bench",
-                                       "--cluster-label", "wec1:solo=yes", "--ready-delay", "0"])
+            sim = fleet_sim(tmp, hub, n, "--cluster-label", "wec1:solo=yes")
             t = result.sim_started = time.monotonic()
             sim.start()
             result.register_and_start_s = time.monotonic() - t
@@ -501,7 +438,7 @@ def standalone_syncer() -> StandaloneResult:
                     post(c, f"/clusters/{SPACE}/api/v1/namespaces/{NS}/configmaps",
                          {"metadata": {"name": f"cm{i:03d}", "namespace": NS}, "data": {"i": str(i), "pad": "x" * 200}})
                 post(c, f"/clusters/{SPACE}/apis/edge.kubestellar.io/v2alpha1/edgeplacements",
-                     placement("p", {"env": "bench"}, "", "configmaps"))
+                     configmap_placement("p", {"env": "bench"}, "", "configmaps"))
             bootstrap = tmp / "solo-bootstrap.yaml"
             hub.spacehub("cluster", "register", "solo", "--label", "env=bench", "--bootstrap-out", str(bootstrap))
             assert yaml.safe_load(bootstrap.read_text())["token"]
@@ -539,10 +476,6 @@ def standalone_syncer() -> StandaloneResult:
 # --- report -------------------------------------------------------------------------------------------
 
 
-def ms(seconds: float) -> str:
-    return f"{seconds * 1000:,.0f} ms"
-
-
 def convergence_cell(f: FleetResult) -> str:
     if f.converged < f.clusters:
         last = f" (the last of them at {f.last_arrival_s:.1f} s, none after)" if f.converged else ""
@@ -551,7 +484,6 @@ def convergence_cell(f: FleetResult) -> str:
 
 
 def write_report(fleets: list[FleetResult], solo: StandaloneResult, rounds: int) -> None:
-    out = ROOT / "docs" / "benchmarks.md"
     big = max(fleets, key=lambda f: f.clusters)
     p99_big = pct(big.samples, 99)
     if big.clusters < 1000:
@@ -647,13 +579,7 @@ def write_report(fleets: list[FleetResult], solo: StandaloneResult, rounds: int)
         f"on 64 vCPUs) — {aim_prop}; syncer ≤ 60 MiB RSS alone — {aim_rss}.",
         "",
     ]
-    text = out.read_text()
-    start = text.find(HEADING)
-    if start != -1:
-        end = text.find("\n## ", start + 1)
-        text = text[:start] + text[end + 1:] if end != -1 else text[:start]
-    out.write_text(text.rstrip() + "\n\n" + "\n".join(lines))
-    print(f"wrote {out}")
+    write_section(lines)
 
 
 def main() -> None:
@@ -668,9 +594,7 @@ def main() -> None:
     args = parser.parse_args()
     Options.convergence_deadline, Options.logs = args.convergence_deadline, args.logs
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # stop the hub and sims on the way out
-    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    if soft < hard:  # 1,000 watches here, 2,000+ sockets in the sim: raise the inherited limit
-        resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+    raise_open_files_limit()
     fleets = [run_fleet(int(n), args.rounds) for n in args.clusters.split(",")]
     solo = standalone_syncer()
     for f in fleets:

@@ -29,6 +29,7 @@ class Sim:
     clusters: int = 2
     extra_args: Sequence[str] = ()
     insecure_http: bool = False
+    start_timeout: float = 60.0  # benchmarks register 1,000 clusters at a hub before /readyz
     proc: subprocess.Popen[bytes] | None = None
     log_path: Path = field(init=False)
 
@@ -77,7 +78,8 @@ class Sim:
             cmd.append("--insecure-http")
         with self.log_path.open("ab") as log:
             self.proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=self.env())
-        wait_for(self._ready, timeout=60, message=f"sim on port {self.port} to be ready (log {self.log_path})")
+        wait_for(self._ready, timeout=self.start_timeout,
+                 message=f"sim on port {self.port} to be ready (log {self.log_path})")
 
     def _ready(self) -> bool:
         if self.proc is not None and self.proc.poll() is not None:
