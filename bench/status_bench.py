@@ -48,6 +48,7 @@ CONTROL = "control.kubestellar.io/v1alpha1"
 SUMMARY = f"{PLURAL}.{GROUP}.{PROBE}"  # the PlacementStatus of the probe
 COLLECTOR = "probe-sum"
 ROUND_DEADLINE = 60.0
+PLACE_DEADLINE = 900.0  # the probe placed on, and then reported by, every cluster
 ROUND_SPACING = 1.0  # seconds from one round's start to the next
 FLOOR_SAMPLES = 20
 PATCH_CONCURRENCY = 50  # status PATCHes in flight while every cluster's probe is set to 0
@@ -89,6 +90,10 @@ def ready_count(placement_status: dict[str, Any]) -> int | None:
     return (placement_status.get("summary") or {}).get("ready")
 
 
+def applied_count(placement_status: dict[str, Any]) -> int | None:
+    return (placement_status.get("summary") or {}).get("applied")
+
+
 def collected_sum(combined: dict[str, Any]) -> float | None:
     """The collector's sum when every cluster contributed to it (no rowErrors), else None."""
     for result in combined.get("results") or []:
@@ -103,6 +108,7 @@ class Seen:
     """The latest ready count and sum the hub's watches delivered, and when each value was first seen."""
 
     ready: int | None = None
+    applied: int | None = None
     total: float | None = None
     ready_at: dict[int, float] = field(default_factory=dict)
     total_at: dict[float, float] = field(default_factory=dict)
@@ -112,6 +118,10 @@ class Seen:
     def forget_arrivals(self) -> None:
         self.ready_at.clear()
         self.total_at.clear()
+
+    def saw_placement_status(self, obj: dict[str, Any], now: float) -> None:
+        self.applied = applied_count(obj)
+        self.saw_ready(ready_count(obj), now)
 
     def saw_ready(self, value: int | None, now: float) -> None:
         if value is not None:
@@ -242,28 +252,25 @@ async def measure(hub: Hub, sim: FleetSim, result: FleetResult, rounds: int) -> 
         watches = [
             asyncio.create_task(watch(hc, f"{space}/status.spacehub.io/v1alpha1/namespaces/{NS}/placementstatuses",
                                       {"fieldSelector": f"metadata.name={SUMMARY}"},
-                                      lambda obj, now: seen.saw_ready(ready_count(obj), now), seen)),
+                                      seen.saw_placement_status, seen)),
             asyncio.create_task(watch(hc, f"{space}/{CONTROL}/namespaces/{NS}/combinedstatuses", {},
                                       lambda obj, now: seen.saw_total(collected_sum(obj), now), seen)),
         ]
         try:
             # Every cluster's probe Ready with value 0 before the rounds: N status PATCHes in the clusters.
             t = time.monotonic()
+            await until(seen, lambda: seen.applied == n, PLACE_DEADLINE, f"the probe applied on all {n} clusters")
+            print(f"  the probe is applied on every cluster after {time.monotonic() - t:.1f} s", flush=True)
             gate = asyncio.Semaphore(PATCH_CONCURRENCY)
 
             async def zero(cluster: str) -> None:
                 async with gate:
                     body = orjson.dumps(probe_status(0, True, "start"))
-                    path = f"{cluster_probe_path(cluster)}/status"
-                    for _ in range(100):  # the syncer may not have created it yet
-                        r = await sc.patch(path, content=body, headers=MERGE)
-                        if r.status_code != 404:
-                            r.raise_for_status()
-                            return
-                        await asyncio.sleep(0.5)
-                    raise RuntimeError(f"{cluster}: the probe never appeared")
+                    r = await sc.patch(f"{cluster_probe_path(cluster)}/status", content=body, headers=MERGE)
+                    r.raise_for_status()
             await asyncio.gather(*(zero(c) for c in sim.names))
-            await until(seen, lambda: seen.ready == n and seen.total == 0, 600, f"{n} ready probes summing to 0")
+            await until(seen, lambda: seen.ready == n and seen.total == 0, PLACE_DEADLINE,
+                        f"{n} ready probes summing to 0")
             result.placed_s = time.monotonic() - t
             print(f"  every probe set and reported: {result.placed_s:.1f} s", flush=True)
 
