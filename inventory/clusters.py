@@ -95,6 +95,9 @@ class Inventory:
     def sync_target(self, name: str) -> dict[str, Any] | None:
         return self._targets.get(name)
 
+    def location(self, name: str) -> dict[str, Any] | None:
+        return self._locations.get(name)
+
     def locations(self) -> list[dict[str, Any]]:
         return [self._locations[n] for n in sorted(self._locations)]
 

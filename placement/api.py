@@ -64,6 +64,14 @@ class PlacementView(Protocol):
         """``{"kind", "apiVersion", "labels", "resourceVersion"}`` of a workload object, or None."""
         ...
 
+    def content_revision(self, ref: ObjectRef, target: str) -> str | None:
+        """The revision of ``target``'s copy of the object (customized copies differ per cluster)."""
+        ...
+
+    def copy_error(self, ref: ObjectRef, target: str) -> str | None:
+        """Why ``target``'s copy cannot be made (it keeps its previous one), or None."""
+        ...
+
 
 class ClusterView(Protocol):
     """The fleet as the API reads it; implemented by ``inventory.clusters.Inventory``."""
@@ -192,7 +200,9 @@ def _add_cluster_routes(app: FastAPI, view: PlacementView, clusters: ClusterView
     @app.get("/clusters/{name}/desired", response_model=m.DesiredSet, tags=["clusters"],
              summary="A cluster's desired set", responses={**NOT_FOUND, **INVALID})
     async def get_desired_set(name: ClusterPath) -> m.DesiredSet:
-        """Everything the cluster must have, in apply order, with the placements that put each entry there."""
+        """Everything the cluster must have, in apply order, with the placements that put each entry there and the
+        revision of the cluster's copy (``GET /clusters/<inventory>/synctargets/<name>/…`` serves the copies
+        themselves to kubectl)."""
         _sync_target(clusters, name)
         items = []
         for entry in view.engine.desired(name):
@@ -202,7 +212,9 @@ def _add_cluster_routes(app: FastAPI, view: PlacementView, clusters: ClusterView
                 space=ref.space, group=ref.group, resource=ref.plural, namespace=ref.namespace, name=ref.name,
                 kind=str(info.get("kind") or _DEFAULT_KINDS.get(entry.kind, "")), entry_kind=entry.kind,
                 implicit=entry.implicit,
-                placements=[m.PlacementRef(space=s, name=n) for s, n in entry.placements]))
+                placements=[m.PlacementRef(space=s, name=n) for s, n in entry.placements],
+                revision=None if entry.implicit else view.content_revision(ref, name),
+                copy_error=view.copy_error(ref, name)))
         return m.DesiredSet(cluster=name, seq=view.engine.current_seq(name), items=items)
 
 

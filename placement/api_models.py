@@ -199,6 +199,10 @@ class DesiredSetEntry(ApiModel):
     entry_kind: Literal["namespace", "crd", "object"]
     implicit: bool = Field(description="A namespace present only because placed objects live in it.")
     placements: list[PlacementRef] = Field(description="The EdgePlacements that put this entry here.")
+    revision: str | None = Field(default=None, description="The content revision of this cluster's copy: the "
+                                 "object's resourceVersion, with a suffix when the copy is customized for it.")
+    copy_error: str | None = Field(default=None, alias="copyError", description="Why this cluster's customized "
+                                   "copy cannot be made; the cluster keeps its previous copy meanwhile.")
 
 
 class DesiredSet(ApiModel):

@@ -290,6 +290,17 @@ class DesiredSets:
                 self.covers[target.cover].tracked.add(name)
         return log
 
+    def resend(self, t: TargetRecord, refs: set[ObjectRef]) -> None:
+        """The content of ``refs`` changed for this target alone (its parameters changed): those it holds are
+        logged again as upserts."""
+        held = [entry for entry in self.desired_of(t.cover) if entry.ref in refs]
+        if not held:
+            return
+        self._dirty_targets.add(t.name)
+        log = self._logs.get(t.name)
+        if log is not None:
+            self._changes.extend(log, "upsert", held)
+
     def _emit(self, cover: Cover, op: Literal["upsert", "delete"], entry: DesiredEntry) -> None:
         self._changes.broadcast(cover.tracked, op, entry)
 

@@ -2,7 +2,7 @@
 
 Served at ``/clusters/<inventory>/synctargets/<name>/``: ``kubectl --server <hub>/clusters/inventory/
 synctargets/florin get deployments -A`` shows exactly what cluster florin will get, as it will get it
-(projected). Discovery lists only kinds present in the set; writes answer 405.
+(projected and customized for it). Discovery lists only kinds present in the set; writes answer 405.
 """
 
 from __future__ import annotations
@@ -45,15 +45,18 @@ class DesiredSetAPI:
             rtype = self.service.catalog.by_group_resource(entry.ref.space, entry.ref.resource)
             if rtype is None:
                 continue
-            obj = await self._content(entry)
+            obj = await self._content(entry, target)
             if obj is not None:
                 out.append((rtype, obj))
         return out
 
-    async def _content(self, entry: DesiredEntry) -> dict[str, Any] | None:
+    async def _content(self, entry: DesiredEntry, target: str) -> dict[str, Any] | None:
+        """The target's copy (customized for it); an object whose copy cannot be made is left out, as the
+        cluster keeps whatever copy it had."""
         if entry.kind == "namespace" and entry.implicit:
             return {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": entry.ref.name}}
-        return await self.service.projected(entry.ref)
+        outcome = await self.service.content_for(entry.ref, target)
+        return None if outcome is None else outcome.obj
 
     async def _get(self, request: Request, target: str, segs: list[str]) -> Response:
         items = await self._items(target)

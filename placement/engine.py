@@ -34,6 +34,7 @@ counts as deleted, like workload objects (for which the glue calls ``delete_obje
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from placement.changelog import ChangeLog, ChangeLogs
@@ -200,6 +201,18 @@ class PlacementEngine:
         if t is None:
             return []
         return list(self._desired.desired_of(t.cover))
+
+    def resend(self, target: str, refs: Iterable[ObjectRef]) -> None:
+        """What ``target`` gets of ``refs`` changed though the objects did not (its customization parameters
+        did): the ones it holds go into its change log again."""
+        t = self._coverage.targets.get(target)
+        if t is not None:
+            self._desired.resend(t, set(refs))
+
+    def target_locations(self, target: str) -> list[str]:
+        """The Locations whose instanceSelector selects ``target``, by name."""
+        t = self._coverage.targets.get(target)
+        return sorted(t.locations) if t is not None else []
 
     def object_destinations(self, ref: ObjectRef) -> list[str]:
         targets: set[str] = set()

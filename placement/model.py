@@ -41,6 +41,9 @@ class WorkloadObject:
     # For a CustomResourceDefinition: the (group, plural) it defines, so that a selected custom
     # resource can be linked to the CRD it needs.
     defines: tuple[str, str] | None = None
+    # What its clusters' copies depend on besides the object (the resourceVersion of the Customizer it
+    # names): when it changes, the object is sent again as if it had changed.
+    shaping: str = ""
 
 
 @dataclass(frozen=True)

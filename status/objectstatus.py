@@ -187,8 +187,8 @@ class ObjectStatus(WorkQueue):
         generation = int((obj.get("metadata") or {}).get("generation") or 0)
         if not generation:
             return status
-        revision = self.service.content_revision(ref)
-        current = len(reports) == len(qualified) and all(_runs(r, revision) for r in reports.values())
+        current = len(reports) == len(qualified) and \
+            all(_runs(r, self.service.content_revision(ref, target)) for target, r in reports.items())
         if not current and any(r.applied_revision is None for r in reports.values()) and len(reports) == 1:
             return status  # a syncer that does not say what it runs: its own view, as before
         return {**status, "observedGeneration": generation if current else generation - 1}

@@ -67,6 +67,8 @@ class Summaries(WorkQueue):
         self._targets_of: dict[ObjectRef, frozenset[str]] = {}  # the destinations each summary was written for
         self._objects_on: dict[str, set[ObjectRef]] = {}  # the reverse: summarised objects per cluster
         self._seen: dict[tuple[ObjectRef, str], tuple[str | None, int]] = {}  # last error and drift count
+        # The customization problem last told per (object, cluster): copy error and unknown parameters.
+        self._copy_told: dict[tuple[ObjectRef, str], tuple[str | None, frozenset[str]]] = {}
         self._due: set[ObjectRef] = set()
         self._bodies: dict[ObjectRef, dict[str, Any]] = {}  # the last summary written, for the REST API
 
@@ -146,11 +148,14 @@ class Summaries(WorkQueue):
                 return False
             raise
         targets = engine.object_destinations(ref)
-        revision = self.placement.content_revision(ref)
+        revision = self.placement.object_revision(ref)
         spec = obj.get("spec") if isinstance(obj.get("spec"), dict) else {}
         reports = self.reports.of(ref)
-        states = {t: cluster_state(rtype.kind, spec, reports.get(t), current_revision=revision,
-                                   stale=not self._healthy(t)) for t in targets}
+        shaping = self.placement.shaping.problems.get(ref)
+        failed_copies = shaping.errors if shaping is not None else {}
+        states = {t: cluster_state(rtype.kind, spec, reports.get(t),
+                                   current_revision=self.placement.content_revision(ref, t),
+                                   stale=not self._healthy(t), copy_error=failed_copies.get(t)) for t in targets}
         involved = Involved(ref.space, rtype.kind, rtype.api_version, ref.namespace, ref.name,
                             str(obj["metadata"].get("uid", "")))
         await self._tell_story(ref, involved, targets, states, reports)
@@ -170,6 +175,7 @@ class Summaries(WorkQueue):
         for target in sorted(before - set(targets)):
             await self.events.record(involved, "Normal", "Removed", f"removed from cluster {target}", host=target)
             self._seen.pop((ref, target), None)
+        await self._tell_copy_problems(ref, involved, targets)
         for target in targets:
             report = reports.get(target)
             if report is None:
@@ -184,6 +190,25 @@ class Summaries(WorkQueue):
                                          f"changed in cluster {target} and put back "
                                          f"({report.drift_corrections} times)", host=target)
             self._seen[(ref, target)] = (report.error, report.drift_corrections)
+
+    async def _tell_copy_problems(self, ref: ObjectRef, involved: Involved, targets: list[str]) -> None:
+        """Warning Events when a cluster's customized copy cannot be made or uses parameters it lacks."""
+        problems = self.placement.shaping.problems.get(ref)
+        for target in targets:
+            error = problems.errors.get(target) if problems is not None else None
+            unknown = problems.unknown.get(target, frozenset()) if problems is not None else frozenset()
+            told = self._copy_told.get((ref, target), (None, frozenset()))
+            if error is not None and error != told[0]:
+                await self.events.record(involved, "Warning", "CustomizationFailed",
+                                         f"cluster {target} keeps its previous copy: {error}", host=target)
+            if unknown and unknown != told[1]:
+                await self.events.record(involved, "Warning", "UnknownParameter",
+                                         f"cluster {target} defines no {', '.join(sorted(unknown))}: left as written",
+                                         host=target)
+            if error is None and not unknown:
+                self._copy_told.pop((ref, target), None)
+            else:
+                self._copy_told[(ref, target)] = (error, unknown)
 
     async def _write(self, ref: ObjectRef, obj: dict[str, Any], rtype: ResourceType, revision: str | None,
                      states: dict[str, ClusterState], reports: dict[str, Report]) -> None:

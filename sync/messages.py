@@ -63,6 +63,11 @@ def upsert(seq: int, entry: dict[str, Any], obj: dict[str, Any], revision: str |
     return line(message)
 
 
+def hold(seq: int, entry: dict[str, Any], reason: str) -> bytes:
+    """The entry is desired but its copy for this cluster cannot be made: keep whatever the cluster has."""
+    return line({"type": "HOLD", "seq": seq, "entry": entry, "reason": reason})
+
+
 def delete(seq: int, entry: dict[str, Any]) -> bytes:
     return line({"type": "DELETE", "seq": seq, "entry": entry})
 

@@ -57,15 +57,15 @@ class StreamSource:
                 entries, seq = engine.desired(target), engine.current_seq(target)
                 yield messages.reset(seq)
                 for entry in entries:
-                    content = await self._content(entry)
-                    if content is not None:
-                        yield messages.upsert(seq, self.types.entry_json(entry), *content)
+                    line = await self._upsert(seq, entry, target)
+                    if line is not None:
+                        yield line
                 yield messages.synced(seq, self.epoch, self.ping_interval)
                 rules_sent = engine.upsync_rules(target)
                 yield messages.upsync_rules(seq, rules_sent)  # after every SYNCED: the rules as of now
             elif changes or first:
                 for change in changes:
-                    line = await self._change(change)
+                    line = await self._change(change, target)
                     if line is not None:
                         yield line
                     seq = change.seq
@@ -91,18 +91,20 @@ class StreamSource:
             yield _FLUSH
             sent = loop.time()
 
-    async def _content(self, entry: DesiredEntry) -> tuple[dict[str, Any], str | None] | None:
-        """The object as the cluster gets it and its content revision; None when it was deleted meanwhile (its
-        DELETE follows)."""
+    async def _upsert(self, seq: int, entry: DesiredEntry, target: str) -> bytes | None:
+        """The UPSERT of ``target``'s copy; a HOLD when that copy cannot be made (the cluster keeps what it
+        has); None when the object was deleted meanwhile (its DELETE follows)."""
+        entry_json = self.types.entry_json(entry)
         if entry.kind == "namespace" and entry.implicit:
-            return messages.implicit_namespace(entry.ref.name), None
-        revision = self.service.content_revision(entry.ref)
-        obj = await self.service.projected(entry.ref)
-        return None if obj is None else (obj, revision)
+            return messages.upsert(seq, entry_json, messages.implicit_namespace(entry.ref.name), None)
+        outcome = await self.service.content_for(entry.ref, target)
+        if outcome is None:
+            return None
+        if outcome.obj is None:
+            return messages.hold(seq, entry_json, outcome.error or "")
+        return messages.upsert(seq, entry_json, outcome.obj, outcome.revision)
 
-    async def _change(self, change: Change) -> bytes | None:
-        entry = self.types.entry_json(change.entry)
+    async def _change(self, change: Change, target: str) -> bytes | None:
         if change.op == "delete":
-            return messages.delete(change.seq, entry)
-        content = await self._content(change.entry)
-        return None if content is None else messages.upsert(change.seq, entry, *content)
+            return messages.delete(change.seq, self.types.entry_json(change.entry))
+        return await self._upsert(change.seq, change.entry, target)

@@ -144,6 +144,12 @@ class Syncer:
                 self.snapshot.add(source_of(message["entry"]))
             else:
                 self._advance(seq)
+        elif kind == "HOLD":
+            self._hold(message["entry"], str(message.get("reason") or ""))
+            if self.snapshot is not None:
+                self.snapshot.add(source_of(message["entry"]))
+            else:
+                self._advance(seq)
         elif kind == "DELETE":
             await self._remove_source(source_of(message["entry"]), ident_of(message["entry"]))
             self._advance(seq)
@@ -173,6 +179,15 @@ class Syncer:
 
     def _save(self, held: Held) -> None:
         self.state.put(self.target, held.ident, held.record())
+
+    def _hold(self, entry: dict[str, Any], reason: str) -> None:
+        """The hub cannot make this cluster's copy (its customization failed): keep what the cluster has,
+        and keep it desired, so a full resync does not delete it."""
+        held = self.held.get(ident_of(entry))
+        log.warning("syncer %s: keeping the cluster's copy of %s as it is: %s", self.target, ident_of(entry), reason)
+        if held is not None and not held.deleting:
+            held.sources.add(source_of(entry))
+            self._save(held)
 
     async def _upsert(self, entry: dict[str, Any], obj: dict[str, Any], revision: str | None) -> None:
         ident, source = ident_of(entry), source_of(entry)

@@ -101,6 +101,13 @@ class FakeView:
         return {"kind": w.kind, "apiVersion": w.api_version, "labels": dict(w.labels),
                 "resourceVersion": str(w.revision)}
 
+    def content_revision(self, ref: ObjectRef, target: str) -> str | None:
+        w = self._objects.get(ref)
+        return None if w is None else str(w.revision)
+
+    def copy_error(self, ref: ObjectRef, target: str) -> str | None:
+        return None
+
     async def register(self, name: str, labels: dict[str, str]) -> dict[str, Any]:
         if name in self._targets:
             raise already_exists("synctargets", EDGE_GROUP, name)
