@@ -26,6 +26,7 @@ from starlette.routing import BaseRoute
 
 from inventory.kinds import EDGE_GROUP
 from placement import api_models as m
+from placement.conflicts import Conflict
 from placement.model import ObjectRef
 from placement.where import LocationSpec, compile_location
 from spaces.errors import Cause, StatusError, not_found
@@ -69,7 +70,11 @@ class PlacementView(Protocol):
         ...
 
     def copy_error(self, ref: ObjectRef, target: str) -> str | None:
-        """Why ``target``'s copy cannot be made (it keeps its previous one), or None."""
+        """Why ``target`` does not get this object's copy (it keeps another one), or None."""
+        ...
+
+    def conflicts(self) -> list[Conflict]:
+        """Every cluster object several spaces place with different content, per cluster and losing space."""
         ...
 
 
@@ -261,6 +266,17 @@ def _opt_str(value: Any) -> str | None:
 # --- placements ----------------------------------------------------------------------------------
 
 def _add_placement_routes(app: FastAPI, view: PlacementView) -> None:
+    @app.get("/conflicts", response_model=m.ConflictList, tags=["placements"],
+             summary="Objects placed with different content by several spaces", responses={**INVALID})
+    async def list_conflicts() -> m.ConflictList:
+        """Per cluster, each object that more than one space places there with different content: the space
+        whose copy the cluster gets (the object created first), the space whose copy it does not, and the
+        fields where the copies differ."""
+        return m.ConflictList(items=[m.ConflictItem(
+            cluster=c.target, group=c.winner.group, resource=c.winner.plural, namespace=c.winner.namespace,
+            name=c.winner.name, winner=c.winner.space, loser=c.loser.space, fields=list(c.fields))
+            for c in view.conflicts()])
+
     @app.get("/spaces/{space}/placements", response_model=m.PlacementList, tags=["placements"],
              summary="List a space's placements", responses={**NOT_FOUND, **INVALID})
     async def list_placements(space: SpacePath) -> m.PlacementList:

@@ -296,6 +296,21 @@ class ReportedState(ApiModel):
                                                                 "and ReplicaSets by state (docs/sync-protocol.md).")
 
 
+class ConflictItem(ApiModel):
+    cluster: str
+    group: str = Field(description='The API group; "" for the core group.')
+    resource: str
+    namespace: str = Field(description='"" for cluster-scoped objects.')
+    name: str
+    winner: str = Field(description="The space whose copy the cluster gets (its object was created first).")
+    loser: str = Field(description="A space whose different copy the cluster does not get.")
+    fields: list[str] = Field(description="Where the copies differ (dotted paths).")
+
+
+class ConflictList(ApiModel):
+    items: list[ConflictItem]
+
+
 class ObjectPlacement(ApiModel):
     """Where one workload object goes."""
 

@@ -12,17 +12,19 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import logging
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import orjson
 
 from inventory.clusters import Inventory
 from inventory.kinds import EDGE_GROUP, EDGE_VERSION, LOCATIONS, SYNC_TARGETS
+from placement.conflicts import Conflict
+from placement.copies import ClusterCopies
 from placement.engine import PlacementEngine
 from placement.model import ObjectRef, WorkloadObject
 from placement.projection import content_digest, project
-from placement.shaping import Outcome, Problems, Shaper
+from placement.shaping import Outcome
 from spaces.catalog import ROOT_SPACE, Catalog
 from spaces.controllers import WorkQueue
 from spaces.customresources import CRD_RESOURCE
@@ -48,8 +50,7 @@ MANAGER = "spacehub-placement"
 UPSYNCED_LABEL = "spacehub.io/upsynced"
 # Placement machinery and events are never placed on clusters.
 NOT_PLACED = frozenset({PLACEMENTS, SLICES, CUSTOMIZERS, LOCATIONS, SYNC_TARGETS, "events"})
-# Objects named in a CustomizationFailed condition before "and N more".
-SHOWN_PROBLEMS = 3
+
 
 
 def _labels(obj: dict[str, Any]) -> tuple[tuple[str, str], ...]:
@@ -83,11 +84,11 @@ class PlacementService(WorkQueue):
         # Called after each drain with the placements and targets whose results changed (status return).
         self.drain_listeners: list[Callable[[set[tuple[str, str]], set[str]], None]] = []
         # Conditions other parts add to an EdgePlacement's status (upsync clashes), by (space, name).
-        self.condition_sources: list[Callable[[str, str], list[dict[str, Any]]]] = [self._shaping_conditions]
+        self.condition_sources: list[Callable[[str, str], list[dict[str, Any]]]] = []
         self._refresh: set[tuple[str, str]] = set()
-        # Per-cluster copies (Customizers, parameters) and the shaped objects whose copies to look at again.
-        self.shaping = Shaper(self.engine.target_locations, inventory.location, inventory.sync_target)
-        self._shaping_due: set[ObjectRef] = set()
+        # Each cluster's copy: customized for it, or held back (a failed customization, a lost conflict).
+        self.copies = ClusterCopies(self.engine, inventory, self.projected, self._revision)
+        self.condition_sources.append(self.copies.conditions)
 
     # --- feeding the engine --------------------------------------------------------------------
 
@@ -101,7 +102,7 @@ class PlacementService(WorkQueue):
             self.engine.delete_location(name)
         else:
             self.engine.upsert_location(location)
-        self._definitions_changed(before | set(self.engine.location_instances(name)))
+        self.copies.definitions_changed(before | set(self.engine.location_instances(name)))
 
     def sync_target_changed(self, name: str, target: dict[str, Any] | None) -> None:
         self._inventory_changed = True
@@ -109,17 +110,7 @@ class PlacementService(WorkQueue):
             self.engine.delete_sync_target(name)
         else:
             self.engine.upsert_sync_target(target)
-            self._definitions_changed({name})
-
-    def _definitions_changed(self, targets: Iterable[str]) -> None:
-        """Clusters whose customization parameters changed get the copies that use them again."""
-        changed = self.shaping.definitions_changed(targets)
-        dependent = [ref for ref in self.shaping.shaped_objects() if self.shaping.depends_on_definitions(ref)]
-        if not changed or not dependent:
-            return
-        for target in changed:
-            self.engine.resend(target, dependent)
-        self._shaping_due.update(dependent)
+            self.copies.definitions_changed({name})
 
     def _observe(self, row: LogRow, obj: dict[str, Any] | None) -> None:
         key = row.key
@@ -139,13 +130,12 @@ class PlacementService(WorkQueue):
                     self.engine.upsert_placement(key.space, obj)  # type: ignore[arg-type]
             return
         if key.resource == CUSTOMIZERS:
-            users = self.shaping.customizer_changed((key.space, key.namespace, key.name), None if gone else obj)
+            users = self.copies.customizer_changed((key.space, key.namespace, key.name), None if gone else obj)
             for ref in users:  # their copies change: the engine sends them again
                 w = self._workload.get(ref)
                 if w is not None:
-                    self._workload[ref] = w = dataclasses.replace(w, shaping=self.shaping.token(ref))
+                    self._workload[ref] = w = dataclasses.replace(w, shaping=self.copies.token(ref))
                     self.engine.upsert_object(w)
-            self._shaping_due.update(users)
             return
         if key.resource in NOT_PLACED:
             return
@@ -154,7 +144,7 @@ class PlacementService(WorkQueue):
             gone = True  # an upsynced object is the clusters', not a workload to place
         if gone:
             self._digests.pop(ref, None)
-            self.shaping.object_changed(ref, None)
+            self.copies.object_changed(ref, None)
             if self._workload.pop(ref, None) is not None:
                 self.engine.delete_object(ref)
             return
@@ -167,11 +157,9 @@ class PlacementService(WorkQueue):
         if previous is not None and self._digests.get(ref) == digest and previous.labels == _labels(obj):  # type: ignore
             return  # status or server fields only: clusters get nothing new
         self._digests[ref] = digest
-        self.shaping.object_changed(ref, obj)
-        if self.shaping.shapes(ref):
-            self._shaping_due.add(ref)
+        self.copies.object_changed(ref, obj)
         workload = WorkloadObject(ref, obj.get("kind", ""), obj.get("apiVersion", ""), _labels(obj),  # type: ignore
-                                  row.revision, bool(key.namespace), defines, self.shaping.token(ref))
+                                  row.revision, bool(key.namespace), defines, self.copies.token(ref))
         self._workload[ref] = workload
         self.engine.upsert_object(workload)
 
@@ -193,9 +181,9 @@ class PlacementService(WorkQueue):
             self._observe(entry.row, None if entry.row.deleted else entry.obj())
         for space in spaces_gone:
             self._placements.pop(space, None)
+            self.copies.forget_space(space, [r for r in self._workload if r.space == space])
             self._workload = {r: w for r, w in self._workload.items() if r.space != space}
             self._digests = {r: d for r, d in self._digests.items() if r.space != space}
-            self.shaping.forget_space(space)
             self.engine.delete_space(space)
         if not self._write_scheduled:
             self._write_scheduled = True
@@ -225,10 +213,9 @@ class PlacementService(WorkQueue):
 
     async def handle(self, _key: Any) -> bool:
         placements, targets = self.engine.drain_dirty()
-        due, self._shaping_due = self._shaping_due, set()
-        for key in placements:  # their destinations may have changed
-            due.update(ref for ref in self.engine.selected_objects(*key) if self.shaping.shapes(ref))
-        self._refresh |= await self._look_at_copies(due)
+        self._refresh |= await self.copies.look(placements)
+        if self.copies.wake:
+            self.add("drain")  # clusters were given objects again: their streams wake on the next drain
         refresh, self._refresh = self._refresh, set()
         for target in targets:
             self.target_versions[target] = self.target_versions.get(target, 0) + 1
@@ -385,44 +372,14 @@ class PlacementService(WorkQueue):
 
     # --- per-cluster copies ----------------------------------------------------------------------
 
-    async def _look_at_copies(self, refs: set[ObjectRef]) -> set[tuple[str, str]]:
-        """Make every destination's copy of these shaped objects now, so a copy that cannot be made is
-        reported before any syncer asks; returns the placements whose CustomizationFailed condition changes."""
-        changed: set[tuple[str, str]] = set()
-        for ref in refs:
-            before = _problems_of(self.shaping.problems.get(ref))
-            w = self._workload.get(ref)
-            projected = await self.projected(ref) if w is not None and self.shaping.shapes(ref) else None
-            targets = self.engine.object_destinations(ref) if projected is not None else []
-            for target in targets:
-                self.shaping.shape(ref, target, projected, str(w.revision))  # type: ignore[arg-type, union-attr]
-            self.shaping.keep_targets(ref, set(targets))
-            if _problems_of(self.shaping.problems.get(ref)) != before:
-                changed.update(self.engine.selecting(ref))
-        return changed
-
-    def _shaping_conditions(self, space: str, name: str) -> list[dict[str, Any]]:
-        failing = []
-        for ref in self.engine.selected_objects(space, name):
-            problems = self.shaping.problems.get(ref)
-            if problems is not None and problems.errors:
-                clusters = sorted(problems.errors)
-                failing.append(f"{ref.resource} {ref.namespace + '/' if ref.namespace else ''}{ref.name} for "
-                               f"{', '.join(clusters)}: {problems.errors[clusters[0]]}")
-        if not failing:
-            return []
-        more = f"; and {len(failing) - SHOWN_PROBLEMS} more" if len(failing) > SHOWN_PROBLEMS else ""
-        return [{"type": "CustomizationFailed", "status": "True", "reason": "CustomizationFailed",
-                 "message": "clusters keep their previous copy of " + "; ".join(failing[:SHOWN_PROBLEMS]) + more}]
-
     async def content_for(self, ref: ObjectRef, target: str) -> Outcome | None:
-        """What ``target`` gets of ``ref``: its copy and content revision, or (``obj`` None) why the cluster
-        keeps its previous copy; None when the object is gone."""
-        w = self._workload.get(ref)
-        projected = await self.projected(ref) if w is not None else None
-        if w is None or projected is None:
-            return None
-        return self.shaping.shape(ref, target, projected, str(w.revision))
+        return await self.copies.content_for(ref, target)
+
+    def copy_error(self, ref: ObjectRef, target: str) -> str | None:
+        return self.copies.copy_error(ref, target)
+
+    def conflicts(self) -> list[Conflict]:
+        return self.copies.conflicts.all()
 
     def target_changed(self, target: str) -> asyncio.Event:
         """An event set at the next bump of ``target_versions[target]``; take it before reading the engine,
@@ -452,10 +409,6 @@ class PlacementService(WorkQueue):
         return {"kind": w.kind, "apiVersion": w.api_version, "labels": dict(w.labels),
                 "resourceVersion": str(w.revision)}
 
-    def copy_error(self, ref: ObjectRef, target: str) -> str | None:
-        problems = self.shaping.problems.get(ref)
-        return None if problems is None else problems.errors.get(target)
-
     def object_revision(self, ref: ObjectRef) -> str | None:
         """The revision of the object's content in its space (status-only revisions do not count)."""
         w = self._workload.get(ref)
@@ -463,8 +416,11 @@ class PlacementService(WorkQueue):
 
     def content_revision(self, ref: ObjectRef, target: str) -> str | None:
         """The revision of ``target``'s copy of the object (status-only revisions do not count)."""
+        return self.copies.revision(ref, target)
+
+    def _revision(self, ref: ObjectRef) -> int | None:
         w = self._workload.get(ref)
-        return None if w is None else self.shaping.revision(ref, target, str(w.revision))
+        return None if w is None else w.revision
 
     async def projected(self, ref: ObjectRef) -> dict[str, Any] | None:
         """The object as its destinations must have it (cached per revision)."""
@@ -482,6 +438,3 @@ class PlacementService(WorkQueue):
             self._projections[(ref, w.revision)] = cached
         return cached
 
-
-def _problems_of(problems: Problems | None) -> tuple[dict[str, str], dict[str, frozenset[str]]]:
-    return ({}, {}) if problems is None else (dict(problems.errors), dict(problems.unknown))

@@ -33,12 +33,12 @@ def cluster_state(kind: str, spec: Mapping[str, Any], report: Report | None, *, 
                   stale: bool, copy_error: str | None = None) -> ClusterState:
     """The state of one object on one cluster. ``spec`` is the object's spec in its space (what the
     cluster was asked to run); ``stale`` is true when the cluster's syncer stopped sending heartbeats;
-    ``copy_error`` says why the hub cannot make this cluster's copy (its customization failed)."""
+    ``copy_error`` says why the cluster does not get this object's copy (its customization failed, another
+    space's copy won a conflict)."""
     current = report is not None and report.applied_revision is not None and \
         report.applied_revision == current_revision
     if copy_error is not None:
-        return ClusterState("Failed", current, f"customization failed, the cluster keeps its previous copy: "
-                                               f"{copy_error}")
+        return ClusterState("Failed", current, f"{copy_error} (the cluster keeps another copy)")
     if stale:
         return ClusterState("Stale", current, "the cluster's syncer sends no heartbeats")
     if report is None:

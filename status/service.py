@@ -73,6 +73,7 @@ class StatusService:
         self.summaries = Summaries(placement, inventory, objects, catalog, self.reports, self.events, self.combined)
         self.upsync = Upsync(placement, objects, catalog, self.events)
         placement.condition_sources.append(self.upsync.conditions)
+        placement.condition_sources.append(self.summaries.refusals)
 
     async def start(self) -> None:
         self.object_status.start()

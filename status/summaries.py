@@ -38,6 +38,9 @@ from status.reports import Report, ReportStore
 log = logging.getLogger(__name__)
 # A report's error of this reason says the cluster does not serve the object's type (docs/sync-protocol.md).
 CRD_MISSING = "CRDMissing"
+NOT_ADOPTED = "NotAdopted"  # the cluster has the object and it is not spacehub's (the syncer's reason)
+_APPLY_REASONS = (CRD_MISSING, NOT_ADOPTED)  # failures told under their own reason; others are ApplyFailed
+SHOWN_REFUSALS = 3
 
 GROUP = "status.spacehub.io"
 VERSION = "v1alpha1"
@@ -67,8 +70,9 @@ class Summaries(WorkQueue):
         self._targets_of: dict[ObjectRef, frozenset[str]] = {}  # the destinations each summary was written for
         self._objects_on: dict[str, set[ObjectRef]] = {}  # the reverse: summarised objects per cluster
         self._seen: dict[tuple[ObjectRef, str], tuple[str | None, int]] = {}  # last error and drift count
-        # The customization problem last told per (object, cluster): copy error and unknown parameters.
-        self._copy_told: dict[tuple[ObjectRef, str], tuple[str | None, frozenset[str]]] = {}
+        self._refused: dict[ObjectRef, set[str]] = {}  # clusters whose object is not spacehub's (NotAdopted)
+        # What was last told per (object, cluster): copy error, unknown parameters, conflict.
+        self._copy_told: dict[tuple[ObjectRef, str], tuple[str | None, frozenset[str], str | None]] = {}
         self._due: set[ObjectRef] = set()
         self._bodies: dict[ObjectRef, dict[str, Any]] = {}  # the last summary written, for the REST API
 
@@ -151,11 +155,10 @@ class Summaries(WorkQueue):
         revision = self.placement.object_revision(ref)
         spec = obj.get("spec") if isinstance(obj.get("spec"), dict) else {}
         reports = self.reports.of(ref)
-        shaping = self.placement.shaping.problems.get(ref)
-        failed_copies = shaping.errors if shaping is not None else {}
         states = {t: cluster_state(rtype.kind, spec, reports.get(t),
                                    current_revision=self.placement.content_revision(ref, t),
-                                   stale=not self._healthy(t), copy_error=failed_copies.get(t)) for t in targets}
+                                   stale=not self._healthy(t), copy_error=self.placement.copy_error(ref, t))
+                  for t in targets}
         involved = Involved(ref.space, rtype.kind, rtype.api_version, ref.namespace, ref.name,
                             str(obj["metadata"].get("uid", "")))
         await self._tell_story(ref, involved, targets, states, reports)
@@ -175,6 +178,11 @@ class Summaries(WorkQueue):
         for target in sorted(before - set(targets)):
             await self.events.record(involved, "Normal", "Removed", f"removed from cluster {target}", host=target)
             self._seen.pop((ref, target), None)
+            self._copy_told.pop((ref, target), None)
+            if target in self._refused.get(ref, ()):
+                self._refused[ref].discard(target)
+                for key in self.placement.engine.selecting(ref):
+                    self.placement.refresh_status(*key)
         await self._tell_copy_problems(ref, involved, targets)
         for target in targets:
             report = reports.get(target)
@@ -182,22 +190,53 @@ class Summaries(WorkQueue):
                 continue
             error, drift = self._seen.get((ref, target), (None, 0))
             if report.error and report.error != error:
-                reason = CRD_MISSING if report.error.startswith(f"{CRD_MISSING}:") else "ApplyFailed"
+                reason = next((r for r in _APPLY_REASONS if report.error.startswith(f"{r}:")), "ApplyFailed")
                 await self.events.record(involved, "Warning", reason,
                                          f"apply failed on cluster {target}: {report.error}", host=target)
             if report.drift_corrections > drift:
                 await self.events.record(involved, "Warning", "DriftCorrected",
                                          f"changed in cluster {target} and put back "
                                          f"({report.drift_corrections} times)", host=target)
+            refused = self._refused.get(ref, set())
+            if bool(report.error and report.error.startswith(f"{NOT_ADOPTED}:")) != (target in refused):
+                refused ^= {target}
+                if refused:
+                    self._refused[ref] = refused
+                else:
+                    self._refused.pop(ref, None)
+                for key in self.placement.engine.selecting(ref):
+                    self.placement.refresh_status(*key)
             self._seen[(ref, target)] = (report.error, report.drift_corrections)
 
+    def refusals(self, space: str, name: str) -> list[dict[str, Any]]:
+        """The EdgePlacement's ``NotAdopted`` condition: selected objects some cluster already has, made by
+        somebody else, which the syncer therefore left alone."""
+        refused = []
+        for ref in self.placement.engine.selected_objects(space, name):
+            clusters = sorted(self._refused.get(ref, ()))
+            if clusters:
+                where = f"{ref.namespace}/{ref.name}" if ref.namespace else ref.name
+                refused.append(f"{ref.resource} {where} on {', '.join(clusters)}")
+        if not refused:
+            return []
+        more = f"; and {len(refused) - SHOWN_REFUSALS} more" if len(refused) > SHOWN_REFUSALS else ""
+        return [{"type": "NotAdopted", "status": "True", "reason": NOT_ADOPTED,
+                 "message": "the clusters already have objects spacehub did not make, left as they are (annotate "
+                            "the space's object spacehub.io/adopt=true to take them over): "
+                            + "; ".join(refused[:SHOWN_REFUSALS]) + more}]
+
     async def _tell_copy_problems(self, ref: ObjectRef, involved: Involved, targets: list[str]) -> None:
-        """Warning Events when a cluster's customized copy cannot be made or uses parameters it lacks."""
-        problems = self.placement.shaping.problems.get(ref)
+        """Warning Events when a cluster's customized copy cannot be made or uses parameters it lacks, and
+        when another space places a different copy of the same object on a cluster (on both objects)."""
+        problems = self.placement.copies.problems(ref)
+        conflicts: dict[str, list[str]] = {}
+        for conflict in self.placement.copies.conflicts.of(ref):
+            conflicts.setdefault(conflict.target, []).append(conflict.describe())
         for target in targets:
             error = problems.errors.get(target) if problems is not None else None
             unknown = problems.unknown.get(target, frozenset()) if problems is not None else frozenset()
-            told = self._copy_told.get((ref, target), (None, frozenset()))
+            conflict = "; ".join(conflicts.get(target, [])) or None
+            told = self._copy_told.get((ref, target), (None, frozenset(), None))
             if error is not None and error != told[0]:
                 await self.events.record(involved, "Warning", "CustomizationFailed",
                                          f"cluster {target} keeps its previous copy: {error}", host=target)
@@ -205,10 +244,12 @@ class Summaries(WorkQueue):
                 await self.events.record(involved, "Warning", "UnknownParameter",
                                          f"cluster {target} defines no {', '.join(sorted(unknown))}: left as written",
                                          host=target)
-            if error is None and not unknown:
+            if conflict is not None and conflict != told[2]:
+                await self.events.record(involved, "Warning", "ConflictingPlacement", conflict, host=target)
+            if error is None and not unknown and conflict is None:
                 self._copy_told.pop((ref, target), None)
             else:
-                self._copy_told[(ref, target)] = (error, unknown)
+                self._copy_told[(ref, target)] = (error, unknown, conflict)
 
     async def _write(self, ref: ObjectRef, obj: dict[str, Any], rtype: ResourceType, revision: str | None,
                      states: dict[str, ClusterState], reports: dict[str, Report]) -> None:
@@ -281,6 +322,9 @@ class Summaries(WorkQueue):
         await self.combined.forget(ref)
         for key in [k for k in self._seen if k[0] == ref]:
             del self._seen[key]
+        for key in [k for k in self._copy_told if k[0] == ref]:
+            del self._copy_told[key]
+        self._refused.pop(ref, None)
         if deleted:
             self.events.forget(ref.space, ref.namespace, ref.name)
 

@@ -115,6 +115,12 @@ class Cluster:
                               timeout=REQUEST_TIMEOUT) as response:
             return dict(response.json())
 
+    async def merge_patch(self, gvr: GVR, namespace: str, name: str, patch: dict[str, Any]) -> dict[str, Any]:
+        async with self._call("PATCH", gvr, namespace, f"{gvr.resource}/{name}", content=orjson.dumps(patch),
+                              headers={"Content-Type": "application/merge-patch+json"},
+                              params={"fieldManager": FIELD_MANAGER}, timeout=REQUEST_TIMEOUT) as response:
+            return dict(response.json())
+
     async def create(self, gvr: GVR, namespace: str, obj: dict[str, Any]) -> dict[str, Any]:
         async with self._call("POST", gvr, namespace, gvr.resource, content=orjson.dumps(obj),
                               params={"fieldManager": FIELD_MANAGER}, timeout=REQUEST_TIMEOUT) as response:

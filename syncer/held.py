@@ -41,6 +41,11 @@ def marked(obj: dict[str, Any], target: str, space: str) -> dict[str, Any]:
     return {**obj, "metadata": meta}
 
 
+# A JSON merge patch taking the marks off an object the syncer leaves behind (removal policy orphan).
+UNMARK = {"metadata": {"labels": {MANAGED_LABEL: None},
+                       "annotations": {TARGET_ANNOTATION: None, SPACE_ANNOTATION: None}}}
+
+
 def is_ours(live: dict[str, Any], target: str) -> bool:
     meta = live.get("metadata") or {}
     return (meta.get("labels") or {}).get(MANAGED_LABEL) == "true" and \

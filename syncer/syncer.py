@@ -23,6 +23,7 @@ from syncer.cluster import GVR, Cluster, ClusterError
 from syncer.drift import DriftWatcher
 from syncer.forwarding import EventForwarder
 from syncer.held import (
+    UNMARK,
     Held,
     content_hash,
     fingerprint,
@@ -34,6 +35,7 @@ from syncer.held import (
 )
 from syncer.hubclient import HubClient, HubError
 from syncer.owned import OwnedIndex
+from syncer.policies import NOT_ADOPTED, not_adopted_message, policy_of
 from syncer.reporting import Heartbeater, StatusReporter, now_rfc3339, report_bases
 from syncer.state import Position, StateStore
 from syncer.upsync import Upsyncer
@@ -246,8 +248,18 @@ class Syncer:
     async def _apply(self, held: Held) -> None:
         held.in_flight = True
         try:
+            policy = policy_of(held.applied)
+            if policy.create_only or (not held.live_fp and not policy.adopt):
+                # Before the first write (and every write of a create-only object): is it there, and whose?
+                live = await self.cluster.get(held.gvr, held.namespace, held.name)
+                if live is not None and not policy.adopt and not is_ours(live, self.target):
+                    raise ClusterError(409, NOT_ADOPTED, not_adopted_message(
+                        str(held.entry.get("kind") or held.gvr.resource), held.namespace, held.name))
+                if live is not None and policy.create_only:
+                    self._applied(held, live, corrected=False)
+                    return
             live = await self._apply_when_served(held)
-            self._applied(held, live)
+            self._applied(held, live, corrected=not policy.create_only)
         except ClusterError as exc:
             self._failed(held, exc)
         finally:
@@ -274,10 +286,12 @@ class Syncer:
             await asyncio.sleep(delay)  # polling the cluster with a deadline
             delay = min(0.5, delay * 2)
 
-    def _applied(self, held: Held, live: dict[str, Any]) -> None:
+    def _applied(self, held: Held, live: dict[str, Any], *, corrected: bool = True) -> None:
+        """``corrected``: later changes in the cluster are drift to put back (not so for create-only objects,
+        nor for Namespaces the cluster already had)."""
         if held.error:
             log.info("syncer %s: %s applied after earlier failures", self.target, held.describe())
-        held.live_fp = fingerprint(held.applied, live) if held.owned else "-"
+        held.live_fp = fingerprint(held.applied, live) if held.owned and corrected else "-"
         held.applied_rv = resource_version(live)
         held.error = None
         held.retry_delay = 0.0
@@ -337,7 +351,9 @@ class Syncer:
         try:
             if held.owned:
                 live = await self.cluster.get(held.gvr, held.namespace, held.name)
-                if live is not None and is_ours(live, self.target):
+                if live is not None and is_ours(live, self.target) and policy_of(held.applied).orphan:
+                    await self._orphan(held)
+                elif live is not None and is_ours(live, self.target):
                     await self.cluster.delete(held.gvr, held.namespace, held.name)
                 elif live is not None:
                     log.info("syncer %s: not deleting %s: it no longer carries the syncer's marks", self.target,
@@ -351,6 +367,19 @@ class Syncer:
         del self.held[held.ident]
         self.owned.untrack(held.ident)
         self.state.remove(self.target, held.ident)
+
+    async def _orphan(self, held: Held) -> None:
+        """Leave the object in the cluster without the syncer's marks. Its Namespace, if the syncer made it,
+        is left too (unmarked, never deleted): deleting it would take the orphan with it."""
+        if held.namespace:
+            ns = self.held.get(ident_of({"resource": "namespaces", "namespace": "", "name": held.namespace}))
+            if ns is not None and ns.owned:
+                await self.cluster.merge_patch(NAMESPACES, "", held.namespace, UNMARK)
+                ns.owned, ns.live_fp = False, "-"
+                self._save(ns)
+        await self.cluster.merge_patch(held.gvr, held.namespace, held.name, UNMARK)
+        log.info("syncer %s: %s left in the cluster without its marks (removal policy orphan)", self.target,
+                 held.describe())
 
     async def _prune(self, snapshot: set[str]) -> None:
         """After a complete snapshot: whatever it did not name is not desired any more."""

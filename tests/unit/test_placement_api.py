@@ -108,6 +108,9 @@ class FakeView:
     def copy_error(self, ref: ObjectRef, target: str) -> str | None:
         return None
 
+    def conflicts(self) -> list[Any]:
+        return []
+
     async def register(self, name: str, labels: dict[str, str]) -> dict[str, Any]:
         if name in self._targets:
             raise already_exists("synctargets", EDGE_GROUP, name)
@@ -483,7 +486,8 @@ def test_openapi_document_is_served_under_the_mount_with_its_server(client: Test
         "/clusters", "/clusters/{name}", "/clusters/{name}/desired", "/spaces/{space}/placements",
         "/spaces/{space}/placements/{name}", "/spaces/{space}/placements:explain",
         "/spaces/{space}/objects/{resource}/{name}",
-        "/spaces/{space}/namespaces/{namespace}/objects/{resource}/{name}", "/spaces/{space}/upsynced"}
+        "/spaces/{space}/namespaces/{namespace}/objects/{resource}/{name}", "/spaces/{space}/upsynced",
+        "/conflicts"}
     assert doc["components"]["securitySchemes"]["bearerAuth"]["scheme"] == "bearer"
     explain = doc["paths"]["/spaces/{space}/placements:explain"]["post"]
     assert set(explain["responses"]) >= {"200", "400", "401", "403", "404", "422"}
@@ -522,5 +526,5 @@ def test_every_endpoint_conforms_to_the_openapi_document() -> None:
         case.call_and_validate(headers={"Authorization": f"Bearer {TOKEN}"})
 
     failures, operations = fuzz_operations(schema, call, max_examples=10)
-    assert operations == 11
+    assert operations == 12
     assert not failures, "\n\n".join(failures)

@@ -1,0 +1,68 @@
+"""Conflict detection between spaces placing one cluster object: who wins, what differs, what is re-sent."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from placement.conflicts import Conflicts, differing_fields
+from placement.model import ObjectRef
+
+A = ObjectRef("team-a", "configmaps", "shared", "config")
+B = ObjectRef("team-b", "configmaps", "shared", "config")
+
+
+def cm(created: str, **data: str) -> dict[str, Any]:
+    return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "config", "namespace": "shared",
+                                                                  "creationTimestamp": created}, "data": data}
+
+
+def run(conflicts: Conflicts, places: dict[ObjectRef, list[str]], copies: dict[ObjectRef, dict[str, Any]]) \
+        -> tuple[set[ObjectRef], dict[str, set[ObjectRef]]]:
+    async def copy(ref: ObjectRef, _target: str) -> dict[str, Any] | None:
+        return copies.get(ref)
+    return asyncio.run(conflicts.recompute(lambda ref: places.get(ref, []), copy))
+
+
+def test_the_object_created_first_wins_and_the_fields_that_differ_are_named() -> None:
+    conflicts = Conflicts()
+    b, a = cm("2026-11-25T10:00:05Z", value="b"), cm("2026-11-25T10:00:00Z", value="a")
+    conflicts.object_changed(B, b)
+    conflicts.object_changed(A, a)
+    changed, resend = run(conflicts, {A: ["florin", "guilder"], B: ["florin"]}, {A: a, B: b})
+    lost = conflicts.lost(B, "florin")
+    assert lost is not None and lost.winner == A and lost.fields == ("data.value",)
+    assert conflicts.lost(A, "florin") is None and conflicts.lost(B, "guilder") is None
+    assert changed == {A, B} and resend == {"florin": {A, B}}
+    assert [c.loser for c in conflicts.of(A)] == [B]  # the winner is in it too
+    assert "space team-a wins, space team-b differs at data.value" in lost.describe()
+
+
+def test_equal_copies_are_no_conflict_and_a_conflict_ends_when_its_winner_goes() -> None:
+    conflicts = Conflicts()
+    a, b = cm("2026-11-25T10:00:00Z", value="same"), cm("2026-11-25T10:00:05Z", value="same")
+    conflicts.object_changed(A, a)
+    conflicts.object_changed(B, b)
+    assert run(conflicts, {A: ["florin"], B: ["florin"]}, {A: a, B: b}) == (set(), {})
+    assert conflicts.all() == []
+
+    b2 = cm("2026-11-25T10:00:05Z", value="other")
+    conflicts.object_changed(B, b2)
+    run(conflicts, {A: ["florin"], B: ["florin"]}, {A: a, B: b2})
+    assert conflicts.lost(B, "florin") is not None
+    conflicts.object_changed(A, None)  # team-a's object deleted: team-b's copy is the only one
+    changed, resend = run(conflicts, {B: ["florin"]}, {B: b2})
+    assert conflicts.lost(B, "florin") is None and changed == {A, B} and B in resend["florin"]
+
+
+def test_names_used_by_one_space_only_are_never_looked_at() -> None:
+    conflicts = Conflicts()
+    conflicts.object_changed(A, cm("2026-11-25T10:00:00Z", value="a"))
+    conflicts.selection_changed([A])
+    assert run(conflicts, {}, {}) == (set(), {})
+
+
+def test_differing_fields_name_paths_to_a_depth_then_the_subtree() -> None:
+    assert differing_fields({"spec": {"replicas": 1, "x": {"a": {"b": 1}}}},
+                            {"spec": {"replicas": 2, "x": {"a": {"b": 2}}}}) == ["spec.replicas", "spec.x.a"]
+    assert differing_fields({"data": {"k": "1"}}, {"data": {"k": "1", "extra": "2"}}) == ["data.extra"]
