@@ -79,9 +79,11 @@ class Inventory:
             else:
                 previous = self._targets.get(name)
                 self._targets[name] = obj  # type: ignore[assignment]
-                # Status (heartbeats) changes often and does not matter to placement.
+                # Status (heartbeats) changes often and does not matter to placement, except the capacity that
+                # replica division reads (it changes rarely: a Node added or removed).
                 changed = previous is None or _labels(previous) != _labels(obj) or \
-                    previous.get("spec") != obj.get("spec")  # type: ignore[union-attr]
+                    previous.get("spec") != obj.get("spec") or \
+                    _allocatable(previous) != _allocatable(obj)  # type: ignore[arg-type]
                 if previous is not None and _ready(previous) != _ready(obj):  # type: ignore[arg-type]
                     for health in self.health_listeners:
                         health(name)
@@ -106,3 +108,7 @@ class Inventory:
         or no such target)."""
         target = self._targets.get(name)
         return None if target is None else _ready(target)
+
+
+def _allocatable(target: dict[str, Any]) -> Any:
+    return (target.get("status") or {}).get("allocatable")

@@ -73,6 +73,10 @@ class PlacementView(Protocol):
         """Why ``target`` does not get this object's copy (it keeps another one), or None."""
         ...
 
+    def shares(self, ref: ObjectRef) -> dict[str, int] | None:
+        """The replicas each cluster runs of a divided object (None: its replicas are not divided)."""
+        ...
+
     def conflicts(self) -> list[Conflict]:
         """Every cluster object several spaces place with different content, per cluster and losing space."""
         ...
@@ -387,7 +391,7 @@ def object_placement(view: PlacementView, ref: ObjectRef, reports: ReportedState
         placements=[m.PlacementRef(space=ref.space, name=_name(p)) for p in selecting],
         want_singleton_reported_state=want, singleton_status=want and len(destinations) == 1,
         reported=[m.ReportedState(**r) for r in reports.reported(ref)] if reports is not None else [],
-        summary=reports.summary(ref) if reports is not None else None)
+        summary=reports.summary(ref) if reports is not None else None, division=view.shares(ref))
 
 
 # --- errors as Status ----------------------------------------------------------------------------

@@ -331,6 +331,8 @@ class ObjectPlacement(ApiModel):
                                           description="Per cluster that reported it, the latest reported state.")
     summary: dict[str, Any] | None = Field(None, description="The object's PlacementStatus: counts of clusters "
                                                              "by state, the worst state and each cluster's state.")
+    division: dict[str, int] | None = Field(default=None, description="When the object's replicas are divided "
+                                            "(spacehub.io/replica-division): the replicas each cluster runs.")
 
 
 # --- Explain (request) ---------------------------------------------------------------------------

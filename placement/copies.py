@@ -15,10 +15,13 @@ from typing import Any
 
 from inventory.clusters import Inventory
 from placement.conflicts import Conflicts
+from placement.division import Division, DivisionError, divide, division_of
 from placement.engine import PlacementEngine
 from placement.model import ObjectRef
 from placement.records import PKey
 from placement.shaping import CustomizerKey, Outcome, Problems, Shaper
+from spaces import jsonpath
+from spaces.registry import ScalePaths
 
 SHOWN_PROBLEMS = 3  # objects named in a condition before "and N more"
 
@@ -26,13 +29,21 @@ SHOWN_PROBLEMS = 3  # objects named in a condition before "and N more"
 class ClusterCopies:
     def __init__(self, engine: PlacementEngine, inventory: Inventory,
                  projected: Callable[[ObjectRef], Awaitable[dict[str, Any] | None]],
-                 revision_of: Callable[[ObjectRef], int | None]) -> None:
+                 revision_of: Callable[[ObjectRef], int | None],
+                 scale_of: Callable[[ObjectRef], ScalePaths | None]) -> None:
         self.engine = engine
+        self.inventory = inventory
         self._projected = projected
         self._revision_of = revision_of
+        self._scale_of = scale_of
         self.shaping = Shaper(engine.target_locations, inventory.location, inventory.sync_target)
         self.conflicts = Conflicts()
         self._due: set[ObjectRef] = set()  # shaped objects whose copies to make again
+        # Divided objects: what they ask, their total and where it is; the shares last sent per cluster.
+        self._divisions: dict[ObjectRef, tuple[Division, int, str]] = {}
+        self._division_errors: dict[ObjectRef, str] = {}
+        self._shares: dict[ObjectRef, tuple[tuple[Any, ...], dict[str, int], bool]] = {}
+        self._divisions_due: set[ObjectRef] = set()
         self.wake = False  # clusters were given objects again since the last look: their streams must wake
 
     # --- inputs -------------------------------------------------------------------------------
@@ -42,6 +53,27 @@ class ClusterCopies:
         self.shaping.object_changed(ref, obj)
         if self.shaping.shapes(ref):
             self._due.add(ref)
+        self._division_changed(ref, obj)
+
+    def _division_changed(self, ref: ObjectRef, obj: Mapping[str, Any] | None) -> None:
+        had = ref in self._divisions or ref in self._division_errors
+        self._divisions.pop(ref, None)
+        self._division_errors.pop(ref, None)
+        scale = self._scale_of(ref) if obj is not None else None
+        if obj is not None and scale is not None:
+            try:
+                division = division_of(obj)
+            except DivisionError as exc:
+                self._division_errors[ref] = str(exc)
+                division = None
+            if division is not None:
+                total = jsonpath.first(obj, scale.spec_replicas)
+                self._divisions[ref] = (division, total if isinstance(total, int) and total >= 0 else 1,
+                                        scale.spec_replicas)
+        if had or ref in self._divisions or ref in self._division_errors:
+            self._divisions_due.add(ref)
+        if ref not in self._divisions:
+            self._shares.pop(ref, None)
 
     def customizer_changed(self, key: CustomizerKey, obj: dict[str, Any] | None) -> set[ObjectRef]:
         """A Customizer changed: returns the objects naming it (the caller re-sends them with a new token)."""
@@ -51,6 +83,7 @@ class ClusterCopies:
 
     def definitions_changed(self, targets: Iterable[str]) -> None:
         """Clusters whose Location or SyncTarget changed get again the copies that use their parameters."""
+        self._divisions_due.update(self._divisions)  # weights and capacities come from the SyncTargets
         changed = self.shaping.definitions_changed(targets)
         dependent = [ref for ref in self.shaping.shaped_objects() if self.shaping.depends_on_definitions(ref)]
         if not changed or not dependent:
@@ -72,16 +105,71 @@ class ClusterCopies:
     async def look(self, placements: set[PKey]) -> set[PKey]:
         """Make the copies of shaped objects that are due (or whose placements changed) and look for
         conflicts; returns the placements whose conditions change."""
+        self.wake = False
         due, self._due = self._due, set()
         selected = [ref for key in placements for ref in self.engine.selected_objects(*key)]
         due.update(ref for ref in selected if self.shaping.shapes(ref))
         self.conflicts.selection_changed(selected)
         changed = await self._make_copies(due)
+        changed |= self._redivide({ref for ref in selected if ref in self._divisions} | self._divisions_due)
         lost, resend = await self.conflicts.recompute(self.engine.object_destinations, self._copy)
         for target, refs in resend.items():
             self.engine.resend(target, refs)
-        self.wake = bool(resend)
+        self.wake = self.wake or bool(resend)
         return changed | {key for ref in lost for key in self.engine.selecting(ref)}
+
+    def _redivide(self, refs: set[ObjectRef]) -> set[PKey]:
+        """Divide these objects' replicas again; clusters whose share changed get the object again. Returns
+        the placements whose conditions change (a division became possible or impossible)."""
+        self._divisions_due.clear()
+        changed: set[PKey] = set()
+        for ref in refs:
+            before = self._shares.get(ref)
+            after = self._divide(ref)
+            old_shares = before[1] if before is not None else {}
+            new_shares = after[1] if after is not None else {}
+            moved = [t for t in set(old_shares) | set(new_shares) if old_shares.get(t) != new_shares.get(t)]
+            for target in moved:
+                if target in new_shares:
+                    self.engine.resend(target, [ref])
+                    self.wake = True
+            if (before is None) != (after is None) or (before and after and before[2] != after[2]) or \
+                    ref in self._division_errors:
+                changed.update(self.engine.selecting(ref))
+        return changed
+
+    def _divide(self, ref: ObjectRef) -> tuple[tuple[Any, ...], dict[str, int], bool] | None:
+        """The object's shares now (cached while total, clusters, weights and maxima stay)."""
+        asked = self._divisions.get(ref)
+        if asked is None:
+            self._shares.pop(ref, None)
+            return None
+        division, total, _ = asked
+        targets = self.engine.object_destinations(ref)
+        weights, maxima = division.weights(targets, self.inventory.sync_target)
+        key = (division, total, tuple(sorted(weights.items())), tuple(sorted(maxima.items())))
+        cached = self._shares.get(ref)
+        if cached is not None and cached[0] == key:
+            return cached
+        shares, over = divide(total, weights, maxima)
+        self._shares[ref] = (key, shares, over)
+        return self._shares[ref]
+
+    def share(self, ref: ObjectRef, target: str) -> int | None:
+        """The replicas ``target`` runs of a divided object (None: not divided)."""
+        if ref not in self._divisions:
+            return None
+        divided = self._shares.get(ref) or self._divide(ref)  # kept fresh by look(); computed when first asked
+        return None if divided is None else divided[1].get(target, 0)
+
+    def shares(self, ref: ObjectRef) -> dict[str, int] | None:
+        if ref not in self._divisions:
+            return None
+        divided = self._shares.get(ref) or self._divide(ref)
+        return None if divided is None else dict(divided[1])
+
+    def divided(self, ref: ObjectRef) -> bool:
+        return ref in self._divisions
 
     async def _make_copies(self, refs: set[ObjectRef]) -> set[PKey]:
         """Every destination's copy of these shaped objects, so that a copy that cannot be made is reported
@@ -109,7 +197,15 @@ class ClusterCopies:
         projected = await self._projected(ref) if revision is not None else None
         if revision is None or projected is None:
             return None
-        return self.shaping.shape(ref, target, projected, str(revision))
+        error = self._division_errors.get(ref)
+        if error is not None:
+            return Outcome(None, str(revision), error)
+        outcome = self.shaping.shape(ref, target, projected, str(revision))
+        share = self.share(ref, target)
+        if share is None or outcome.obj is None:
+            return outcome
+        obj = _with_replicas(outcome.obj, self._divisions[ref][2], share)
+        return Outcome(obj, f"{outcome.revision}.{share}", None, outcome.unknown_keys)
 
     # --- outputs ------------------------------------------------------------------------------
 
@@ -124,7 +220,11 @@ class ClusterCopies:
 
     def revision(self, ref: ObjectRef, target: str) -> str | None:
         revision = self._revision_of(ref)
-        return None if revision is None else self.shaping.revision(ref, target, str(revision))
+        if revision is None:
+            return None
+        shaped = self.shaping.revision(ref, target, str(revision))
+        share = self.share(ref, target)
+        return shaped if share is None else f"{shaped}.{share}"
 
     def copy_error(self, ref: ObjectRef, target: str) -> str | None:
         """Why ``target`` keeps another copy than this object's: its customization failed, or another space's
@@ -132,6 +232,8 @@ class ClusterCopies:
         conflict = self.conflicts.lost(ref, target)
         if conflict is not None:
             return f"conflict: {conflict.describe()}"
+        if ref in self._division_errors:
+            return f"replica division: {self._division_errors[ref]}"
         problems = self.shaping.problems.get(ref)
         error = None if problems is None else problems.errors.get(target)
         return None if error is None else f"customization failed: {error}"
@@ -141,7 +243,7 @@ class ClusterCopies:
 
     def conditions(self, space: str, name: str) -> list[dict[str, Any]]:
         """The EdgePlacement's CustomizationFailed and Conflict conditions."""
-        failing, conflicting = [], set()
+        failing, conflicting, over = [], set(), []
         for ref in self.engine.selected_objects(space, name):
             problems = self.shaping.problems.get(ref)
             if problems is not None and problems.errors:
@@ -149,6 +251,11 @@ class ClusterCopies:
                 failing.append(f"{ref.resource} {_where(ref)} for {', '.join(clusters)}: "
                                f"{problems.errors[clusters[0]]}")
             conflicting.update(c.describe() for c in self.conflicts.of(ref))
+            if ref in self._division_errors:
+                failing.append(f"{ref.resource} {_where(ref)} for every cluster: {self._division_errors[ref]}")
+            elif (divided := self._shares.get(ref)) is not None and divided[2]:
+                over.append(f"{ref.resource} {_where(ref)}: {sum(divided[1].values())} replicas, shares "
+                            + ", ".join(f"{t}={n}" for t, n in sorted(divided[1].items())))
         out = []
         if failing:
             out.append({"type": "CustomizationFailed", "status": "True", "reason": "CustomizationFailed",
@@ -157,7 +264,24 @@ class ClusterCopies:
             out.append({"type": "Conflict", "status": "True", "reason": "ConflictingContent",
                         "message": "objects other spaces also place with different content (the object created "
                                    "first wins): " + _listed(sorted(conflicting))})
+        if over:
+            out.append({"type": "OverCapacity", "status": "True", "reason": "ReplicasExceedCapacity",
+                        "message": "divided replicas exceed what the clusters can hold (each got its most, the rest "
+                                   "by weight): " + _listed(over)})
         return out
+
+
+def _with_replicas(obj: dict[str, Any], path: str, replicas: int) -> dict[str, Any]:
+    """A copy of ``obj`` with ``replicas`` at a dot path such as ``.spec.replicas`` (parents copied)."""
+    out = dict(obj)
+    node = out
+    steps = [s for s in path.split(".") if s]
+    for step in steps[:-1]:
+        child = node.get(step)
+        node[step] = dict(child) if isinstance(child, dict) else {}
+        node = node[step]
+    node[steps[-1]] = replicas
+    return out
 
 
 def _where(ref: ObjectRef) -> str:

@@ -29,7 +29,7 @@ from spaces.catalog import ROOT_SPACE, Catalog
 from spaces.controllers import WorkQueue
 from spaces.customresources import CRD_RESOURCE
 from spaces.errors import StatusError
-from spaces.registry import ResourceType
+from spaces.registry import ResourceType, ScalePaths
 from spaces.service import DeleteOptions, Objects, WriteOptions, now_rfc3339
 from spaces.store import Key, LogRow
 from spaces.watch import Entry
@@ -87,7 +87,7 @@ class PlacementService(WorkQueue):
         self.condition_sources: list[Callable[[str, str], list[dict[str, Any]]]] = []
         self._refresh: set[tuple[str, str]] = set()
         # Each cluster's copy: customized for it, or held back (a failed customization, a lost conflict).
-        self.copies = ClusterCopies(self.engine, inventory, self.projected, self._revision)
+        self.copies = ClusterCopies(self.engine, inventory, self.projected, self._revision, self._scale)
         self.condition_sources.append(self.copies.conditions)
 
     # --- feeding the engine --------------------------------------------------------------------
@@ -378,6 +378,9 @@ class PlacementService(WorkQueue):
     def copy_error(self, ref: ObjectRef, target: str) -> str | None:
         return self.copies.copy_error(ref, target)
 
+    def shares(self, ref: ObjectRef) -> dict[str, int] | None:
+        return self.copies.shares(ref)
+
     def conflicts(self) -> list[Conflict]:
         return self.copies.conflicts.all()
 
@@ -417,6 +420,13 @@ class PlacementService(WorkQueue):
     def content_revision(self, ref: ObjectRef, target: str) -> str | None:
         """The revision of ``target``'s copy of the object (status-only revisions do not count)."""
         return self.copies.revision(ref, target)
+
+    def _scale(self, ref: ObjectRef) -> ScalePaths | None:
+        """Where a kind with a scale subresource keeps its replicas (None: it has none to divide)."""
+        rtype = self.catalog.by_group_resource(ref.space, ref.resource)
+        if rtype is None or "scale" not in rtype.subresources:
+            return None
+        return rtype.scale or ScalePaths()  # built-in kinds keep the default paths
 
     def _revision(self, ref: ObjectRef) -> int | None:
         w = self._workload.get(ref)

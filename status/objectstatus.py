@@ -175,7 +175,7 @@ class ObjectStatus(WorkQueue):
         if multi is None or not qualified:
             return None
         reports = {c: r for c, r in self.reports.of(ref).items() if c in qualified}
-        combined = aggregate([reports[c].status for c in sorted(reports)])
+        combined = aggregate([reports[c].status for c in sorted(reports)], divided=self.service.copies.divided(ref))
         return self._with_generation(ref, obj, combined, reports, qualified)
 
     def _with_generation(self, ref: ObjectRef, obj: dict[str, Any], status: dict[str, Any] | None,

@@ -155,14 +155,15 @@ class Summaries(WorkQueue):
         revision = self.placement.object_revision(ref)
         spec = obj.get("spec") if isinstance(obj.get("spec"), dict) else {}
         reports = self.reports.of(ref)
-        states = {t: cluster_state(rtype.kind, spec, reports.get(t),
-                                   current_revision=self.placement.content_revision(ref, t),
+        shares = self.placement.copies.shares(ref)  # divided replicas: each cluster is asked for its share
+        states = {t: cluster_state(rtype.kind, spec if shares is None else {**spec, "replicas": shares.get(t, 0)},
+                                   reports.get(t), current_revision=self.placement.content_revision(ref, t),
                                    stale=not self._healthy(t), copy_error=self.placement.copy_error(ref, t))
                   for t in targets}
         involved = Involved(ref.space, rtype.kind, rtype.api_version, ref.namespace, ref.name,
                             str(obj["metadata"].get("uid", "")))
         await self._tell_story(ref, involved, targets, states, reports)
-        await self._write(ref, obj, rtype, revision, states, reports)
+        await self._write(ref, obj, rtype, revision, states, reports, shares)
         await self.combined.update(ref, obj, rtype, engine.status_wants(ref), reports)
         self._track(ref, frozenset(targets))
         return False
@@ -252,9 +253,10 @@ class Summaries(WorkQueue):
                 self._copy_told[(ref, target)] = (error, unknown, conflict)
 
     async def _write(self, ref: ObjectRef, obj: dict[str, Any], rtype: ResourceType, revision: str | None,
-                     states: dict[str, ClusterState], reports: dict[str, Report]) -> None:
+                     states: dict[str, ClusterState], reports: dict[str, Report],
+                     shares: dict[str, int] | None) -> None:
         meta = obj["metadata"]
-        body = _summary(ref, rtype, meta, revision, states, reports)
+        body = _summary(ref, rtype, meta, revision, states, reports, shares)
         self._bodies[ref] = body
         namespace = ref.namespace or REPORT_NAMESPACE
         if not ref.namespace:
@@ -360,7 +362,8 @@ def _labels(ref: ObjectRef) -> dict[str, str]:
 
 
 def _summary(ref: ObjectRef, rtype: ResourceType, meta: dict[str, Any], revision: str | None,
-             states: dict[str, ClusterState], reports: dict[str, Report]) -> dict[str, Any]:
+             states: dict[str, ClusterState], reports: dict[str, Report],
+             shares: dict[str, int] | None) -> dict[str, Any]:
     phases = [s.phase for s in states.values()]
     summary = {"targeted": len(states), "applied": sum(p in ("Applied", "Ready") for p in phases),
                "ready": phases.count("Ready"), "failed": phases.count("Failed"), "stale": phases.count("Stale"),
@@ -369,6 +372,8 @@ def _summary(ref: ObjectRef, rtype: ResourceType, meta: dict[str, Any], revision
     for target in sorted(states):
         state, report = states[target], reports.get(target)
         entry: dict[str, Any] = {"name": target, "phase": state.phase, "current": state.current}
+        if shares is not None:
+            entry["replicas"] = shares.get(target, 0)
         if state.message:
             entry["message"] = state.message
         if report is not None:

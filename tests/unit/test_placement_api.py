@@ -111,6 +111,9 @@ class FakeView:
     def conflicts(self) -> list[Any]:
         return []
 
+    def shares(self, ref: ObjectRef) -> dict[str, int] | None:
+        return None
+
     async def register(self, name: str, labels: dict[str, str]) -> dict[str, Any]:
         if name in self._targets:
             raise already_exists("synctargets", EDGE_GROUP, name)
