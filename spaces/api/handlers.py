@@ -21,6 +21,7 @@ from spaces.api.codec import (
     status_response,
     table_version,
 )
+from spaces.api.openapiv2 import openapi_v2_response
 from spaces.api.params import optional_query_bool, query_bool
 from spaces.api.paths import ResourcePath, parse_resource_path
 from spaces.api.tables import to_table
@@ -28,6 +29,7 @@ from spaces.api.watchstream import WatchRequest, WatchStream, watch_timeout
 from spaces.catalog import Catalog
 from spaces.identity import of_request
 from spaces.openapi import group_version_path, openapi_document, openapi_index
+from spaces.openapi_v2 import openapi_v2
 from spaces.patching import apply_patch
 from spaces.protobuf import decode_protobuf_body
 from spaces.registry import ResourceType, ScalePaths
@@ -164,13 +166,19 @@ class SpaceAPI:
         return Response(discovery.group_list(types), media_type="application/json")
 
     def _openapi(self, request: Request, space: str, segs: list[str]) -> Response:
-        if not segs or segs[0] != "v3":
+        if not segs or segs[0] not in ("v2", "v3"):
             raise self._not_served()
         types = self.catalog.types(space)
         by_gv: dict[tuple[str, str], list[ResourceType]] = {}
         for t in types:
             by_gv.setdefault((t.group, t.version), []).append(t)
         defs = self.catalog.definitions_for(space)
+        if segs == ["v2"]:
+            v3_docs = {group_version_path(g, v): openapi_document(g, v, tuple(ts), defs)
+                       for (g, v), ts in by_gv.items()}
+            return openapi_v2_response(request, openapi_v2(v3_docs))
+        if segs[0] != "v3":
+            raise self._not_served()
         if len(segs) == 1:
             hashes = {group_version_path(g, v): openapi_document(g, v, tuple(ts), defs)[1]
                       for (g, v), ts in by_gv.items()}

@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from spaces.api.openapiv2 import negotiate
 from spaces.catalog import Catalog
 from spaces.openapi import group_version_path, openapi_document
 from spaces.openapi_v2 import OpenAPIV2, convert_schema, openapi_v2, v2_document
@@ -163,3 +164,17 @@ def test_the_document_is_cached_by_the_v3_hashes_and_rebuilt_when_a_crd_changes(
     assert defs["com.example.v1.Widget"]["properties"]["spec"]["properties"]["size"]["type"] == ["integer"]
     assert model_errors(defs) == []
 
+
+@pytest.mark.parametrize(("accept", "answer"), [
+    (None, "application/json"),
+    ("*/*", "application/json"),
+    ("application/com.github.proto-openapi.spec.v2@v1.0+protobuf",
+     "application/com.github.proto-openapi.spec.v2.v1.0+protobuf"),
+    ("application/json;q=0.5, application/com.github.proto-openapi.spec.v2.v1.0+protobuf",
+     "application/com.github.proto-openapi.spec.v2.v1.0+protobuf"),
+    ("text/html, application/*;q=0.9", "application/json"),
+    ("application/yaml", None),
+    ("text/plain", None),
+])
+def test_accept_negotiation_follows_kube_openapi(accept: str | None, answer: str | None) -> None:
+    assert negotiate(accept) == answer
