@@ -92,8 +92,8 @@ class OpenAPIV2:
     document: dict[str, Any]
     json: bytes
     etag: str
-    _proto: bytes | None = field(default=None, repr=False)
-    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    _proto: bytes | None = field(default=None, init=False, repr=False)
+    _lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
 
     def protobuf(self) -> bytes:
         """The gnostic ``openapi_v2.Document`` encoding, made once on first request."""
@@ -115,8 +115,7 @@ def openapi_v2(v3_documents: Mapping[str, tuple[bytes, str]]) -> OpenAPIV2:
         if hit is not None:
             _cache.move_to_end(key)
             return hit
-    document = v2_document(orjson.loads(body) for body, _ in
-                           (v3_documents[gv] for gv, _ in key))
+    document = v2_document(orjson.loads(v3_documents[gv][0]) for gv, _ in key)
     body = orjson.dumps(document, option=orjson.OPT_SORT_KEYS)
     # The ETag is kube-openapi's: the upper-case hex SHA-512 of the JSON, shared by the protobuf form.
     result = OpenAPIV2(document, body, hashlib.sha512(body).hexdigest().upper())
