@@ -30,7 +30,7 @@ from spaces.registry import ResourceType
 
 Schema = dict[str, Any]
 
-_COMPONENTS = "#/components/schemas/"
+COMPONENTS_REF = "#/components/schemas/"
 _INT_OR_STRING = "io.k8s.apimachinery.pkg.util.intstr.IntOrString"
 _QUANTITY = "io.k8s.apimachinery.pkg.api.resource.Quantity"
 _OBJECT_META = "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"
@@ -175,7 +175,7 @@ def convert_schema(node: Any, refs: set[str]) -> Any:
     if isinstance(ref, str):
         name = ref.rsplit("/", 1)[-1]
         refs.add(name)
-        target = {"$ref": _COMPONENTS + name}
+        target = {"$ref": COMPONENTS_REF + name}
         if not out:
             return target
         out = {"allOf": [target], **out}
@@ -235,8 +235,8 @@ _converters: OrderedDict[int, _Converter] = OrderedDict()
 def _collect_refs(node: Any, refs: set[str]) -> None:
     if isinstance(node, dict):
         for key, value in node.items():
-            if key == "$ref" and isinstance(value, str) and value.startswith(_COMPONENTS):
-                refs.add(value[len(_COMPONENTS):])
+            if key == "$ref" and isinstance(value, str) and value.startswith(COMPONENTS_REF):
+                refs.add(value[len(COMPONENTS_REF):])
             else:
                 _collect_refs(value, refs)
     elif isinstance(node, list):
@@ -248,7 +248,7 @@ def _collect_refs(node: Any, refs: set[str]) -> None:
 
 
 def _ref(name: str) -> Schema:
-    return {"$ref": _COMPONENTS + name}
+    return {"$ref": COMPONENTS_REF + name}
 
 
 def _gvk(group: str, version: str, kind: str) -> dict[str, str]:

@@ -21,6 +21,7 @@ from spaces.api.codec import (
     status_response,
     table_version,
 )
+from spaces.api.openapiv2 import openapi_v2_response
 from spaces.api.params import optional_query_bool, query_bool
 from spaces.api.paths import ResourcePath, parse_resource_path
 from spaces.api.tables import to_table
@@ -28,6 +29,7 @@ from spaces.api.watchstream import WatchRequest, WatchStream, watch_timeout
 from spaces.catalog import Catalog
 from spaces.identity import of_request
 from spaces.openapi import group_version_path, openapi_document, openapi_index
+from spaces.openapi_v2 import openapi_v2
 from spaces.patching import apply_patch
 from spaces.protobuf import decode_protobuf_body
 from spaces.registry import ResourceType, ScalePaths
@@ -164,26 +166,31 @@ class SpaceAPI:
         return Response(discovery.group_list(types), media_type="application/json")
 
     def _openapi(self, request: Request, space: str, segs: list[str]) -> Response:
+        if segs == ["v2"]:
+            # v2 is one document made from all the v3 ones, so it is cached by their hashes.
+            return openapi_v2_response(request, openapi_v2(self._openapi_v3_documents(space)))
         if not segs or segs[0] != "v3":
             raise self._not_served()
-        types = self.catalog.types(space)
+        docs = self._openapi_v3_documents(space)
+        if len(segs) == 1:
+            return json_response(openapi_index({gv: digest for gv, (_, digest) in docs.items()}, ""))
+        found = docs.get("/".join(segs[1:]))
+        if found is None:
+            raise self._not_served()
+        body, digest = found
+        headers = {"ETag": f'"{digest}"'}
+        if request.query_params.get("hash") == digest:
+            headers["Cache-Control"] = "public, immutable"
+        return Response(body, media_type="application/json", headers=headers)
+
+    def _openapi_v3_documents(self, space: str) -> dict[str, tuple[bytes, str]]:
+        """``{group_version_path: (document, hash)}`` for every group/version the space serves."""
         by_gv: dict[tuple[str, str], list[ResourceType]] = {}
-        for t in types:
+        for t in self.catalog.types(space):
             by_gv.setdefault((t.group, t.version), []).append(t)
         defs = self.catalog.definitions_for(space)
-        if len(segs) == 1:
-            hashes = {group_version_path(g, v): openapi_document(g, v, tuple(ts), defs)[1]
-                      for (g, v), ts in by_gv.items()}
-            return json_response(openapi_index(hashes, ""))
-        wanted = "/".join(segs[1:])
-        for (g, v), ts in by_gv.items():
-            if group_version_path(g, v) == wanted:
-                body, digest = openapi_document(g, v, tuple(ts), defs)
-                headers = {"ETag": f'"{digest}"'}
-                if request.query_params.get("hash") == digest:
-                    headers["Cache-Control"] = "public, immutable"
-                return Response(body, media_type="application/json", headers=headers)
-        raise self._not_served()
+        return {group_version_path(g, v): openapi_document(g, v, tuple(ts), defs)
+                for (g, v), ts in by_gv.items()}
 
     # --- resources ----------------------------------------------------------------------------
 

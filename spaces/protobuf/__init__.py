@@ -4,6 +4,9 @@ kubectl's generator subcommands (``kubectl create deployment|secret|role …``) 
 :func:`decode_protobuf_body` turns such a body into the dict the same object would have been as JSON, so
 everything after the codec stays JSON-only. Only the generators' kinds are decoded (:func:`supports`);
 other kinds, and fields the tables do not know, are refused with 415 so the client can send JSON instead.
+
+The one protobuf spacehub writes is the OpenAPI v2 document kubectl validates against
+(:mod:`spaces.protobuf.openapiv2`, on the writing half of the wire format in :mod:`spaces.protobuf.writer`).
 """
 
 from spaces.protobuf.decoder import MAGIC, MEDIA_TYPE, decode_protobuf_body, supports
