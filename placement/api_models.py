@@ -27,7 +27,9 @@ _DNS_SUBDOMAIN = rf"{_DNS_LABEL}(\.{_DNS_LABEL})*"
 _LABEL_NAME = r"[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?"
 CLUSTER_NAME_PATTERN = rf"^{_DNS_SUBDOMAIN}$"
 CLUSTER_NAME_MAX = 63  # the name is also the value of the SyncTarget's ``id`` label
-LABEL_KEY_PATTERN = rf"^({_DNS_SUBDOMAIN}/)?{_LABEL_NAME}$"
+# The prefix's 253-character bound is in the pattern (a lookahead), so that the schema accepts exactly what the
+# server does: a key within the total length with a longer prefix is invalid.
+LABEL_KEY_PATTERN = rf"^((?=[^/]{{1,253}}/){_DNS_SUBDOMAIN}/)?{_LABEL_NAME}$"
 LABEL_KEY_MAX = 253 + 1 + 63
 LABEL_PREFIX_MAX = 253
 LABEL_VALUE_PATTERN = rf"^({_LABEL_NAME})?$"
