@@ -1,4 +1,4 @@
-"""``spacehub cluster register|list|delete``: thin callers of the cluster endpoints of the placement REST API.
+"""``spacehub cluster register|list|delete|cordon|drain|uncordon``: thin callers of the placement REST API.
 
 Owns argument parsing and printing only. Every command reaches the hub through the kubeconfig like the
 other ``spacehub`` commands and calls ``/placement/v1/clusters``; the syncer manifest for ``-o manifest``
@@ -61,6 +61,14 @@ def register_cluster_commands(sub: Subparsers, common: argparse.ArgumentParser) 
     delete.add_argument("name", metavar="NAME")
     delete.set_defaults(func=_cluster_delete)
 
+    for verb, help_text in (
+            ("cordon", "no new placement reaches the cluster and it takes no new divided replicas"),
+            ("drain", "cordon, start its divided replicas elsewhere, then (once they are ready) empty it"),
+            ("uncordon", "undo cordon or drain: the cluster is placed on again")):
+        command = cluster_sub.add_parser(verb, parents=[common], help=help_text)
+        command.add_argument("name", metavar="NAME")
+        command.set_defaults(func=_cluster_schedule, verb=verb)
+
 
 def parse_labels(pairs: Sequence[str]) -> dict[str, str]:
     labels: dict[str, str] = {}
@@ -116,6 +124,14 @@ def print_clusters(result: dict[str, Any], output: str | None, out: TextIO | Non
                               or "<none>", (c.get("readyCondition") or {}).get("status") or "Unknown",
                               age(c["lastHeartbeat"], now) if c.get("lastHeartbeat") else "<never>"],
                name=lambda c: c["name"], empty="No clusters registered", out=out)
+
+
+def _cluster_schedule(args: argparse.Namespace) -> int:
+    with client_for(getattr(args, "kubeconfig", None)) as client:
+        client.post(f"{API}/clusters/{quote(args.name, safe='')}:{args.verb}", {})
+    done = {"cordon": "cordoned", "drain": "draining", "uncordon": "uncordoned"}[args.verb]
+    print(f'cluster "{args.name}" {done}')
+    return 0
 
 
 def _cluster_delete(args: argparse.Namespace) -> int:

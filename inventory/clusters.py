@@ -9,7 +9,8 @@ changes (its syncer stopped or resumed sending heartbeats).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import datetime as dt
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Protocol
 
 import orjson
@@ -33,6 +34,34 @@ def _ready(target: dict[str, Any]) -> bool | None:
         if isinstance(condition, dict) and condition.get("type") == "Ready":
             return condition.get("status") == "True"
     return None
+
+
+def cordoned(target: Mapping[str, Any]) -> bool:
+    """``spec.unschedulable``: no new placements reach the cluster and it takes no new divided replicas."""
+    return (target.get("spec") or {}).get("unschedulable") is True
+
+
+def evict_after(target: Mapping[str, Any]) -> dt.datetime | None:
+    """``spec.evictAfter`` (kcp TMC's field): from then on the cluster is drained. None: not set or unreadable."""
+    return _time((target.get("spec") or {}).get("evictAfter"))
+
+
+def not_ready_since(target: Mapping[str, Any]) -> dt.datetime | None:
+    """When the cluster's syncer stopped sending heartbeats (its Ready condition turned False); None if Ready."""
+    for condition in (target.get("status") or {}).get("conditions") or []:
+        if isinstance(condition, dict) and condition.get("type") == "Ready" and condition.get("status") == "False":
+            return _time(condition.get("lastTransitionTime")) or dt.datetime.now(dt.UTC)
+    return None
+
+
+def _time(value: Any) -> dt.datetime | None:
+    if not isinstance(value, str) or not value:
+        return None
+    try:
+        parsed = dt.datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return parsed if parsed.tzinfo is not None else parsed.replace(tzinfo=dt.UTC)
 
 
 def _labels(obj: dict[str, Any]) -> tuple[tuple[str, str], ...]:

@@ -65,6 +65,22 @@ class Registration:
         await self._delete_if_present(LOCATIONS, name)
         await self.objects.run_sync(self.credentials.revoke, name)
 
+    async def schedule(self, name: str, *, unschedulable: bool, drain: bool) -> dict[str, Any]:
+        """Cordon (``spec.unschedulable``), drain (also ``spec.evictAfter``: now) or uncordon SyncTarget
+        ``name``; returns it. StatusError 404 if absent."""
+        def set_spec(obj: dict[str, Any]) -> dict[str, Any]:
+            spec = dict(obj.get("spec") or {})
+            spec["unschedulable"] = unschedulable
+            if drain:
+                spec.setdefault("evictAfter", now_rfc3339())
+            elif not unschedulable:
+                spec.pop("evictAfter", None)
+            obj["spec"] = spec
+            return obj
+
+        return await self.objects.guaranteed_update(self.space, self._type(SYNC_TARGETS), "", name, set_spec,
+                                                    WriteOptions(manager=MANAGER, field_validation="Strict"))
+
     async def _delete_if_present(self, resource: str, name: str) -> None:
         try:
             await self.objects.delete(self.space, self._type(resource), "", name, DeleteOptions())

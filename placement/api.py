@@ -105,6 +105,10 @@ class ClusterRegistry(Protocol):
         """Delete SyncTarget and Location ``name`` and revoke the credential; StatusError 404 if absent."""
         ...
 
+    async def schedule(self, name: str, *, unschedulable: bool, drain: bool) -> dict[str, Any]:
+        """Cordon, drain or uncordon SyncTarget ``name``; the SyncTarget. StatusError 404 if absent."""
+        ...
+
 
 class UpsyncedCopies(Protocol):
     """Objects upsynced into a space, with each cluster's copy; implemented by the hub's status service."""
@@ -206,6 +210,30 @@ def _add_cluster_routes(app: FastAPI, view: PlacementView, clusters: ClusterView
         return m.Status(status="Success", code=200,
                         details=m.StatusDetails(name=name, group=EDGE_GROUP, kind=SYNC_TARGETS))
 
+    async def reschedule(name: str, *, unschedulable: bool, drain: bool) -> m.Cluster:
+        target = await registry.schedule(name, unschedulable=unschedulable, drain=drain)
+        return cluster_info(target, [compile_location(obj) for obj in clusters.locations()])
+
+    @app.post("/clusters/{name}:cordon", response_model=m.Cluster, tags=["clusters"], summary="Cordon a cluster",
+              responses={**NOT_FOUND, **INVALID})
+    async def cordon_cluster(name: ClusterPath) -> m.Cluster:
+        """Set `spec.unschedulable`: no new placement reaches the cluster and it takes no new divided replicas;
+        what it runs stays."""
+        return await reschedule(name, unschedulable=True, drain=False)
+
+    @app.post("/clusters/{name}:drain", response_model=m.Cluster, tags=["clusters"], summary="Drain a cluster",
+              responses={**NOT_FOUND, **INVALID})
+    async def drain_cluster(name: ClusterPath) -> m.Cluster:
+        """Cordon the cluster and set `spec.evictAfter` to now: its divided replicas are started on the other
+        clusters, and once those are ready everything leaves it."""
+        return await reschedule(name, unschedulable=True, drain=True)
+
+    @app.post("/clusters/{name}:uncordon", response_model=m.Cluster, tags=["clusters"],
+              summary="Uncordon a cluster", responses={**NOT_FOUND, **INVALID})
+    async def uncordon_cluster(name: ClusterPath) -> m.Cluster:
+        """Clear `spec.unschedulable` and `spec.evictAfter`: the cluster is placed on again."""
+        return await reschedule(name, unschedulable=False, drain=False)
+
     @app.get("/clusters/{name}/desired", response_model=m.DesiredSet, tags=["clusters"],
              summary="A cluster's desired set", responses={**NOT_FOUND, **INVALID})
     async def get_desired_set(name: ClusterPath) -> m.DesiredSet:
@@ -253,6 +281,7 @@ def cluster_info(target: Mapping[str, Any], locations: Iterable[LocationSpec]) -
                      ready=condition is not None and condition.status == "True", ready_condition=condition,
                      last_heartbeat=_opt_str(status.get("lastSyncerHeartbeatTime")),
                      unschedulable=bool((target.get("spec") or {}).get("unschedulable")),
+                     evict_after=_opt_str((target.get("spec") or {}).get("evictAfter")),
                      capacity=m.quantities(status.get("capacity")),
                      allocatable=m.quantities(status.get("allocatable")),
                      locations=locations_reaching(labels, locations))

@@ -160,6 +160,8 @@ class Cluster(ApiModel):
     ready_condition: Condition | None = Field(description="The Ready condition, if the syncer has reported one.")
     last_heartbeat: str | None = Field(description="status.lastSyncerHeartbeatTime (RFC 3339), if any.")
     unschedulable: bool = Field(description="spec.unschedulable: no new placements reach this cluster.")
+    evict_after: str | None = Field(default=None, description="spec.evictAfter (RFC 3339): from then on the "
+                                    "cluster is drained (everything leaves it once its replacements are ready).")
     capacity: dict[str, str] = Field(description="Resource name to quantity.")
     allocatable: dict[str, str] = Field(description="Resource name to quantity.")
     locations: list[str] = Field(description="The Locations whose instanceSelector selects this SyncTarget.")

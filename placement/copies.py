@@ -10,10 +10,11 @@ only its change logs (``resend``).
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from typing import Any
 
-from inventory.clusters import Inventory
+from inventory.clusters import Inventory, cordoned, evict_after, not_ready_since
 from placement.conflicts import Conflicts
 from placement.division import Division, DivisionError, divide, division_of
 from placement.engine import PlacementEngine
@@ -44,6 +45,10 @@ class ClusterCopies:
         self._division_errors: dict[ObjectRef, str] = {}
         self._shares: dict[ObjectRef, tuple[tuple[Any, ...], dict[str, int], bool]] = {}
         self._divisions_due: set[ObjectRef] = set()
+        # Set by the hub: the shortest failover.after (seconds) of the placements selecting an object, and the
+        # replicas a cluster reports ready for an object (the status path).
+        self.failover_after: Callable[[ObjectRef], float | None] = lambda _ref: None
+        self.ready_replicas: Callable[[ObjectRef, str], int | None] = lambda _ref, _target: None
         self.wake = False  # clusters were given objects again since the last look: their streams must wake
 
     # --- inputs -------------------------------------------------------------------------------
@@ -146,14 +151,61 @@ class ClusterCopies:
             return None
         division, total, _ = asked
         targets = self.engine.object_destinations(ref)
-        weights, maxima = division.weights(targets, self.inventory.sync_target)
-        key = (division, total, tuple(sorted(weights.items())), tuple(sorted(maxima.items())))
         cached = self._shares.get(ref)
+        before = cached[1] if cached is not None else {}
+        # Clusters leaving (drained, or lost past the placement's failover.after) keep what they run, on top of
+        # the total, until they are gone; cordoned ones keep it within the total and take no more.
+        leaving = {t: before.get(t, 0) for t in targets if self._leaving(t, ref)}
+        kept = {t: min(before.get(t, 0), total) for t in targets
+                if t not in leaving and cordoned(self.inventory.sync_target(t) or {})}
+        kept = _within(kept, total)
+        open_targets = [t for t in targets if t not in leaving and t not in kept]
+        weights, maxima = division.weights(open_targets, self.inventory.sync_target)
+        key = (division, total, tuple(sorted(weights.items())), tuple(sorted(maxima.items())),
+               tuple(sorted(leaving.items())), tuple(sorted(kept.items())))
         if cached is not None and cached[0] == key:
             return cached
-        shares, over = divide(total, weights, maxima)
-        self._shares[ref] = (key, shares, over)
+        shares, over = divide(total - sum(kept.values()), weights, maxima) if open_targets else ({}, False)
+        if not open_targets and not kept:  # nowhere else to go: the leaving keep everything
+            shares = {}
+        self._shares[ref] = (key, {**shares, **kept, **leaving}, over)
         return self._shares[ref]
+
+    def _leaving(self, target: str, ref: ObjectRef) -> bool:
+        obj = self.inventory.sync_target(target) or {}
+        now = dt.datetime.now(dt.UTC)
+        if (after := evict_after(obj)) is not None and after <= now and not self.engine.evicted(target):
+            return True
+        lost = not_ready_since(obj)
+        failover = self.failover_after(ref)
+        return lost is not None and failover is not None and (now - lost).total_seconds() >= failover
+
+    def replacements_ready(self, target: str) -> bool:
+        """Whether every divided object on a leaving cluster runs, on the other clusters, the shares that
+        replace it (so the cluster can be emptied: new copies ready before the old ones go)."""
+        for ref, (key, shares, _) in self._shares.items():
+            if target not in shares:
+                continue
+            if target not in dict(key[4]):
+                return False  # not divided again without it yet
+            for other, share in shares.items():
+                if other != target and share and (self.ready_replicas(ref, other) or 0) < share:
+                    return False
+        return True
+
+    def watch_leaving(self) -> bool:
+        """Whether some cluster may be leaving now or soon (drained, or lost while a divided object has a
+        failover): its divided objects are looked at again (the caller polls while this holds)."""
+        if not self._divisions:
+            return False
+        now = dt.datetime.now(dt.UTC)
+        for target in self.inventory.sync_targets():
+            after = evict_after(target)
+            name = str(target["metadata"]["name"])
+            if (after is not None and after <= now and not self.engine.evicted(name)) or not_ready_since(target):
+                self._divisions_due.update(self._divisions)
+                return True
+        return False
 
     def share(self, ref: ObjectRef, target: str) -> int | None:
         """The replicas ``target`` runs of a divided object (None: not divided)."""
@@ -269,6 +321,15 @@ class ClusterCopies:
                         "message": "divided replicas exceed what the clusters can hold (each got its most, the rest "
                                    "by weight): " + _listed(over)})
         return out
+
+
+def _within(kept: dict[str, int], total: int) -> dict[str, int]:
+    """Kept shares cut (in name order) so that together they fit in the total."""
+    out, left = {}, total
+    for name in sorted(kept):
+        out[name] = min(kept[name], left)
+        left -= out[name]
+    return out
 
 
 def _with_replicas(obj: dict[str, Any], path: str, replicas: int) -> dict[str, Any]:

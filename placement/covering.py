@@ -92,18 +92,38 @@ class Coverage:
             self.delete_sync_target(name)
             return
         labels, uid = labels_of(obj), str(meta.get("uid") or "")
+        spec = obj.get("spec") if isinstance(obj.get("spec"), Mapping) else {}
+        cordoned = spec.get("unschedulable") is True
         target = self.targets.get(name)
-        if target is not None and target.labels == labels and target.uid == uid:
+        if target is not None and target.labels == labels and target.uid == uid and \
+                (target.allowed is not None) == cordoned:
             return
         if target is None:
             target = self.targets[name] = TargetRecord(name, {}, uid)
             self._desired.add_target(target)
         uid_changed = target.uid != uid
+        cordon_changed = (target.allowed is not None) != cordoned
+        if cordon_changed:  # cordoned: what covers it now is all that may reach it
+            target.allowed = target.cover if cordoned else None
         self._index_labels(self._targets_by_label, name, target.labels, add=False)
         target.labels, target.uid = labels, uid
         self._index_labels(self._targets_by_label, name, labels, add=True)
-        new_locations = {loc for loc in self._candidate_locations(labels)
-                         if self.locations[loc].spec.instance_selector.matches(labels)}
+        self._relocate(target, uid_changed or cordon_changed)
+
+    def set_evicted(self, name: str, evicted: bool) -> None:
+        """A drained target is selected by no Location (everything leaves it); undrained, it is again."""
+        target = self.targets.get(name)
+        if target is not None and target.evicted != evicted:
+            target.evicted = evicted
+            self._relocate(target, True)
+
+    def _relocate(self, target: TargetRecord, refresh_all: bool) -> None:
+        """Recompute which Locations select the target, its cover and the destinations it is in;
+        ``refresh_all``: its destinations changed everywhere (its UID, cordon or eviction)."""
+        name, labels = target.name, target.labels
+        new_locations = set() if target.evicted else {
+            loc for loc in self._candidate_locations(labels)
+            if self.locations[loc].spec.instance_selector.matches(labels)}
         old_locations = target.locations
         for loc in old_locations - new_locations:
             self.locations[loc].targets.discard(name)
@@ -111,8 +131,12 @@ class Coverage:
             self.locations[loc].targets.add(name)
         target.locations = new_locations
         self._recover([name])
-        touched = (old_locations ^ new_locations) | (new_locations if uid_changed else set())
+        touched = (old_locations ^ new_locations) | (new_locations if refresh_all else set())
         self._refresh_destinations((key, loc) for loc in touched for key in self.locations[loc].placements)
+
+    def _reaches(self, key: PKey, target: str) -> bool:
+        allowed = self.targets[target].allowed
+        return allowed is None or key in allowed
 
     def delete_sync_target(self, name: str) -> None:
         target = self.targets.get(name)
@@ -178,7 +202,8 @@ class Coverage:
             return set()
         exact = exact_requirement(spec.instance_selector)
         candidates: Iterable[str] = self._targets_by_label.get(exact, ()) if exact else self.targets
-        return {t for t in candidates if spec.instance_selector.matches(self.targets[t].labels)}
+        return {t for t in candidates
+                if not self.targets[t].evicted and spec.instance_selector.matches(self.targets[t].labels)}
 
     def _candidate_locations(self, labels: Mapping[str, str]) -> set[str]:
         out = set(self._locations_unindexed)
@@ -254,7 +279,8 @@ class Coverage:
                 continue
             touched.add(key)
             loc = self.locations.get(name)
-            new = frozenset((t, self.targets[t].uid) for t in loc.targets) if loc and name in p.locations else None
+            new = frozenset((t, self.targets[t].uid) for t in loc.targets if self._reaches(key, t)) \
+                if loc and name in p.locations else None
             old = p.destinations.get(name)
             if new == old or (not new and not old):
                 continue
@@ -287,5 +313,7 @@ class Coverage:
             if t is None:
                 continue
             new = frozenset().union(*(self.locations[loc].placements for loc in t.locations))
+            if t.allowed is not None:
+                new &= t.allowed
             if new != t.cover:
                 self._desired.move(t, new, memo)

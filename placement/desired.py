@@ -301,6 +301,16 @@ class DesiredSets:
         if log is not None:
             self._changes.extend(log, "upsert", held)
 
+    def log_entry(self, t: TargetRecord, op: Literal["upsert", "delete"], ref: ObjectRef) -> None:
+        """Log one change of ``ref`` for this target alone (a per-object narrowing of its destinations)."""
+        entry = next((e for e in self.desired_of(t.cover) if e.ref == ref), None)
+        if entry is None:
+            return
+        self._dirty_targets.add(t.name)
+        log = self._logs.get(t.name)
+        if log is not None:
+            self._changes.extend(log, op, [entry])
+
     def _emit(self, cover: Cover, op: Literal["upsert", "delete"], entry: DesiredEntry) -> None:
         self._changes.broadcast(cover.tracked, op, entry)
 

@@ -67,6 +67,7 @@ class PlacementEngine:
         # Placements created, deleted or given a new spec since the last drain (the parts report what
         # they change).
         self._dirty_placements: set[PKey] = set()
+        self._narrowed: dict[ObjectRef, frozenset[str]] = {}  # objects naming their own target clusters
 
     # ------------------------------------------------------------------------------------------
     # Inputs: inventory
@@ -82,6 +83,14 @@ class PlacementEngine:
 
     def delete_sync_target(self, name: str) -> None:
         self._coverage.delete_sync_target(name)
+
+    def set_evicted(self, name: str, evicted: bool) -> None:
+        """Drain a SyncTarget (no Location selects it; everything leaves it) or take it back."""
+        self._coverage.set_evicted(name, evicted)
+
+    def evicted(self, name: str) -> bool:
+        t = self._coverage.targets.get(name)
+        return t is not None and t.evicted
 
     # ------------------------------------------------------------------------------------------
     # Inputs: placements and workload objects
@@ -200,7 +209,33 @@ class PlacementEngine:
         t = self._coverage.targets.get(target)
         if t is None:
             return []
-        return list(self._desired.desired_of(t.cover))
+        entries = self._desired.desired_of(t.cover)
+        if not self._narrowed:
+            return list(entries)
+        return [e for e in entries if self._reaches(e.ref, target)]
+
+    def narrow(self, ref: ObjectRef, targets: frozenset[str] | None) -> None:
+        """The object's own target annotation: of the clusters its placements reach, only ``targets`` get it
+        (None: all of them). Clusters that lose it get a DELETE, those that gain it an UPSERT."""
+        old = self._narrowed.get(ref)
+        if old == targets:
+            return
+        holders = self._holders(ref)
+        before = {t for t in holders if old is None or t in old}
+        if targets is None:
+            self._narrowed.pop(ref, None)
+        else:
+            self._narrowed[ref] = targets
+        after = {t for t in holders if targets is None or t in targets}
+        for name, op in [(t, "delete") for t in before - after] + [(t, "upsert") for t in after - before]:
+            record = self._coverage.targets.get(name)
+            if record is not None:
+                self._desired.log_entry(record, op, ref)  # type: ignore[arg-type]
+        self._dirty_placements.update(self._selections.selecting(ref))
+
+    def _reaches(self, ref: ObjectRef, target: str) -> bool:
+        allowed = self._narrowed.get(ref)
+        return allowed is None or target in allowed
 
     def resend(self, target: str, refs: Iterable[ObjectRef]) -> None:
         """What ``target`` gets of ``refs`` changed though the objects did not (its customization parameters
@@ -215,10 +250,15 @@ class PlacementEngine:
         return sorted(t.locations) if t is not None else []
 
     def object_destinations(self, ref: ObjectRef) -> list[str]:
+        allowed = self._narrowed.get(ref)
+        return sorted(self._holders(ref) if allowed is None else self._holders(ref) & allowed)
+
+    def _holders(self, ref: ObjectRef) -> set[str]:
+        """The targets the placements needing ``ref`` reach (before any per-object narrowing)."""
         targets: set[str] = set()
         for key in self._selections.placements_needing(ref):
             targets.update(self._placements[key].target_paths)
-        return sorted(targets)
+        return targets
 
     def wants_singleton_status(self, ref: ObjectRef) -> bool:
         return self._selections.wants_singleton_status(ref)
@@ -280,7 +320,11 @@ class PlacementEngine:
         return self._track(target).last
 
     def changes_since(self, target: str, seq: int) -> list[Change] | None:
-        return self._track(target).since(seq)
+        changes = self._track(target).since(seq)
+        if changes is None or not self._narrowed:
+            return changes
+        # An object narrowed away from this target is never upserted to it (a DELETE always passes).
+        return [c for c in changes if c.op == "delete" or self._reaches(c.entry.ref, target)]
 
     def drain_dirty(self) -> tuple[set[tuple[str, str]], set[str]]:
         targets = self._desired.drain_dirty_targets()

@@ -63,3 +63,6 @@ class TargetRecord:
     uid: str
     locations: set[str] = field(default_factory=set)
     cover: CoverKey = NO_COVER
+    # Cordoned (``spec.unschedulable``): only the placements covering it when it was cordoned still reach it.
+    allowed: CoverKey | None = None
+    evicted: bool = False  # drained: no Location selects it any more, so everything leaves it

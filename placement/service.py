@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import datetime as dt
 import logging
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import orjson
 
-from inventory.clusters import Inventory
+from inventory.clusters import Inventory, evict_after
 from inventory.kinds import EDGE_GROUP, EDGE_VERSION, LOCATIONS, SYNC_TARGETS
 from placement.conflicts import Conflict
 from placement.copies import ClusterCopies
@@ -26,6 +27,8 @@ from placement.model import ObjectRef, WorkloadObject
 from placement.projection import content_digest, project
 from placement.shaping import Outcome
 from spaces.catalog import ROOT_SPACE, Catalog
+from spaces.cel.stdlib.timestamps import parse_duration
+from spaces.cel.types import EvalError
 from spaces.controllers import WorkQueue
 from spaces.customresources import CRD_RESOURCE
 from spaces.errors import StatusError
@@ -45,7 +48,9 @@ SLICE_SIZE = 500  # destinations per SinglePlacementSlice before it is split
 # objects) becomes one status write per placement instead of one per object. Desired sets (read from
 # the engine) change immediately; only these written summaries wait.
 WRITE_DELAY = 0.05
+LEAVING_POLL = 1.0  # seconds between looks while a cluster drains or is lost (its replacements' readiness)
 MANAGER = "spacehub-placement"
+TARGET_CLUSTERS_ANNOTATION = "spacehub.io/target-clusters"
 # Objects upsync brought up from clusters carry this label; they are never placed back down (upsync wins).
 UPSYNCED_LABEL = "spacehub.io/upsynced"
 # Placement machinery and events are never placed on clusters.
@@ -88,6 +93,7 @@ class PlacementService(WorkQueue):
         self._refresh: set[tuple[str, str]] = set()
         # Each cluster's copy: customized for it, or held back (a failed customization, a lost conflict).
         self.copies = ClusterCopies(self.engine, inventory, self.projected, self._revision, self._scale)
+        self.copies.failover_after = self._failover_after
         self.condition_sources.append(self.copies.conditions)
 
     # --- feeding the engine --------------------------------------------------------------------
@@ -147,6 +153,7 @@ class PlacementService(WorkQueue):
             self.copies.object_changed(ref, None)
             if self._workload.pop(ref, None) is not None:
                 self.engine.delete_object(ref)
+                self.engine.narrow(ref, None)
             return
         defines = None
         if key.resource == CRD_RESOURCE:
@@ -162,6 +169,7 @@ class PlacementService(WorkQueue):
                                   row.revision, bool(key.namespace), defines, self.copies.token(ref))
         self._workload[ref] = workload
         self.engine.upsert_object(workload)
+        self.engine.narrow(ref, _target_clusters(obj))  # type: ignore[arg-type]
 
     def load(self) -> None:
         """Read the workload spaces' placements and objects from the store (blocking; call at startup)."""
@@ -189,6 +197,34 @@ class PlacementService(WorkQueue):
             self._write_scheduled = True
             asyncio.get_running_loop().call_later(WRITE_DELAY, self._write_now)
 
+    def _evacuate(self) -> None:
+        """Drain SyncTargets whose ``spec.evictAfter`` has come: each is evicted (everything leaves it) once
+        the other clusters run the divided replicas that replace it; a drain undone takes it back."""
+        now = dt.datetime.now(dt.UTC)
+        for target in self.inventory.sync_targets():
+            name, after = str(target["metadata"]["name"]), evict_after(target)
+            due = after is not None and after <= now
+            if not due and self.engine.evicted(name):
+                self.engine.set_evicted(name, False)
+            elif due and not self.engine.evicted(name) and self.copies.replacements_ready(name):
+                log.info("sync target %s drained: its replacements are ready elsewhere", name)
+                self.engine.set_evicted(name, True)
+            elif after is not None and not due:  # look again when it comes
+                asyncio.get_running_loop().call_later((after - now).total_seconds() + 0.05, self.add, "drain")
+
+    def _failover_after(self, ref: ObjectRef) -> float | None:
+        """The shortest ``spec.failover.after`` of the placements selecting ``ref`` (seconds), or None."""
+        found = []
+        for space, name in self.engine.selecting(ref):
+            text = (((self._placements.get(space, {}).get(name) or {}).get("spec") or {}).get("failover") or {}) \
+                .get("after")
+            if isinstance(text, str):
+                try:
+                    found.append(parse_duration(text).total_seconds())
+                except EvalError:
+                    continue  # the CRD's pattern refuses it; an older object may still hold one
+        return min(found, default=None)
+
     def _write_now(self) -> None:
         self._write_scheduled = False
         self.add("drain")
@@ -212,10 +248,13 @@ class PlacementService(WorkQueue):
         self.add("drain")
 
     async def handle(self, _key: Any) -> bool:
+        self._evacuate()
         placements, targets = self.engine.drain_dirty()
         self._refresh |= await self.copies.look(placements)
         if self.copies.wake:
             self.add("drain")  # clusters were given objects again: their streams wake on the next drain
+        if self.copies.watch_leaving():  # a drain waiting for its replacements, or a lost cluster: look again
+            asyncio.get_running_loop().call_later(LEAVING_POLL, self.add, "drain")
         refresh, self._refresh = self._refresh, set()
         for target in targets:
             self.target_versions[target] = self.target_versions.get(target, 0) + 1
@@ -448,3 +487,11 @@ class PlacementService(WorkQueue):
             self._projections[(ref, w.revision)] = cached
         return cached
 
+
+def _target_clusters(obj: dict[str, Any]) -> frozenset[str] | None:
+    """``spacehub.io/target-clusters: a,b``: the object goes only to these of the clusters its placements reach
+    (kcp's per-object target annotation); absent, to all of them."""
+    value = ((obj.get("metadata") or {}).get("annotations") or {}).get(TARGET_CLUSTERS_ANNOTATION)
+    if not isinstance(value, str):
+        return None
+    return frozenset(name.strip() for name in value.split(",") if name.strip())

@@ -74,6 +74,7 @@ class StatusService:
         self.upsync = Upsync(placement, objects, catalog, self.events)
         placement.condition_sources.append(self.upsync.conditions)
         placement.condition_sources.append(self.summaries.refusals)
+        placement.copies.ready_replicas = self.reports.ready_replicas  # drains wait for their replacements
 
     async def start(self) -> None:
         self.object_status.start()

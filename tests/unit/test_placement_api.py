@@ -129,6 +129,14 @@ class FakeView:
         if self._locations.pop(name, None) is not None:
             self.engine.delete_location(name)
 
+    async def schedule(self, name: str, *, unschedulable: bool, drain: bool) -> dict[str, Any]:
+        if name not in self._targets:
+            raise not_found("synctargets", EDGE_GROUP, name)
+        target = self._targets[name]
+        target["spec"] = {"unschedulable": unschedulable, **({"evictAfter": "2026-11-25T00:00:00Z"} if drain else {})}
+        self.engine.upsert_sync_target(target)
+        return target
+
 
 HEARTBEAT = "2023-11-20T10:00:00Z"
 
@@ -490,7 +498,7 @@ def test_openapi_document_is_served_under_the_mount_with_its_server(client: Test
         "/spaces/{space}/placements/{name}", "/spaces/{space}/placements:explain",
         "/spaces/{space}/objects/{resource}/{name}",
         "/spaces/{space}/namespaces/{namespace}/objects/{resource}/{name}", "/spaces/{space}/upsynced",
-        "/conflicts"}
+        "/conflicts", "/clusters/{name}:cordon", "/clusters/{name}:drain", "/clusters/{name}:uncordon"}
     assert doc["components"]["securitySchemes"]["bearerAuth"]["scheme"] == "bearer"
     explain = doc["paths"]["/spaces/{space}/placements:explain"]["post"]
     assert set(explain["responses"]) >= {"200", "400", "401", "403", "404", "422"}
@@ -529,5 +537,5 @@ def test_every_endpoint_conforms_to_the_openapi_document() -> None:
         case.call_and_validate(headers={"Authorization": f"Bearer {TOKEN}"})
 
     failures, operations = fuzz_operations(schema, call, max_examples=10)
-    assert operations == 12
+    assert operations == 15
     assert not failures, "\n\n".join(failures)

@@ -887,3 +887,60 @@ def test_incremental_equals_from_scratch_and_logs_replay(seed: int) -> None:
                 expected = {e.ref: (e.kind, e.implicit, None if e.implicit else revision(e.ref))
                             for e in engine.desired(t)}
                 assert replicas[t] == expected, (seed, step, t)
+
+
+# ----------------------------------------------------------------------------------------------
+# Cordon and drain
+
+
+def cordoned(target: dict[str, Any]) -> dict[str, Any]:
+    return {**target, "spec": {"unschedulable": True}}
+
+
+def test_a_cordoned_target_keeps_what_covers_it_and_is_reached_by_no_new_placement() -> None:
+    engine = PlacementEngine("imw")
+    load_inventory(engine)
+    engine.upsert_placement("wmw-c", EXAMPLE_C)
+    cm = ref("wmw-c", "configmaps", "commonstuff", "httpd-htdocs")
+    engine.upsert_object(wobj("wmw-c", "namespaces", "", "commonstuff"))
+    engine.upsert_object(wobj("wmw-c", "configmaps", "commonstuff", "httpd-htdocs"))
+    engine.upsert_sync_target(cordoned(sync_target("guilder", {"loc-name": "guilder", "env": "prod",
+                                                               "extended": "yes"})))
+    assert cm in refs(engine, "guilder")  # what it had stays
+    engine.upsert_object(wobj("wmw-s", "namespaces", "", "specialstuff", {"special": "yes"}))
+    engine.upsert_placement("wmw-s", EXAMPLE_S)  # a placement matching it now does not reach it
+    assert ref("wmw-s", "namespaces", "", "specialstuff") not in refs(engine, "guilder")
+    assert "guilder" not in {d.sync_target_name for d in engine.destinations("wmw-s", "edge-placement-s")}
+    assert "guilder" in {d.sync_target_name for d in engine.destinations("wmw-c", "edge-placement-c")}
+    engine.upsert_sync_target(sync_target("guilder", {"loc-name": "guilder", "env": "prod", "extended": "yes"}))
+    assert ref("wmw-s", "namespaces", "", "specialstuff") in refs(engine, "guilder")  # uncordoned
+
+
+def test_an_evicted_target_loses_everything_and_gets_it_back_when_taken_back() -> None:
+    engine = PlacementEngine("imw")
+    load_inventory(engine)
+    engine.upsert_placement("wmw-c", EXAMPLE_C)
+    engine.upsert_object(wobj("wmw-c", "configmaps", "commonstuff", "httpd-htdocs"))
+    engine.set_evicted("florin", True)
+    assert refs(engine, "florin") == set() and engine.evicted("florin")
+    assert "florin" not in engine.object_destinations(ref("wmw-c", "configmaps", "commonstuff", "httpd-htdocs"))
+    engine.upsert_location(location("florin", {"loc-name": "florin", "env": "prod", "zone": "a"}))
+    assert refs(engine, "florin") == set()  # a Location change does not select it again
+    engine.set_evicted("florin", False)
+    assert ref("wmw-c", "configmaps", "commonstuff", "httpd-htdocs") in refs(engine, "florin")
+
+
+def test_an_object_naming_its_target_clusters_goes_only_to_those_of_its_destinations() -> None:
+    engine = PlacementEngine("imw")
+    load_inventory(engine)
+    engine.upsert_placement("wmw-c", EXAMPLE_C)
+    cm = ref("wmw-c", "configmaps", "commonstuff", "httpd-htdocs")
+    engine.upsert_object(wobj("wmw-c", "configmaps", "commonstuff", "httpd-htdocs"))
+    seq = {t: engine.current_seq(t) for t in ("florin", "guilder")}
+    engine.narrow(cm, frozenset({"guilder"}))
+    assert cm not in refs(engine, "florin") and cm in refs(engine, "guilder")
+    assert engine.object_destinations(cm) == ["guilder"]
+    assert [(c.op, c.entry.ref) for c in engine.changes_since("florin", seq["florin"]) or []] == [("delete", cm)]
+    engine.narrow(cm, None)
+    assert cm in refs(engine, "florin")
+    assert [c.op for c in engine.changes_since("florin", seq["florin"]) or []] == ["delete", "upsert"]
