@@ -325,7 +325,8 @@ def _add_placement_routes(app: FastAPI, view: PlacementView) -> None:
                 destinations=[m.destination(d) for d in engine.destinations(space, name)],
                 matching_location_count=engine.matching_location_count(space, name),
                 selected_object_count=len(engine.selected_objects(space, name)),
-                missing_crds=list(engine.missing_crds(space, name))))
+                missing_crds=list(engine.missing_crds(space, name)),
+                unserved_resources=engine.unserved_resources(space, name)))
         return m.PlacementList(space=space, items=items)
 
     @app.get("/spaces/{space}/placements/{name}", response_model=m.PlacementDetail, tags=["placements"],
@@ -346,7 +347,8 @@ def _add_placement_routes(app: FastAPI, view: PlacementView) -> None:
             want_singleton_reported_state=bool(spec.get("wantSingletonReportedState")),
             destinations=destinations, matching_location_count=engine.matching_location_count(space, name),
             objects=m.selected_objects(engine.selected_objects(space, name)),
-            missing_crds=list(engine.missing_crds(space, name)))
+            missing_crds=list(engine.missing_crds(space, name)),
+            unserved_resources=engine.unserved_resources(space, name))
 
     @app.post("/spaces/{space}/placements:explain", response_model=m.PlacementExplanation, tags=["placements"],
               summary="Explain a placement", responses={**NOT_FOUND, **BAD_REQUEST, **INVALID})
@@ -364,7 +366,8 @@ def _add_placement_routes(app: FastAPI, view: PlacementView) -> None:
             target_mismatches=m.not_matched(result.target_mismatches),
             objects=m.selected_objects(result.objects),
             object_mismatches=m.not_matched(result.object_mismatches),
-            missing_crds=list(result.missing_crds), problems=list(result.problems))
+            missing_crds=list(result.missing_crds), unserved_resources=list(result.unserved_resources),
+            problems=list(result.problems))
 
 
 def _space_placements(view: PlacementView, space: str) -> list[dict[str, Any]]:

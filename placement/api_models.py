@@ -19,6 +19,7 @@ from pydantic.alias_generators import to_camel
 from pydantic_core import PydanticCustomError
 
 from placement.model import Destination, Mismatch, ObjectRef
+from placement.selection import FOLLOWED
 
 # --- Kubernetes name and label rules (apimachinery ``validation``) ------------------------------
 
@@ -252,6 +253,8 @@ class PlacementSummary(ApiModel):
     selected_object_count: int
     missing_crds: list[str] = Field(alias="missingCRDs",
                                     description="plural.group of selected custom resources whose CRD is not selected.")
+    unserved_resources: list[str] = Field(
+        description="What the downsync tests name (plural.group, or a group) that the space does not serve.")
 
 
 class PlacementList(ApiModel):
@@ -269,6 +272,8 @@ class SelectedObject(ApiModel):
     namespace: str
     name: str
     tests: list[int] = Field(description="Indexes of the downsync tests the object matched.")
+    followed: bool = Field(default=False, description="A CRD sent because the placement has crdFollow and "
+                                                      "selects custom resources it defines.")
 
 
 class PlacementDetail(ApiModel):
@@ -281,6 +286,8 @@ class PlacementDetail(ApiModel):
     matching_location_count: int
     objects: list[SelectedObject]
     missing_crds: list[str] = Field(alias="missingCRDs")
+    unserved_resources: list[str] = Field(
+        description="What the downsync tests name (plural.group, or a group) that the space does not serve.")
 
 
 class ReportedState(ApiModel):
@@ -375,6 +382,11 @@ class DownsyncObjectTest(StrictModel):
                                          description="StatusCollectors whose CombinedStatus the selected objects get.")
 
 
+class Failover(StrictModel):
+    after: Annotated[str, Field(pattern=r"^([0-9]+(\.[0-9]+)?(ms|s|m|h))+$", description=(
+        "A Go duration: a cluster silent this long has its divided replicas run by the other clusters."))]
+
+
 class UpsyncSet(StrictModel):
     api_group: str = ""
     resources: list[str] = Field(default_factory=list)
@@ -394,6 +406,8 @@ class EdgePlacementSpec(StrictModel):
         default=False, alias="wantMultiWECReportedState",
         description="The selected objects' status aggregates every cluster's status.")
     upsync: list[UpsyncSet] = Field(default_factory=list)
+    crd_follow: bool = Field(default=False, description="Selected custom resources take their CRD along.")
+    failover: Failover | None = None
 
     model_config = ConfigDict(json_schema_extra={"examples": [{
         "locationSelectors": [{"matchLabels": {"env": "prod"}}],
@@ -453,6 +467,8 @@ class PlacementExplanation(ApiModel):
     objects: list[SelectedObject]
     object_mismatches: list[NotMatched] = Field(description="Objects of the space matching no downsync test.")
     missing_crds: list[str] = Field(alias="missingCRDs")
+    unserved_resources: list[str] = Field(
+        description="What the downsync tests name (plural.group, or a group) that the space does not serve.")
     problems: list[str] = Field(description="Parts of the spec that are invalid or can never match.")
 
 
@@ -500,7 +516,7 @@ def destination(d: Destination) -> PlacementDestination:
 
 def selected_objects(objects: dict[ObjectRef, list[int]]) -> list[SelectedObject]:
     return [SelectedObject(group=ref.group, resource=ref.plural, namespace=ref.namespace, name=ref.name,
-                           tests=sorted(tests))
+                           tests=sorted(i for i in tests if i != FOLLOWED), followed=FOLLOWED in tests)
             for ref, tests in sorted(objects.items())]
 
 

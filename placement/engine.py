@@ -41,16 +41,21 @@ from placement.changelog import ChangeLog, ChangeLogs
 from placement.covering import Coverage
 from placement.desired import DesiredSets
 from placement.explain import TargetView, explain_spec
+from placement.kinds import placement_types
 from placement.model import Change, DesiredEntry, Destination, Explanation, ObjectRef, StatusWants, WorkloadObject
 from placement.records import CoverKey, NsKey, PKey, PlacementRecord
 from placement.selecting import Selections
 from placement.spec import compile_spec, spec_of
 from placement.where import metadata
+from spaces.builtin.kinds import builtin_types
 
 
 class PlacementEngine:
     def __init__(self, inventory_space: str = "inventory", change_log_size: int = 10_000, *,
-                 first_seq: int = 0) -> None:
+                 first_seq: int = 0, served_everywhere: frozenset[tuple[str, str]] | None = None) -> None:
+        """``served_everywhere``: (group, plural) of the kinds every space serves besides its CRDs' (by
+        default the built-in Kubernetes kinds and the placement kinds); what a downsync test names beyond
+        them and the space's CRDs is reported as unserved."""
         self.inventory_space = inventory_space
         # Placements, read by every part; where they reach and what they select are kept in their records.
         self._placements: dict[PKey, PlacementRecord] = {}
@@ -62,8 +67,10 @@ class PlacementEngine:
         self._changes = ChangeLogs(change_log_size, first_seq)
         self._desired = DesiredSets(self._placements, selectors_of, namespace_members, self._changes)
         self._coverage = Coverage(self._placements, self._desired)
+        if served_everywhere is None:
+            served_everywhere = frozenset((t.group, t.plural) for t in builtin_types() + placement_types())
         self._selections = Selections(self._placements, self._space_placements, selectors_of, namespace_members,
-                                      self._desired)
+                                      self._desired, served_everywhere)
         # Placements created, deleted or given a new spec since the last drain (the parts report what
         # they change).
         self._dirty_placements: set[PKey] = set()
@@ -111,7 +118,7 @@ class PlacementEngine:
         else:
             if p.spec == spec:
                 return
-            what_changed = p.spec.tests != spec.tests
+            what_changed = p.spec.tests != spec.tests or p.spec.crd_follow != spec.crd_follow
             where_changed = p.spec.location_selectors != spec.location_selectors
             p.spec = spec
         self._dirty_placements.add(key)
@@ -198,6 +205,9 @@ class PlacementEngine:
 
     def missing_crds(self, space: str, placement: str) -> list[str]:
         return self._selections.missing_crds((space, placement))
+
+    def unserved_resources(self, space: str, placement: str) -> list[str]:
+        return self._selections.unserved_resources((space, placement))
 
     def problems(self, space: str, placement: str) -> list[str]:
         """What is wrong with a stored placement's spec (for its ``validation-error`` annotations)."""
@@ -301,7 +311,7 @@ class PlacementEngine:
                 wants_multi = True
                 multi.update(p.target_paths)
             tests = {t.index: t for t in p.spec.tests}
-            names = sorted({c for i in p.selected.get(ref, ()) for c in tests[i].status_collectors})
+            names = sorted({c for i in p.selected.get(ref, ()) if i in tests for c in tests[i].status_collectors})
             if names:
                 collectors.append((key, tuple(names)))
         return StatusWants(wants_singleton, wants_multi, frozenset(singleton), frozenset(multi), tuple(collectors))
@@ -344,6 +354,7 @@ class PlacementEngine:
             [(selections.objects[ref], selections.labels[ref]) for ref in selections.space_objects.get(space, ())],
             selections.namespace_labels,
             selections.crd_of,
+            selections.served_in(space),
         )
 
     def _track(self, target: str) -> ChangeLog:

@@ -7,16 +7,18 @@ Choices: a SyncTarget not among the destinations gets a row only when some Locat
 the Location rows already say why); its reasons come from the matched Locations, the same-named one
 first (``kubectl kubestellar ensure location`` pairs them by name), at most three of them. A matched
 Location that selects nothing is reported under ``problems``. Missing CRDs are those of selected custom
-resources whose CRD object this spec does not select itself.
+resources whose CRD object this spec does not select itself (with ``crdFollow``, the CRDs present in the
+space are selected with them); unserved resources are those the tests name that the space does not serve.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 
 from placement.model import Destination, Explanation, Mismatch, ObjectRef, WorkloadObject
-from placement.selection import NamespaceLabels
+from placement.selection import FOLLOWED, NamespaceLabels, unserved_resources
 from placement.spec import PlacementSpec
 from placement.where import LocationSpec, location_mismatch, matching_selectors, target_mismatch
 
@@ -42,6 +44,7 @@ def explain_spec(
     objects: Iterable[tuple[WorkloadObject, Mapping[str, str]]],
     ns_labels: NamespaceLabels,
     crd_of: Callable[[ObjectRef], ObjectRef | None],
+    served: AbstractSet[tuple[str, str]],
 ) -> Explanation:
     problems = list(spec.problems)
     matched: dict[str, list[int]] = {}
@@ -73,20 +76,24 @@ def explain_spec(
             target_mismatches.append(Mismatch(name, _target_reasons(name, targets[name], matched, locations)))
 
     selected_objects: dict[ObjectRef, list[int]] = {}
-    object_mismatches: list[Mismatch] = []
+    unselected: list[tuple[WorkloadObject, Mapping[str, str]]] = []
     for obj, labels in sorted(objects, key=lambda item: item[0].ref):
         indexes = [t.index for t in spec.tests if t.matches(obj.ref, labels, ns_labels)]
         if indexes:
             selected_objects[obj.ref] = indexes
-            continue
-        reasons = [r for t in spec.tests if (r := t.mismatch(obj.ref, obj.kind, labels, ns_labels))]
-        object_mismatches.append(Mismatch(describe_ref(obj.ref), reasons or ["spec.downsync is empty"]))
-
-    missing: set[str] = set()
-    for ref in selected_objects:
-        crd = crd_of(ref)
-        if crd is not None and crd not in selected_objects:
-            missing.add(ref.resource)
+        else:
+            unselected.append((obj, labels))
+    crds = {crd for ref in selected_objects if (crd := crd_of(ref)) is not None}
+    if spec.crd_follow:
+        for crd in crds:
+            selected_objects[crd] = [*selected_objects.get(crd, ()), FOLLOWED]
+    object_mismatches = [
+        Mismatch(describe_ref(obj.ref),
+                 [r for t in spec.tests if (r := t.mismatch(obj.ref, obj.kind, labels, ns_labels))]
+                 or ["spec.downsync is empty"])
+        for obj, labels in unselected if obj.ref not in selected_objects]
+    missing = {ref.resource for ref in selected_objects if (crd := crd_of(ref)) is not None
+               and crd not in selected_objects}
     return Explanation(
         destinations=destinations,
         matched_locations=matched,
@@ -95,6 +102,7 @@ def explain_spec(
         objects=selected_objects,
         object_mismatches=object_mismatches,
         missing_crds=sorted(missing),
+        unserved_resources=unserved_resources(spec.tests, served),
         problems=problems,
         extra={"matching_location_count": len(matched), "want_singleton_reported_state": spec.want_singleton},
     )

@@ -109,5 +109,6 @@ class Explanation:
     objects: dict[ObjectRef, list[int]]  # selected object -> indexes of the downsync tests it matched
     object_mismatches: list[Mismatch]  # every object in the space not selected, with each test's reason
     missing_crds: list[str]  # "plural.group" of selected custom resources whose CRD is not selected
+    unserved_resources: list[str]  # what the downsync tests name that the space does not serve
     problems: list[str]  # invalid spec parts (e.g. a downsync test that discriminates nothing)
     extra: dict[str, Any] = field(default_factory=dict)

@@ -33,7 +33,7 @@ def namespace_ref(key: NsKey) -> ObjectRef:
     return ObjectRef(key[0], NAMESPACE_RESOURCE, "", key[1])
 
 
-def decrement(counts: dict[NsKey, int], key: NsKey) -> int:
+def decrement(counts: dict[tuple[str, str], int], key: tuple[str, str]) -> int:
     """Decrement a positive counter, dropping it at zero; returns the new value."""
     n = counts[key] - 1
     if n:
@@ -50,6 +50,8 @@ class PlacementRecord:
     locations: dict[str, list[int]] = field(default_factory=dict)  # matched Location -> selector indexes
     selected: dict[ObjectRef, list[int]] = field(default_factory=dict)  # object -> downsync test indexes
     namespace_counts: dict[NsKey, int] = field(default_factory=dict)  # selected objects per namespace
+    # Selected objects per (group, plural) of a named group: the custom resources ``crdFollow`` sends CRDs for.
+    kind_counts: dict[tuple[str, str], int] = field(default_factory=dict)
     # Destinations per matched Location: {(SyncTarget, UID)}; and how many Locations reach each target.
     destinations: dict[str, frozenset[tuple[str, str]]] = field(default_factory=dict)
     target_paths: dict[str, int] = field(default_factory=dict)

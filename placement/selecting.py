@@ -5,10 +5,12 @@ namespace, the index of CRDs by the (group, plural) they define, each placement'
 inverse (object → selecting placements). A selection change is handed to :mod:`placement.desired`
 as it is made, so the covers' content follows. The predicate itself is :mod:`placement.selection`.
 
-A custom resource (an object whose group and plural a CRD object of the same space defines) never
-drags its CRD along: ``missing_crds`` lists the CRDs of selected custom resources that the placement
-does not select itself (relying on another placement is reported too, because that placement may
-change independently). Never does I/O.
+A custom resource (an object whose group and plural a CRD object of the same space defines) drags its
+CRD along only for a ``crdFollow`` placement (the CRD is then selected with the test index
+:data:`~placement.selection.FOLLOWED`, for as long as one of its custom resources is); otherwise
+``missing_crds`` lists the CRDs of selected custom resources that the placement does not select itself
+(relying on another placement is reported too, because that placement may change independently).
+``unserved_resources`` lists what the downsync tests name that the space does not serve. Never does I/O.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from placement.desired import DesiredSets
 from placement.model import ObjectRef, WorkloadObject
 from placement.ordering import NAMESPACE_RESOURCE, RANK
 from placement.records import NsKey, PKey, PlacementRecord, decrement, entry_kind, namespace_ref
-from placement.selection import matching_tests
+from placement.selection import FOLLOWED, matching_tests, unserved_resources
 
 Update = tuple[PlacementRecord, ObjectRef, list[int]]  # a placement, an object, the tests it now passes
 
@@ -29,7 +31,7 @@ class Selections:
 
     def __init__(self, placements: Mapping[PKey, PlacementRecord], space_placements: Mapping[str, dict[PKey, None]],
                  selectors_of: dict[ObjectRef, set[PKey]], namespace_members: dict[NsKey, set[ObjectRef]],
-                 desired: DesiredSets) -> None:
+                 desired: DesiredSets, served_everywhere: frozenset[tuple[str, str]]) -> None:
         self._placements = placements
         self._space_placements = space_placements
         self._selectors_of = selectors_of
@@ -39,6 +41,7 @@ class Selections:
         self.labels: dict[ObjectRef, dict[str, str]] = {}
         self.space_objects: dict[str, dict[ObjectRef, None]] = {}
         self._crds: dict[tuple[str, str, str], ObjectRef] = {}  # (space, group, plural) -> CRD object
+        self._served_everywhere = served_everywhere  # (group, plural) of the kinds every space serves
         # Placements whose selection (objects or the indexes of the tests they match) or missing CRDs
         # changed since the last drain.
         self.dirty_placements: set[PKey] = set()
@@ -114,6 +117,16 @@ class Selections:
                    if (crd := self.crd_of(ref)) is not None and crd not in p.selected}
         return sorted(missing)
 
+    def unserved_resources(self, key: PKey) -> list[str]:
+        p = self._placements.get(key)
+        if p is None:
+            return []
+        return unserved_resources(p.spec.tests, self.served_in(key[0]))
+
+    def served_in(self, space: str) -> frozenset[tuple[str, str]]:
+        """(group, plural) of what the space serves: the kinds every space serves and its CRDs' kinds."""
+        return self._served_everywhere | {(group, plural) for (s, group, plural) in self._crds if s == space}
+
     def placements_needing(self, ref: ObjectRef) -> set[PKey]:
         """The placements that put ``ref`` on their targets: those selecting it and, for a Namespace, those
         selecting an object in it."""
@@ -141,7 +154,11 @@ class Selections:
     # Selection
 
     def _match(self, p: PlacementRecord, ref: ObjectRef) -> list[int]:
-        return matching_tests(p.spec.tests, ref, self.labels[ref], self.namespace_labels)
+        indexes = matching_tests(p.spec.tests, ref, self.labels[ref], self.namespace_labels)
+        defines = self.objects[ref].defines
+        if p.spec.crd_follow and defines is not None and p.kind_counts.get(defines):
+            indexes.append(FOLLOWED)
+        return indexes
 
     def _update_crd_index(self, ref: ObjectRef, old: tuple[str, str] | None, new: tuple[str, str] | None) -> None:
         changed: list[tuple[str, str]] = []
@@ -153,10 +170,12 @@ class Selections:
             changed.append(new)
         if not changed:
             return
-        # missing_crds of placements selecting such custom resources may have changed.
+        # missing_crds of placements selecting such custom resources may have changed, and so may the
+        # unserved resources of placements naming them.
         for key in self._space_placements.get(ref.space, ()):
             p = self._placements[key]
-            if any((r.group, r.plural) in changed for r in p.selected):
+            if any(group_plural in p.kind_counts or any(_names(t.api_group, t.resources, group_plural)
+                                                        for t in p.spec.tests) for group_plural in changed):
                 self.dirty_placements.add(key)
 
     def _namespace_member_updates(self, space: str, namespace: str) -> list[Update]:
@@ -173,8 +192,10 @@ class Selections:
         leaves it transiently, and the orders make the logged changes of one update follow
         :mod:`placement.ordering` (a selected Namespace before the objects in it, and after them on removal).
         """
+        wanted = {(ref, p.key): (p, indexes) for p, ref, indexes in updates}
+        self._follow_crds(wanted)
         adds, removes = [], []
-        for p, ref, indexes in updates:
+        for (ref, _), (p, indexes) in wanted.items():
             old = p.selected.get(ref)
             if old is None:
                 if indexes:
@@ -183,11 +204,32 @@ class Selections:
                 removes.append((RANK[entry_kind(ref)], ref, p.key))
             elif old != indexes:
                 self._set_selection(p, ref, indexes)
-        wanted = {(ref, p.key): indexes for p, ref, indexes in updates}
         for _, ref, key in sorted(adds):
-            self._set_selection(self._placements[key], ref, wanted[(ref, key)])
+            self._set_selection(self._placements[key], ref, wanted[(ref, key)][1])
         for _, ref, key in sorted(removes, reverse=True):
             self._set_selection(self._placements[key], ref, [])
+
+    def _follow_crds(self, wanted: dict[tuple[ObjectRef, PKey], tuple[PlacementRecord, list[int]]]) -> None:
+        """Add to a batch of selections the CRDs ``crdFollow`` placements start or stop sending with it: a
+        CRD is followed while the placement selects at least one of its custom resources. In the same
+        batch, so the CRD is logged before its first custom resource and after its last one on removal."""
+        deltas: dict[tuple[PKey, tuple[str, str]], int] = {}
+        for (ref, key), (p, indexes) in wanted.items():
+            if ref.group and p.spec.crd_follow and (ref in p.selected) != bool(indexes):
+                deltas[(key, (ref.group, ref.plural))] = deltas.get((key, (ref.group, ref.plural)), 0) + \
+                    (1 if indexes else -1)
+        for (key, group_plural), delta in deltas.items():
+            crd = self._crds.get((key[0], *group_plural))
+            if crd is None:
+                continue
+            p = self._placements[key]
+            before = p.kind_counts.get(group_plural, 0)
+            if (before > 0) == (before + delta > 0):
+                continue
+            own = wanted[(crd, key)][1] if (crd, key) in wanted else \
+                matching_tests(p.spec.tests, crd, self.labels[crd], self.namespace_labels)
+            own = [i for i in own if i != FOLLOWED]
+            wanted[(crd, key)] = (p, [*own, FOLLOWED] if before + delta > 0 else own)
 
     def _set_selection(self, p: PlacementRecord, ref: ObjectRef, indexes: list[int]) -> None:
         old = p.selected.get(ref)
@@ -202,6 +244,8 @@ class Selections:
             p.selected[ref] = indexes
             if ns is not None:
                 p.namespace_counts[ns] = p.namespace_counts.get(ns, 0) + 1
+            if ref.group:
+                p.kind_counts[(ref.group, ref.plural)] = p.kind_counts.get((ref.group, ref.plural), 0) + 1
             holders = self._selectors_of.setdefault(ref, set())
             holders.add(p.key)
             self._desired.selection_added(p.key, ref, ns, holders)
@@ -209,8 +253,18 @@ class Selections:
             del p.selected[ref]
             if ns is not None:
                 decrement(p.namespace_counts, ns)
+            if ref.group:
+                decrement(p.kind_counts, (ref.group, ref.plural))
             holders = self._selectors_of[ref]
             holders.discard(p.key)
             if not holders:
                 del self._selectors_of[ref]
             self._desired.selection_removed(p.key, ref, ns, holders)
+
+
+def _names(api_group: str | None, resources: frozenset[str] | None, group_plural: tuple[str, str]) -> bool:
+    """Whether a downsync test names this (group, plural) explicitly."""
+    group, plural = group_plural
+    if resources is None:
+        return api_group == group
+    return plural in resources and api_group in (None, group)

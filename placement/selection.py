@@ -34,6 +34,7 @@ ORed, and within a test every field is ANDed):
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from typing import Any
 
@@ -46,6 +47,8 @@ from spaces.selectors import NOTHING, LabelSelector, label_selector_from_object
 NamespaceLabels = Callable[[str, str], Mapping[str, str] | None]
 
 WILDCARD = "*"
+# The test index of a CRD a ``crdFollow`` placement sends because it selects custom resources it defines.
+FOLLOWED = -1
 
 
 @dataclass(frozen=True)
@@ -195,3 +198,22 @@ def matching_tests(tests: Sequence[DownsyncTest], ref: ObjectRef, labels: Mappin
                    ns_labels: NamespaceLabels) -> list[int]:
     """Indexes of the tests the object passes (empty: not selected)."""
     return [t.index for t in tests if t.matches(ref, labels, ns_labels)]
+
+
+def unserved_resources(tests: Sequence[DownsyncTest], served: AbstractSet[tuple[str, str]]) -> list[str]:
+    """The resources the tests name that the space does not serve (``plural.group``, or ``group`` alone
+    for a test naming a group and no resource): such a test can never select anything, which a user
+    must be told rather than find out from an empty cluster. ``served`` holds (group, plural) pairs."""
+    groups = {group for group, _ in served}
+    plurals = {plural for _, plural in served}
+    out: set[str] = set()
+    for t in tests:
+        if t.resources is None:
+            if t.api_group is not None and t.api_group not in groups:
+                out.add(t.api_group or "core")
+            continue
+        for plural in t.resources:
+            known = plural in plurals if t.api_group is None else (t.api_group, plural) in served
+            if not known:
+                out.add(f"{plural}.{t.api_group}" if t.api_group else plural)
+    return sorted(out)

@@ -74,7 +74,8 @@ class PlacementService(WorkQueue):
         self.inventory_space = inventory.space
         # Sequence numbers start above the store's revision at startup, so that a syncer's seq from
         # an earlier hub process is never taken for a current one (it gets a full resync instead).
-        self.engine = PlacementEngine(inventory.space, first_seq=first_seq)
+        self.engine = PlacementEngine(inventory.space, first_seq=first_seq,
+                                      served_everywhere=catalog.served_everywhere())
         self._inventory_changed = True
         self._write_scheduled = False
         self._slice_names: dict[tuple[str, str], list[str]] = {}
@@ -369,6 +370,7 @@ class PlacementService(WorkQueue):
         destinations = self.engine.destinations(space, name)
         selected = self.engine.selected_objects(space, name)
         missing = self.engine.missing_crds(space, name)
+        unserved = self.engine.unserved_resources(space, name)
         locations = self.engine.matching_location_count(space, name)
         if not locations:
             matched = ("False", "NoLocation", "no Location matches the locationSelectors")
@@ -387,11 +389,17 @@ class PlacementService(WorkQueue):
             conditions.append({"type": "CRDsMissing", "status": "True", "reason": "CRDNotSelected",
                                "message": "selected custom resources whose CRD is not selected: " + ", ".join(missing),
                                "lastTransitionTime": now_rfc3339()})
+        if unserved:
+            conditions.append({"type": "ResourcesUnserved", "status": "True", "reason": "NotServed",
+                               "message": "the downsync tests name resources this space does not serve (no "
+                                          "object of them can be selected; create their CRD here, or correct "
+                                          "the names): " + ", ".join(unserved),
+                               "lastTransitionTime": now_rfc3339()})
         for source in self.condition_sources:
             conditions.extend(dict(c, lastTransitionTime=now_rfc3339()) for c in source(space, name))
         status = {"specGeneration": placement["metadata"].get("generation", 1), "matchingLocationCount": locations,
                   "destinationCount": len(destinations), "selectedObjectCount": len(selected),
-                  "missingCRDs": missing, "conditions": conditions}
+                  "missingCRDs": missing, "unservedResources": unserved, "conditions": conditions}
         comparable = {k: v for k, v in old_status.items() if k != "conditions"}
         if comparable == {k: v for k, v in status.items() if k != "conditions"} and \
                 [(c["type"], c["status"], c.get("message")) for c in old_status.get("conditions") or []] == \

@@ -22,6 +22,7 @@ class PlacementSpec:
     tests: tuple[DownsyncTest, ...]
     want_singleton: bool
     want_multi: bool  # wantMultiWECReportedState: the object's status aggregates all its clusters'
+    crd_follow: bool  # crdFollow: a selected custom resource takes its CRD along (instead of missingCRDs)
     upsync: tuple[Any, ...]
     problems: tuple[str, ...]
 
@@ -56,6 +57,7 @@ def compile_spec(spec: Mapping[str, Any]) -> PlacementSpec:
         tests=tests,
         want_singleton=bool(spec.get("wantSingletonReportedState")),
         want_multi=bool(spec.get("wantMultiWECReportedState")),
+        crd_follow=spec.get("crdFollow") is True,
         upsync=tuple(upsync) if isinstance(upsync, Sequence) and not isinstance(upsync, str) else (),
         problems=tuple(problems),
     )

@@ -47,6 +47,10 @@ class Catalog:
         self._index: dict[str, TypeIndex] = {}
         self._defs: dict[str, Mapping[str, dict[str, Any]]] = {}
 
+    def served_everywhere(self) -> frozenset[tuple[str, str]]:
+        """(group, plural) of the kinds every workload space serves, custom resources aside."""
+        return frozenset((t.group, t.plural) for t in self._builtin)
+
     def _base(self, space: str) -> tuple[ResourceType, ...]:
         return self._root if space == ROOT_SPACE else self._builtin
 

@@ -172,6 +172,7 @@ _LABEL_RULES: dict[tuple[str, str], NameRule] = {
     ("", "Namespace"): "dns1123-label",
     # Service names become DNS labels of the cluster domain and env-var prefixes: RFC 1035.
     ("", "Service"): "dns1035-label",
+    ("apiregistration.k8s.io", "APIService"): "path-segment",
     ("rbac.authorization.k8s.io", "Role"): "path-segment",
     ("rbac.authorization.k8s.io", "ClusterRole"): "path-segment",
     ("rbac.authorization.k8s.io", "RoleBinding"): "path-segment",

@@ -1,7 +1,8 @@
 """The kwok-like simulator: controllers that make simulated clusters behave like real ones.
 
 :class:`Simulator` owns the informer cache, the scheduler and pod addresses, and the controllers
-(nodes, pod lifecycle, ReplicaSets, Deployments, StatefulSets, DaemonSets, Jobs, status rules). One
+(nodes, pod lifecycle, ReplicaSets, Deployments, StatefulSets, DaemonSets, Jobs, APIService
+availability, status rules). One
 watch-bus listener updates the cache and hands each change to the controllers watching its kind;
 each controller is a work queue of object keys. Every write goes through the object service, so it
 is validated, versioned and watchable like a client's. Namespaces (Active) and CRDs (Established)
@@ -13,6 +14,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable, Sequence
 
+from sim.controllers.apiservices import APIServiceController
 from sim.controllers.base import Context, Controller
 from sim.controllers.cache import CACHED, ClusterCache
 from sim.controllers.daemonsets import DaemonSetController
@@ -47,7 +49,7 @@ class Simulator:
         self.controllers: list[Controller] = [
             self.nodes, PodController(self.ctx), ReplicaSetController(self.ctx), DeploymentController(self.ctx),
             StatefulSetController(self.ctx), DaemonSetController(self.ctx), JobController(self.ctx),
-            self.status_rules,
+            APIServiceController(self.ctx), self.status_rules,
         ]
         self._backfill: asyncio.Task[None] | None = None
         self._watching: dict[str, list[Controller]] = {

@@ -20,7 +20,9 @@ DEPLOYMENTS = "deployments.apps"
 STATEFULSETS = "statefulsets.apps"
 DAEMONSETS = "daemonsets.apps"
 JOBS = "jobs.batch"
-CACHED = (PODS, NODES, REPLICASETS, DEPLOYMENTS, STATEFULSETS, DAEMONSETS, JOBS)
+SERVICES = "services"
+APISERVICES = "apiservices.apiregistration.k8s.io"
+CACHED = (PODS, NODES, REPLICASETS, DEPLOYMENTS, STATEFULSETS, DAEMONSETS, JOBS, SERVICES, APISERVICES)
 
 NodeKey = tuple[str, str]  # (space, node name)
 

@@ -123,6 +123,10 @@ def builtin_types() -> tuple[ResourceType, ...]:
               "io.k8s.api.authorization.v1.SelfSubjectAccessReview", Strategy(), namespaced=False, verbs=("create",)),
         _kind("authorization.k8s.io", "v1", "SelfSubjectRulesReview", "selfsubjectrulesreviews",
               "io.k8s.api.authorization.v1.SelfSubjectRulesReview", Strategy(), namespaced=False, verbs=("create",)),
+        # Stored for placement on clusters that aggregate it; nothing in a space serves its group.
+        _kind("apiregistration.k8s.io", "v1", "APIService", "apiservices",
+              "io.k8s.kube-aggregator.pkg.apis.apiregistration.v1.APIService", st.APIServiceStrategy(),
+              namespaced=False, categories=("api-extensions",), subresources=STATUS),
         # apiextensions-apiserver serves CRDs without strategic merge patch: kubectl falls back to merge.
         _kind("apiextensions.k8s.io", "v1", "CustomResourceDefinition", "customresourcedefinitions", crd,
               st.CustomResourceDefinitionStrategy(), namespaced=False, short_names=("crd", "crds"),

@@ -16,58 +16,18 @@ from typing import Any
 import pytest
 import yaml
 
+from tests.example1 import COMMOND, EDGE, common_placement, commond, customizer, env_value, example1_world, site, text
 from tests.harness import wait_for
-from tests.syncer_harness import World, cm_path, configmap, deployment, namespace, placement
+from tests.syncer_harness import World, cm_path, namespace
 
-EDGE = "edge.kubestellar.io/v2alpha1"
-DEPLOY = "/apis/apps/v1/namespaces/commonstuff/deployments/commond"
+DEPLOY = COMMOND
 SITE = cm_path("commonstuff", "httpd-htdocs")
 
 
 @pytest.fixture
 def world(tmp_path: Path) -> Iterator[World]:
-    w = World(tmp_path, clusters=2).start()
-    w.join("florin", "wec1", {"env": "prod", "loc-name": "florin"})
-    w.join("guilder", "wec2", {"env": "prod", "extended": "yes", "loc-name": "guilder"})
-    w.hub.create_space("common")
-    yield w
-    w.close()
-
-
-def site() -> dict[str, Any]:
-    doc = configmap("httpd-htdocs", "commonstuff", **{"index.html": "This is a common web site. Running in "
-                                                                      "%(loc-name), 100%% customized."})
-    doc["metadata"]["annotations"] = {"edge.kubestellar.io/expand-parameters": "true"}
-    return doc
-
-
-def commond() -> dict[str, Any]:
-    doc = deployment("commond", "commonstuff", replicas=1)
-    doc["metadata"]["annotations"] = {"edge.kubestellar.io/customizer": "example-customizer"}
-    doc["spec"]["template"]["spec"]["containers"][0]["env"] = [{"name": "EXAMPLE_VAR", "value": "example value"}]
-    return doc
-
-
-def customizer(path: str = "$.spec.template.spec.containers.0.env.0.value", value: str = '"env is %(env)"') \
-        -> dict[str, Any]:
-    return {"apiVersion": EDGE, "kind": "Customizer",
-            "metadata": {"name": "example-customizer", "namespace": "commonstuff",
-                         "annotations": {"edge.kubestellar.io/expand-parameters": "true"}},
-            "replacements": [{"path": path, "value": value}]}
-
-
-def common_placement() -> dict[str, Any]:
-    return placement("edge-placement-c", {"env": "prod"},
-                     [{"apiGroup": "", "resources": ["configmaps"], "namespaces": ["commonstuff"]},
-                      {"apiGroup": "apps", "resources": ["deployments"], "namespaces": ["commonstuff"]}])
-
-
-def env_value(obj: dict[str, Any]) -> str:
-    return str(obj["spec"]["template"]["spec"]["containers"][0]["env"][0]["value"])
-
-
-def text(obj: dict[str, Any]) -> str:
-    return str(obj["data"]["index.html"])
+    with example1_world(tmp_path, "common") as w:
+        yield w
 
 
 def conditions(world: World) -> dict[str, dict[str, Any]]:

@@ -769,3 +769,44 @@ def test_root_space_cannot_be_created_or_deleted() -> None:
 def test_causes_are_status_causes() -> None:
     found = rtype("ConfigMap").strategy.validate({"data": {"a b": "x"}})
     assert all(isinstance(c, Cause) and c.to_dict()["field"] == "data[a b]" for c in found)
+
+
+def api_service(**spec: Any) -> dict[str, Any]:
+    base = {"group": "example.my", "version": "v1090", "groupPriorityMinimum": 360, "versionPriority": 42,
+            "service": {"namespace": "my-namespace", "name": "my-service"}}
+    base.update(spec)
+    return {"apiVersion": "apiregistration.k8s.io/v1", "kind": "APIService",
+            "metadata": {"name": "v1090.example.my"}, "spec": base}
+
+
+def test_api_service_is_stored_with_kube_aggregators_defaults_and_checks() -> None:
+    t = rtype("APIService")
+    assert (t.group, t.plural, t.namespaced, t.subresources) == ("apiregistration.k8s.io", "apiservices", False,
+                                                                 ("status",))
+    created = create("APIService", api_service())
+    assert created["spec"]["service"]["port"] == 443 and created["status"] == {}
+    assert causes("APIService", created) == []
+    wrong_name = api_service()
+    wrong_name["metadata"]["name"] = "example.my"
+    assert causes("APIService", create("APIService", wrong_name)) == [
+        ("metadata.name", 'Invalid value: "example.my": must be `spec.version+"."+spec.group`: "v1090.example.my"')]
+    assert causes("APIService", create("APIService", api_service(groupPriorityMinimum=0, versionPriority=1001))) == [
+        ("spec.groupPriorityMinimum", "Invalid value: 0: must be positive and less than 20000"),
+        ("spec.versionPriority", "Invalid value: 1001: must be positive and less than 1000")]
+    assert causes("APIService", create("APIService", api_service(service=None, insecureSkipTLSVerify=True))) == [
+        ("spec.insecureSkipTLSVerify", "Invalid value: true: local APIServices may not have insecureSkipTLSVerify")]
+    assert causes("APIService", create("APIService", api_service(service={"namespace": "ns", "port": 70000}))) == [
+        ("spec.service.name", "Required value"),
+        ("spec.service.port", "Invalid value: 70000: must be between 1 and 65535, inclusive")]
+    assert name_rule(t) == "path-segment"
+
+
+def test_api_service_row_shows_its_service_and_availability_like_kubectl() -> None:
+    columns = rtype("APIService").columns
+    remote = create("APIService", api_service())
+    assert [c.cell(remote) for c in columns][1:3] == ["my-namespace/my-service", "Unknown"]
+    remote["status"] = {"conditions": [{"type": "Available", "status": "False", "reason": "ServiceNotFound"}]}
+    assert columns[2].cell(remote) == "False (ServiceNotFound)"
+    local = create("APIService", api_service(service=None))
+    local["status"] = {"conditions": [{"type": "Available", "status": "True", "reason": "Local"}]}
+    assert [c.cell(local) for c in columns][1:3] == ["Local", "True"]

@@ -361,6 +361,22 @@ def test_missing_crds_are_reported(view: FakeView, client: TestClient) -> None:
                                      "downsync": [{"apiGroup": "group1.test", "resources": ["sprockets"]}]})
     body = client.get(f"/placement/v1/spaces/{SPACE}/placements/sprockets").json()
     assert body["missingCRDs"] == ["sprockets.group1.test"]
+    assert body["unservedResources"] == []
+
+
+def test_crd_follow_and_unserved_resources_in_the_explanation(view: FakeView, client: TestClient) -> None:
+    view.add_object("customresourcedefinitions.apiextensions.k8s.io", "", "sprockets.group1.test",
+                    "CustomResourceDefinition", "apiextensions.k8s.io/v1", defines=("group1.test", "sprockets"))
+    view.add_object("sprockets.group1.test", "commonstuff", "s1", "Sprocket", "group1.test/v1")
+    spec = {"locationSelectors": [{"matchLabels": {"env": "prod"}}], "crdFollow": True,
+            "downsync": [{"apiGroup": "group1.test", "resources": ["sprockets", "gears"]}]}
+    body = client.post(EXPLAIN, json={"spec": spec}).json()
+    assert body["missingCRDs"] == [] and body["unservedResources"] == ["gears.group1.test"]
+    assert [(o["resource"], o["tests"], o["followed"]) for o in body["objects"]] == [
+        ("customresourcedefinitions", [], True), ("sprockets", [0], False)]
+    body = client.post(EXPLAIN, json={"spec": {**spec, "crdFollow": False}}).json()
+    assert body["missingCRDs"] == ["sprockets.group1.test"]
+    assert [o["resource"] for o in body["objects"]] == ["sprockets"]
 
 
 # --- objects -------------------------------------------------------------------------------------
@@ -425,7 +441,7 @@ def test_explain_accepts_a_whole_object_and_a_bare_spec_alike(client: TestClient
     assert body["matchedLocations"] == [{"location": "florin", "selectorIndexes": [0]},
                                         {"location": "guilder", "selectorIndexes": [0]}]
     assert body["objects"] == [{"group": "", "resource": "configmaps", "namespace": "commonstuff",
-                                "name": "httpd-htdocs", "tests": [0]}]
+                                "name": "httpd-htdocs", "tests": [0], "followed": False}]
 
 
 def test_explain_of_a_placement_matching_nothing_gives_reasons(client: TestClient) -> None:
@@ -438,7 +454,7 @@ def test_explain_of_a_placement_matching_nothing_gives_reasons(client: TestClien
     assert len(body["objectMismatches"]) == 4
     assert all(m["reasons"] for m in body["objectMismatches"])
     assert set(body) == {"destinations", "matchedLocations", "locationMismatches", "targetMismatches", "objects",
-                         "objectMismatches", "missingCRDs", "problems"}
+                         "objectMismatches", "missingCRDs", "unservedResources", "problems"}
 
 
 def test_explain_reports_problems_of_a_spec_that_discriminates_nothing(client: TestClient) -> None:

@@ -15,6 +15,7 @@ from inventory.kinds import EDGE_GROUP
 from placement.engine import PlacementEngine
 from placement.model import DesiredEntry, Destination, ObjectRef, WorkloadObject
 from placement.ordering import apply_order, deletion_order
+from placement.selection import FOLLOWED
 
 CRD = "customresourcedefinitions.apiextensions.k8s.io"
 
@@ -229,6 +230,82 @@ def test_custom_resource_without_selected_crd_is_reported_not_placed() -> None:
     engine.delete_object(ref("wmw-s", CRD, "", "crontabs.stable.example.com"))
     assert engine.missing_crds("wmw-s", "edge-placement-s") == []
     assert engine.drain_dirty()[0] == {("wmw-s", "edge-placement-s")}
+
+
+def test_crd_follow_sends_the_crd_with_its_custom_resources_and_takes_it_back_after_the_last() -> None:
+    engine = PlacementEngine()
+    load_inventory(engine)
+    spec = placement("edge-placement-s", [{"matchLabels": {"env": "prod", "extended": "yes"}}],
+                     [{"namespaceSelectors": [{"matchLabels": {"special": "yes"}}]}])
+    spec["spec"]["crdFollow"] = True
+    load_special(engine, spec)
+    crd = ref("wmw-s", CRD, "", "crontabs.stable.example.com")
+    cron = ref("wmw-s", "crontabs.stable.example.com", "specialstuff", "my-new-cron-object")
+    assert engine.missing_crds("wmw-s", "edge-placement-s") == []
+    assert engine.selected_objects("wmw-s", "edge-placement-s")[crd] == [FOLLOWED]
+    entries = view(engine.desired("guilder"))
+    crd_at = entries.index(("wmw-s", CRD, "", crd.name, "crd", False))
+    assert crd_at < entries.index(("wmw-s", cron.resource, "specialstuff", cron.name, "object", False))
+
+    # A second custom resource, then the first removed: the CRD stays while one remains.
+    second = wobj("wmw-s", "crontabs.stable.example.com", "specialstuff", "second")
+    engine.upsert_object(second)
+    seq = engine.current_seq("guilder")
+    engine.delete_object(cron)
+    assert crd in refs(engine, "guilder")
+    # The last one removed: the CRD leaves in the same change, after its custom resource.
+    engine.delete_object(second.ref)
+    changes = engine.changes_since("guilder", seq) or []
+    assert [(c.op, c.entry.ref) for c in changes] == [("delete", cron), ("delete", second.ref), ("delete", crd)]
+    assert crd not in engine.selected_objects("wmw-s", "edge-placement-s")
+
+    # Back again: a custom resource brings the CRD, logged before it.
+    seq = engine.current_seq("guilder")
+    engine.upsert_object(wobj("wmw-s", "crontabs.stable.example.com", "specialstuff", "my-new-cron-object"))
+    changes = engine.changes_since("guilder", seq) or []
+    assert [(c.op, c.entry.ref) for c in changes] == [("upsert", crd), ("upsert", cron)]
+
+    # Turning crdFollow off reports the CRD missing and takes it from the clusters.
+    spec["spec"]["crdFollow"] = False
+    engine.upsert_placement("wmw-s", spec)
+    assert engine.missing_crds("wmw-s", "edge-placement-s") == ["crontabs.stable.example.com"]
+    assert crd not in refs(engine, "guilder") and cron in refs(engine, "guilder")
+
+
+def test_crd_follow_keeps_a_crd_the_tests_select_themselves() -> None:
+    engine = PlacementEngine()
+    load_inventory(engine)
+    spec = {**EXAMPLE_S, "spec": {**EXAMPLE_S["spec"], "crdFollow": True}}
+    load_special(engine, spec)
+    crd = ref("wmw-s", CRD, "", "crontabs.stable.example.com")
+    assert engine.selected_objects("wmw-s", "edge-placement-s")[crd] == [1, FOLLOWED]
+    engine.delete_object(ref("wmw-s", "crontabs.stable.example.com", "specialstuff", "my-new-cron-object"))
+    assert engine.selected_objects("wmw-s", "edge-placement-s")[crd] == [1]
+    assert crd in refs(engine, "guilder")
+
+
+def test_downsync_tests_naming_unserved_resources_are_reported() -> None:
+    engine = PlacementEngine()
+    load_inventory(engine)
+    spec = placement("p", [{"matchLabels": {"env": "prod"}}], [
+        {"apiGroup": "apiregistration.k8s.io", "resources": ["apiservices"]},  # served everywhere
+        {"apiGroup": "stable.example.com", "resources": ["crontabs"]},  # until its CRD exists
+        {"apiGroup": "", "resources": ["pods", "configmaps"]},  # clusters run pods; spaces hold none
+        {"resources": ["widgets"]},  # no group serves it
+        {"apiGroup": "nothing.example.com"},  # a group nothing serves
+    ])
+    engine.upsert_placement("wmw-s", spec)
+    assert engine.unserved_resources("wmw-s", "p") == [
+        "crontabs.stable.example.com", "nothing.example.com", "pods", "widgets"]
+    engine.drain_dirty()
+    engine.upsert_object(wobj("wmw-s", CRD, "", "crontabs.stable.example.com"))
+    assert ("wmw-s", "p") in engine.drain_dirty()[0]
+    assert engine.unserved_resources("wmw-s", "p") == ["nothing.example.com", "pods", "widgets"]
+    # The CRD of another space does not serve this one.
+    assert engine.unserved_resources("wmw-c", "p") == []  # no such placement there
+    engine.upsert_placement("wmw-c", spec)
+    assert "crontabs.stable.example.com" in engine.unserved_resources("wmw-c", "p")
+    assert engine.explain("wmw-c", spec).unserved_resources == engine.unserved_resources("wmw-c", "p")
 
 
 # ----------------------------------------------------------------------------------------------

@@ -14,15 +14,16 @@ invalid input is refused with upstream's field paths and messages:
 
 The strategies live in one module per API group (:mod:`.core`, :mod:`.services`, :mod:`.apps`,
 :mod:`.batch`, :mod:`.networking`, :mod:`.policy`, :mod:`.rbac`, :mod:`.cluster`,
-:mod:`.apiextensions`, :mod:`.spaces`) on top of :mod:`.base`; what several groups share lives in
-:mod:`.pods`, :mod:`.labelselectors`, :mod:`.quantities` and :mod:`._helpers`. This package
-re-exports every public name, so ``from spaces.builtin import strategies as st`` keeps working.
+:mod:`.apiextensions`, :mod:`.apiregistration`, :mod:`.spaces`) on top of :mod:`.base`; what several
+groups share lives in :mod:`.pods`, :mod:`.labelselectors`, :mod:`.quantities` and :mod:`._helpers`. This
+package re-exports every public name, so ``from spaces.builtin import strategies as st`` keeps working.
 """
 
 from __future__ import annotations
 
 from spaces.builtin.strategies._helpers import IMMUTABLE, NEGATIVE, Obj
 from spaces.builtin.strategies.apiextensions import CustomResourceDefinitionStrategy
+from spaces.builtin.strategies.apiregistration import APIServiceStrategy
 from spaces.builtin.strategies.apps import (
     DaemonSetStrategy,
     DeploymentStrategy,
@@ -94,6 +95,7 @@ __all__ = [
     "ROOT_SPACE",
     "SERVICE_CIDR",
     "SYSTEM_PRIORITY_CLASSES",
+    "APIServiceStrategy",
     "BuiltinStrategy",
     "ClusterRoleBindingStrategy",
     "ClusterRoleStrategy",

@@ -120,6 +120,24 @@ def _admission_binding() -> list[Column]:
             age_col()]
 
 
+def _api_service() -> list[Column]:
+    def service(o: Obj) -> str:
+        ref = dict_at(o, "spec", "service")
+        return f"{str_at(ref, 'namespace')}/{str_at(ref, 'name')}" if ref else "Local"
+
+    def available(o: Obj) -> str:
+        condition = next((c for c in list_at(o, "status", "conditions") if str_at(c, "type") == "Available"), None)
+        if condition is None:
+            return "Unknown"
+        status, reason = str_at(condition, "status"), str_at(condition, "reason")
+        return f"{status} ({reason})" if status != "True" and reason else status
+
+    return [name_col(),
+            col("Service", "string", service, "The reference to the service that hosts this API endpoint."),
+            col("Available", "string", available, "Whether this service is available."),
+            age_col()]
+
+
 # The kinds of this module and the columns each shows.
 BUILDERS: dict[tuple[str, str], Callable[[], Iterable[Column]]] = {
     ("admissionregistration.k8s.io", "ValidatingAdmissionPolicy"): _admission_policy,
@@ -127,6 +145,7 @@ BUILDERS: dict[tuple[str, str], Callable[[], Iterable[Column]]] = {
     ("rbac.authorization.k8s.io", "RoleBinding"): lambda: _binding("RoleBinding"),
     ("rbac.authorization.k8s.io", "ClusterRoleBinding"): lambda: _binding("ClusterRoleBinding"),
     ("storage.k8s.io", "StorageClass"): _storage_class,
+    ("apiregistration.k8s.io", "APIService"): _api_service,
     ("scheduling.k8s.io", "PriorityClass"): _priority_class,
     ("spacehub.io", "Space"): _space,
     ("rbac.authorization.k8s.io", "Role"): created_at_columns,
