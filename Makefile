@@ -24,6 +24,7 @@ bench: $(STAMP)
 	$(BIN)/python bench/placement_bench.py
 	$(BIN)/python bench/placement_hub_bench.py
 	$(BIN)/python bench/sync_bench.py
+	$(BIN)/python bench/fanout_bench.py
 	$(BIN)/python bench/status_bench.py
 	$(BIN)/python bench/division_bench.py
 

@@ -83,7 +83,10 @@ class PlacementService(WorkQueue):
         self._workload: dict[ObjectRef, WorkloadObject] = {}
         self._upsync: dict[tuple[str, str], bool] = {}  # placements that have upsync items
         self._digests: dict[ObjectRef, bytes] = {}  # what clusters get of each object, to skip status-only writes
-        self._projections: dict[tuple[ObjectRef, int], dict[str, Any]] = {}
+        # The projection of each object's current revision; one store read per revision however many streams
+        # ask for it at once (the first one loads, the others await the same load).
+        self._projections: dict[ObjectRef, tuple[int, dict[str, Any]]] = {}
+        self._projecting: dict[tuple[ObjectRef, int], asyncio.Future[dict[str, Any] | None]] = {}
         # Per SyncTarget, bumped whenever its desired set changes (syncer streams wait on it).
         self.target_versions: dict[str, int] = {}
         self._target_waiters: dict[str, asyncio.Event] = {}
@@ -151,6 +154,7 @@ class PlacementService(WorkQueue):
             gone = True  # an upsynced object is the clusters', not a workload to place
         if gone:
             self._digests.pop(ref, None)
+            self._projections.pop(ref, None)
             self.copies.object_changed(ref, None)
             if self._workload.pop(ref, None) is not None:
                 self.engine.delete_object(ref)
@@ -484,16 +488,28 @@ class PlacementService(WorkQueue):
         w = self._workload.get(ref)
         if w is None:
             return None
-        cached = self._projections.get((ref, w.revision))
-        if cached is None:
-            row = await self.objects.run_sync(self.objects.store.get, Key(ref.space, ref.resource, ref.namespace,
-                                                                          ref.name))
-            if row is None:
-                return None
-            cached = project(orjson.loads(row.value))
-            self._projections = {k: v for k, v in self._projections.items() if k[0] != ref}
-            self._projections[(ref, w.revision)] = cached
-        return cached
+        cached = self._projections.get(ref)
+        if cached is not None and cached[0] == w.revision:
+            return cached[1]
+        key = (ref, w.revision)
+        loading = self._projecting.get(key)
+        if loading is None:
+            loading = asyncio.ensure_future(self._project(ref, w.revision))
+            self._projecting[key] = loading
+            loading.add_done_callback(lambda _done: self._projecting.pop(key, None))
+        # Shielded: one stream going away must not cancel the load the others wait for.
+        return await asyncio.shield(loading)
+
+    async def _project(self, ref: ObjectRef, revision: int) -> dict[str, Any] | None:
+        row = await self.objects.run_sync(self.objects.store.get, Key(ref.space, ref.resource, ref.namespace,
+                                                                      ref.name))
+        if row is None:
+            return None
+        projected = project(orjson.loads(row.value))
+        current = self._workload.get(ref)
+        if current is not None and current.revision == revision:
+            self._projections[ref] = (revision, projected)
+        return projected
 
 
 def _target_clusters(obj: dict[str, Any]) -> frozenset[str] | None:

@@ -16,6 +16,7 @@ from inventory.clusters import Inventory
 from placement.model import Change, DesiredEntry
 from placement.service import PlacementService
 from sync import messages
+from sync.frames import SharedLines
 from sync.messages import EntryTypes
 
 # Lines are gathered into chunks of about this size; a chunk is also sent whenever the stream would wait.
@@ -31,6 +32,7 @@ class StreamSource:
         self.types = types
         self.epoch = epoch
         self.ping_interval = ping_interval
+        self.shared = SharedLines()
 
     async def stream(self, target: str, since: int, epoch: str | None) -> AsyncIterator[bytes]:
         """The response body for ``GET …/targets/{target}/stream?since=…&epoch=…``, chunk by chunk."""
@@ -94,15 +96,17 @@ class StreamSource:
     async def _upsert(self, seq: int, entry: DesiredEntry, target: str) -> bytes | None:
         """The UPSERT of ``target``'s copy; a HOLD when that copy cannot be made (the cluster keeps what it
         has); None when the object was deleted meanwhile (its DELETE follows)."""
-        entry_json = self.types.entry_json(entry)
         if entry.kind == "namespace" and entry.implicit:
-            return messages.upsert(seq, entry_json, messages.implicit_namespace(entry.ref.name), None)
+            return messages.upsert(seq, self.types.entry_json(entry), messages.implicit_namespace(entry.ref.name),
+                                   None)
         outcome = await self.service.content_for(entry.ref, target)
         if outcome is None:
             return None
         if outcome.obj is None:
-            return messages.hold(seq, entry_json, outcome.error or "")
-        return messages.upsert(seq, entry_json, outcome.obj, outcome.revision)
+            return messages.hold(seq, self.types.entry_json(entry), outcome.error or "")
+        obj, revision = outcome.obj, outcome.revision
+        return self.shared.line(seq, entry, obj, revision,
+                                lambda: messages.upsert(seq, self.types.entry_json(entry), obj, revision))
 
     async def _change(self, change: Change, target: str) -> bytes | None:
         if change.op == "delete":
