@@ -79,8 +79,10 @@ def probe_status(value: int, ready: bool, message: str) -> dict[str, Any]:
     return {"status": {"value": value, "conditions": [condition]}}
 
 
-def cluster_probe_path(cluster: str) -> str:
-    return f"/clusters/{cluster}/apis/{GROUP}/v1/namespaces/{NS}/{PLURAL}/{PROBE}"
+def cluster_probe_url(server: str) -> str:
+    """The probe in the cluster at ``server`` (its kubeconfig's server: with several simulator processes,
+    each cluster has the URL of the process serving it)."""
+    return f"{server}/apis/{GROUP}/v1/namespaces/{NS}/{PLURAL}/{PROBE}"
 
 
 # --- what the hub's watches deliver -------------------------------------------------------------------
@@ -226,8 +228,8 @@ class FloorEnd:
                 await asyncio.sleep(0.2)
 
 
-def cluster_floor(cluster: str) -> FloorEnd:
-    return FloorEnd(f"/clusters/{cluster}/apis/{GROUP}/v1/namespaces/{NS}/{PLURAL}", PROBE, "/status",
+def cluster_floor(server: str) -> FloorEnd:
+    return FloorEnd(f"{server}/apis/{GROUP}/v1/namespaces/{NS}/{PLURAL}", PROBE, "/status",
                     lambda i: probe_status(0, True, f"floor {i}"),
                     lambda obj: ((obj.get("status") or {}).get("conditions") or [{}])[0].get("message"))
 
@@ -248,6 +250,7 @@ async def measure(hub: Hub, sim: FleetSim, result: FleetResult, rounds: int) -> 
                 httpx.AsyncClient(base_url=sim.base_url, verify=sim.verify(), headers=sim_headers, limits=limits,
                                   timeout=httpx.Timeout(60, read=None)) as sc):
         seen = Seen()
+        servers = {name: sim.cluster_url(name) for name in sim.names}
         space = f"/clusters/{SPACE}/apis"
         watches = [
             asyncio.create_task(watch(hc, f"{space}/status.spacehub.io/v1alpha1/namespaces/{NS}/placementstatuses",
@@ -266,7 +269,7 @@ async def measure(hub: Hub, sim: FleetSim, result: FleetResult, rounds: int) -> 
             async def zero(cluster: str) -> None:
                 async with gate:
                     body = orjson.dumps(probe_status(0, True, "start"))
-                    r = await sc.patch(f"{cluster_probe_path(cluster)}/status", content=body, headers=MERGE)
+                    r = await sc.patch(f"{cluster_probe_url(servers[cluster])}/status", content=body, headers=MERGE)
                     r.raise_for_status()
             await asyncio.gather(*(zero(c) for c in sim.names))
             await until(seen, lambda: seen.ready == n and seen.total == 0, PLACE_DEADLINE,
@@ -282,7 +285,7 @@ async def measure(hub: Hub, sim: FleetSim, result: FleetResult, rounds: int) -> 
                 cluster = sim.names[((r - 1) * stride) % n]
                 seen.forget_arrivals()  # the values wanted now may have passed by while the probes were set
                 t0 = time.monotonic()
-                resp = await sc.patch(f"{cluster_probe_path(cluster)}/status", headers=MERGE,
+                resp = await sc.patch(f"{cluster_probe_url(servers[cluster])}/status", headers=MERGE,
                                       content=orjson.dumps(probe_status(1, False, f"round {r}")))
                 resp.raise_for_status()
                 want_ready, want_total = n - r, float(r)
@@ -302,7 +305,7 @@ async def measure(hub: Hub, sim: FleetSim, result: FleetResult, rounds: int) -> 
             result.sim_cpu = cpu_seconds(procs["sim"]) - cpu0["sim"]
 
             # The path's two ends alone, in the same run: a cluster's own watch, and the space's own watch.
-            await cluster_floor(sim.names[-1]).time(sc, result.cluster_floor)
+            await cluster_floor(servers[sim.names[-1]]).time(sc, result.cluster_floor)
             await space_floor().time(hc, result.space_floor)
         finally:
             result.reconnects = seen.reconnects

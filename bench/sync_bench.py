@@ -87,6 +87,11 @@ class Watches:
     errors: int = 0
     done: dict[str, asyncio.Event] = field(default_factory=dict)
     opened: int = 0
+    # Each cluster's server from its kubeconfig: with several simulator processes, not always sim.base_url.
+    servers: dict[str, str] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.servers = {name: self.sim.cluster_url(name) for name in self.names}
 
     def event_for(self, round_: str) -> asyncio.Event:
         return self.done.setdefault(round_, asyncio.Event())
@@ -103,7 +108,7 @@ class Watches:
     async def run(self, client: httpx.AsyncClient, cluster: str, opening: asyncio.Semaphore) -> None:
         """List, then watch from the list's resourceVersion; reconnect from the last one seen. Opening
         (TLS handshake, list, watch headers) is bounded by ``opening``: 1,000 handshakes at once time out."""
-        base = f"/clusters/{cluster}/api/v1/namespaces/{NS}/configmaps"
+        base = f"{self.servers[cluster]}/api/v1/namespaces/{NS}/configmaps"
         selector = f"metadata.name={PROBE}"
         rv: str | None = None
         first = True

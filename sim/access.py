@@ -2,12 +2,13 @@
 
 Each cluster gets its own bearer token (kept in ``<data-dir>/cluster-tokens.json``, mode 0600, so
 restarts keep handing out the same credentials) and a kubeconfig
-``<data-dir>/kubeconfigs/<name>.kubeconfig`` whose server is ``<base>/clusters/<name>``, rewritten at
-every start so it follows ``--listen``. A cluster's token reaches only that cluster, as a real
-cluster's credentials would; the admin token (``admin.token``, shared with ``spaces.kubeconfig``'s
-conventions) reaches every cluster and the ``/sim/v1`` admin endpoint. Probes are open. Under
-``--insecure-http`` a request without credentials is let through as admin: kubectl does not send
-bearer tokens over plain HTTP, and that mode is for local experiments only.
+``<data-dir>/kubeconfigs/<name>.kubeconfig`` whose server is ``<base>/clusters/<name>`` (the base of the
+process serving it, see :mod:`sim.workers`), rewritten at every start so it follows ``--listen``. A
+cluster's token reaches only that cluster, as a real cluster's credentials would; the admin token
+(``admin.token``, shared with ``spaces.kubeconfig``'s conventions) reaches every cluster and the
+``/sim/v1`` admin endpoint. Probes are open. Under ``--insecure-http`` a request without credentials is
+let through as admin: kubectl does not send bearer tokens over plain HTTP, and that mode is for local
+experiments only.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from __future__ import annotations
 import hmac
 import json
 import secrets
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -55,12 +56,14 @@ def ensure_cluster_tokens(data_dir: Path, clusters: Iterable[str]) -> dict[str, 
     return {name: tokens[name] for name in wanted}
 
 
-def write_kubeconfigs(data_dir: Path, base_url: str, ca_pem: bytes | None, tokens: dict[str, str]) -> dict[str, Path]:
-    """Write every cluster's kubeconfig; returns their paths by cluster."""
+def write_kubeconfigs(data_dir: Path, bases: Mapping[str, str], ca_pem: bytes | None,
+                      tokens: dict[str, str]) -> dict[str, Path]:
+    """Write every cluster's kubeconfig, its server under the base URL of the process serving it; returns
+    their paths by cluster."""
     paths = {}
     for name, token in tokens.items():
         path = kubeconfig_path(data_dir, name)
-        kubeconfig.save(path, kubeconfig.build_kubeconfig(f"{base_url}{kubeconfig.CLUSTERS_SEGMENT}{name}",
+        kubeconfig.save(path, kubeconfig.build_kubeconfig(f"{bases[name]}{kubeconfig.CLUSTERS_SEGMENT}{name}",
                                                           ca_pem, token, name))
         paths[name] = path
     return paths

@@ -19,13 +19,14 @@ from typing import Any
 import orjson
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
+from starlette.responses import JSONResponse, RedirectResponse, Response
 from starlette.routing import Route
 
 from sim.access import ClusterAuth
 from sim.controllers import NodeShape, Simulator, StatusRule
 from sim.faults import FaultError, FaultInjection, Faults, FaultTable
 from sim.kinds import SimCatalog
+from sim.workers import Workers
 from spaces.access import AdminsOnly
 from spaces.api.asgi import STATUS_HANDLERS, lifespan_of, probe_routes, space_routes, version_info
 from spaces.api.handlers import SpaceAPI
@@ -57,6 +58,8 @@ class SimSettings:
     kubeconfigs: dict[str, str] = field(default_factory=dict)
     compact_horizon: int = 10_000
     compact_interval: float = 60.0
+    # The other processes of this simulator (``--processes``), when this is the first of several.
+    workers: Workers | None = None
 
 
 class SimCore:
@@ -67,7 +70,13 @@ class SimCore:
         self.runtime = SpaceRuntime(self.catalog, RuntimeSettings(
             db_url=settings.db_url, public_url=settings.public_url, compact_horizon=settings.compact_horizon,
             compact_interval=settings.compact_interval, thread_prefix="spacehub-sim-read"))
-        self.ready = False
+        self._ready = False
+
+    @property
+    def ready(self) -> bool:
+        """Every cluster is served: this process's, and those of the other processes."""
+        workers = self.settings.workers
+        return self._ready and (workers is None or workers.all_ready)
 
     async def start(self) -> None:
         runtime = self.runtime
@@ -90,7 +99,7 @@ class SimCore:
         await asyncio.gather(*(ensure(name) for name in self.settings.clusters))
         self.api = SpaceAPI(self.objects, self.catalog, runtime.lifecycle.space_phase, version_info(),
                             AdminsOnly())
-        self.ready = True
+        self._ready = True
 
     async def _ensure_cluster(self, name: str) -> None:
         """The cluster's space, its system namespaces and its nodes."""
@@ -107,7 +116,7 @@ class SimCore:
         await self.simulator.ensure_nodes(name)
 
     async def stop(self) -> None:
-        self.ready = False
+        self._ready = False
         await self.simulator.stop()
         await self.runtime.stop()
         log.info("spacehub sim stopped: %d cluster(s) shut down cleanly", len(self.settings.clusters))
@@ -124,14 +133,35 @@ def _status_response(err: StatusError) -> Response:
     return JSONResponse(err.to_status(), status_code=err.code)
 
 
+def _redirecting(handle: Any, workers: Workers) -> Any:
+    """The space API, except that a cluster of another process is a redirect there (307: any verb, same
+    body); its kubeconfig names that process directly."""
+    async def handle_or_redirect(request: Request, space: str, path: str) -> Response:
+        owner = workers.owners.get(space)
+        if owner is None:
+            return await handle(request, space, path)
+        query = f"?{request.url.query}" if request.url.query else ""
+        return RedirectResponse(f"{owner}{request.url.path}{query}", status_code=307)
+    return handle_or_redirect
+
+
 def build_app(settings: SimSettings) -> tuple[object, SimCore]:
     core = SimCore(settings)
 
+    workers = settings.workers
+
     async def clusters(_request: Request) -> Response:
-        return JSONResponse({"clusters": [core.cluster_info(name) for name in settings.clusters]})
+        infos = [core.cluster_info(name) for name in settings.clusters]
+        if workers is not None:
+            infos += await workers.cluster_infos()
+        return JSONResponse({"clusters": infos})
 
     async def faults(request: Request) -> Response:
         name = request.path_params["name"]
+        owner = workers.owners.get(name) if workers is not None else None
+        if workers is not None and owner is not None:
+            answer = await workers.forward(request.method, owner, request.url.path, await request.body() or None)
+            return Response(answer.content, status_code=answer.status_code, media_type="application/json")
         if name not in core.faults:
             return _status_response(not_found("clusters", "sim.spacehub.io", name))
         if request.method == "PUT":
@@ -151,7 +181,7 @@ def build_app(settings: SimSettings) -> tuple[object, SimCore]:
         *probe_routes(core),
         Route("/sim/v1/clusters", clusters),
         Route("/sim/v1/clusters/{name}/faults", faults, methods=["GET", "PUT", "DELETE"]),
-        *space_routes(lambda: core.api.handle),
+        *space_routes(lambda: core.api.handle if workers is None else _redirecting(core.api.handle, workers)),
     ], lifespan=lifespan_of(core), exception_handlers=STATUS_HANDLERS)
     wrapped = FaultInjection(ClusterAuth(app, settings.admin_token, settings.cluster_tokens,
                                          allow_anonymous=settings.insecure_http), core.faults)

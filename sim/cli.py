@@ -56,6 +56,13 @@ def register_sim_commands(sub: Subparsers, common: argparse.ArgumentParser) -> N
                        help="with --with-syncers: a label of the registered clusters, all or one (repeatable)")
     serve.add_argument("--insecure-http", action="store_true",
                        help="serve plain HTTP instead of HTTPS (local experiments only)")
+    serve.add_argument("--processes", default="auto", metavar="K|auto",
+                       help="spread the clusters (and their syncers) over K processes, each with its own store "
+                            "and port (the first on --listen; a cluster's kubeconfig names the process serving "
+                            "it); auto: one per 250 clusters, at most one per core (default auto)")
+    # Set by the first process on the ones it starts (sim.workers), never by a user.
+    serve.add_argument("--worker-index", type=int, default=0, help=argparse.SUPPRESS)
+    serve.add_argument("--worker-fd", type=int, default=None, help=argparse.SUPPRESS)
     serve.set_defaults(func=_sim_serve)
 
 

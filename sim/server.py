@@ -13,6 +13,7 @@ import asyncio
 import gc
 import logging
 import socket
+import ssl
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -20,17 +21,18 @@ from typing import TypeVar
 
 import uvicorn
 
-from sim.access import ensure_cluster_tokens, write_kubeconfigs
+from sim.access import ensure_cluster_tokens, kubeconfig_path, write_kubeconfigs
 from sim.app import SimCore, SimSettings, build_app
 from sim.controllers import NodeShape
 from sim.controllers.statusrules import RuleError, load_rules
 from sim.faults import FaultError, load_faults_file
 from sim.fleet import FleetError, cluster_labels, register_fleet
+from sim.workers import Workers, bind, parse_processes, slices
 from spaces.builtin.strategies import parse_quantity
 from spaces.kubeconfig import ensure_admin
 from spaces.names import is_dns1123_label
 from spaces.output import format_table
-from spaces.server.endpoint import prepare_endpoint
+from spaces.server.endpoint import prepare_endpoint, split_listen
 from syncer.runner import SyncerSpec, run_syncers
 
 log = logging.getLogger(__name__)
@@ -104,8 +106,12 @@ def startup_table(core: SimCore, data_dir: Path) -> str:
     settings = core.settings
     rows = [[info["name"], str(info["nodes"]), info["server"], info["kubeconfig"]]
             for info in (core.cluster_info(name) for name in settings.clusters)]
+    owners = settings.workers.owners if settings.workers is not None else {}
+    rows += [[name, "-", f"{base}/clusters/{name}", str(kubeconfig_path(data_dir, name))]
+             for name, base in owners.items()]
     active = [f"{name} {faults.to_json()}" for name, faults in core.faults.items() if faults.active]
     lines = [f"spacehub sim: {len(rows)} simulated cluster(s) on {settings.public_url} "
+             f"{f'and {len(settings.workers.bases)} more process(es) ' if settings.workers is not None else ''}"
              f"(data {data_dir}, ready delay {settings.ready_delay:g}s)",
              format_table(["CLUSTER", "NODES", "SERVER", "KUBECONFIG"], rows).rstrip("\n"),
              f"admin kubeconfig: {data_dir / 'admin.kubeconfig'}; faults: PUT {settings.public_url}"
@@ -125,34 +131,74 @@ def run_from_args(args: argparse.Namespace) -> int:
     try:
         rules = load_rules(args.status_rules) if args.status_rules else ()
         faults = load_faults_file(args.faults_file, names) if args.faults_file else {}
+        processes = parse_processes(args.processes, len(names))
     except (RuleError, FaultError) as exc:
         raise _fail(str(exc)) from None
+    except ValueError as exc:
+        raise _fail(f"--processes {args.processes}: {exc}") from None
+    parts = slices(names, processes)
+    index = args.worker_index
+    if not 0 <= index < processes or (index > 0) != (args.worker_fd is not None):
+        raise _fail("--worker-index and --worker-fd are set by spacehub sim serve itself")
+    own = parts[index]
 
     data_dir = Path(args.data_dir)
     data_dir.mkdir(parents=True, exist_ok=True)
-    endpoint = prepare_endpoint(data_dir, args.listen, args.insecure_http)
+    sock = socket.socket(fileno=args.worker_fd) if args.worker_fd is not None else None
+    listen = args.listen if sock is None else f"{split_listen(args.listen)[0]}:{sock.getsockname()[1]}"
+    endpoint = prepare_endpoint(data_dir, listen, args.insecure_http)
     base_url, ca_pem = endpoint.base_url, endpoint.ca_pem
-    admin = ensure_admin(data_dir, f"{base_url}/clusters/root", ca_pem)
     tokens = ensure_cluster_tokens(data_dir, names)
-    kubeconfigs = write_kubeconfigs(data_dir, base_url, ca_pem, tokens)
+    workers: Workers | None = None
+    if index == 0:
+        admin_token = ensure_admin(data_dir, f"{base_url}/clusters/root", ca_pem).token
+        others = bind(endpoint.host, processes - 1)
+        bases = {name: base_url for name in own}
+        for part, other in zip(parts[1:], others, strict=True):
+            bases.update((name, with_port(base_url, other.getsockname()[1])) for name in part)
+        kubeconfigs = write_kubeconfigs(data_dir, bases, ca_pem, tokens)
+        specs = _fleet(args, {name: str(path.resolve()) for name, path in kubeconfigs.items()}, data_dir)
+        if others:
+            workers = Workers({name: bases[name] for name in names if name not in own}, admin_token,
+                              ssl_verify(data_dir, args.insecure_http))
+            workers.spawn(sys.argv, others)
+    else:
+        admin_token = ensure_admin(data_dir, f"{with_port(base_url, split_listen(args.listen)[1])}/clusters/root",
+                                   ca_pem).token
+        kubeconfigs = {name: kubeconfig_path(data_dir, name) for name in own}
+        specs = _fleet(args, {name: str(path.resolve()) for name, path in kubeconfigs.items()}, data_dir)
+    specs = [spec for spec in specs if spec.kubeconfig is not None and Path(spec.kubeconfig).stem in own]
 
+    suffix = "" if index == 0 else f"-{index}"
     settings = SimSettings(
-        db_url=f"sqlite:///{(data_dir / 'sim.db').resolve()}", admin_token=admin.token, clusters=names,
-        cluster_tokens=tokens, default_shape=default_shape, shapes=shapes, ready_delay=args.ready_delay,
-        status_rules=rules, faults=faults, public_url=base_url, insecure_http=args.insecure_http,
-        kubeconfigs={name: str(path.resolve()) for name, path in kubeconfigs.items()})
+        db_url=f"sqlite:///{(data_dir / f'sim{suffix}.db').resolve()}", admin_token=admin_token, clusters=own,
+        # The first process knows every token: a request for another process's cluster is redirected there.
+        cluster_tokens=tokens if index == 0 else {name: tokens[name] for name in own},
+        default_shape=default_shape, shapes=shapes, ready_delay=args.ready_delay,
+        status_rules=rules, faults={name: f for name, f in faults.items() if name in own}, public_url=base_url,
+        insecure_http=args.insecure_http, workers=workers,
+        kubeconfigs={name: str(kubeconfig_path(data_dir, name).resolve()) for name in own})
 
-    specs = _fleet(args, settings.kubeconfigs, data_dir)
     if specs:
         # Thousands of clusters and syncers make a large, long-lived heap; the default thresholds run
         # full collections over it every few thousand allocations.
         gc.set_threshold(100_000, 50, 100)
     app, core = build_app(settings)
-    log.info("spacehub sim starting %d cluster(s) on %s", len(names), args.listen)
-    server = _AnnouncingServer(endpoint.uvicorn_config(app), lambda: startup_table(core, data_dir.resolve()),
-                               specs, data_dir / "syncers.db")
-    server.run()
+    log.info("spacehub sim starting %d cluster(s) on %s%s", len(own), listen,
+             f" (process {index + 1} of {processes})" if processes > 1 else "")
+    table = (lambda: startup_table(core, data_dir.resolve())) if index == 0 else (lambda: "")
+    server = _AnnouncingServer(endpoint.uvicorn_config(app), table, specs, data_dir / f"syncers{suffix}.db", workers)
+    server.run(sockets=[sock] if sock is not None else None)
     return 0 if server.started else 1
+
+
+def with_port(base_url: str, port: int) -> str:
+    """``https://127.0.0.1:7443`` → ``https://127.0.0.1:<port>``."""
+    return f"{base_url.rsplit(':', 1)[0]}:{port}"
+
+
+def ssl_verify(data_dir: Path, insecure_http: bool) -> ssl.SSLContext | bool:
+    return False if insecure_http else ssl.create_default_context(cafile=str(data_dir / "pki" / "ca.crt"))
 
 
 def _fleet(args: argparse.Namespace, kubeconfigs: dict[str, str], data_dir: Path) -> list[SyncerSpec]:
@@ -170,32 +216,45 @@ def _fleet(args: argparse.Namespace, kubeconfigs: dict[str, str], data_dir: Path
 
 
 class _AnnouncingServer(uvicorn.Server):
-    """Prints the cluster table once the clusters are up and the socket is listening, then starts the
-    in-process syncers (they need the clusters' API to be served) and stops them before the server."""
+    """Prints the cluster table once the clusters are up (in every process) and the socket is listening,
+    then starts the in-process syncers (they need the clusters' API to be served) and stops them before the
+    server; the first of several processes also supervises the others and stops them last."""
 
     def __init__(self, config: uvicorn.Config, table: Callable[[], str], specs: list[SyncerSpec],
-                 state: Path) -> None:
+                 state: Path, workers: Workers | None) -> None:
         super().__init__(config)
         self._table = table
         self._specs = specs
         self._state = state
+        self._workers = workers
         self._syncers: asyncio.Task[None] | None = None
 
     async def startup(self, sockets: list[socket.socket] | None = None) -> None:
         await super().startup(sockets)
+        if self._workers is not None:
+            await self._workers.start(on_death=self._stop)
+            while not self._workers.others_ready and not self.should_exit:
+                await asyncio.sleep(0.1)
         if not self.should_exit:
             sys.stderr.write(self._table())
             sys.stderr.flush()
+            if self._workers is not None:
+                self._workers.all_ready = True
             if self._specs:
                 self._syncers = asyncio.create_task(run_syncers(self._specs, self._state), name="syncers")
                 self._syncers.add_done_callback(_report_end)
                 log.info("running %d syncer(s) for hub %s", len(self._specs), self._specs[0].bootstrap.hub)
+
+    def _stop(self) -> None:
+        self.should_exit = True
 
     async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
         if self._syncers is not None:
             self._syncers.cancel()
             await asyncio.gather(self._syncers, return_exceptions=True)
         await super().shutdown(sockets)
+        if self._workers is not None:
+            await self._workers.stop()
 
 
 def _report_end(task: asyncio.Task[None]) -> None:

@@ -108,10 +108,15 @@ class Sim:
     def log(self) -> str:
         return self.log_path.read_text(errors="replace")
 
+    def cluster_url(self, cluster: str) -> str:
+        """The cluster's server, as its kubeconfig names it (with ``--processes``, not always ``base_url``)."""
+        cfg = yaml.safe_load(self.kubeconfig(cluster).read_text())
+        return str(cfg["clusters"][0]["cluster"]["server"])
+
     def client(self, cluster: str | None = None, timeout: float = 30) -> httpx.Client:
         """An HTTP client with a cluster's token (its base URL is that cluster), or the admin token."""
         token = self.cluster_token(cluster) if cluster else self.admin_token
-        base = f"{self.base_url}/clusters/{cluster}" if cluster else self.base_url
+        base = self.cluster_url(cluster) if cluster else self.base_url
         return httpx.Client(base_url=base, verify=self.verify(), timeout=timeout,
                             headers={"Authorization": f"Bearer {token}"})
 

@@ -1,8 +1,9 @@
 """``spacehub sim serve``: simulated clusters driven with real kubectl and HTTP.
 
-One simulator process serves four clusters for the module: wec1 runs workloads, wec2 has a custom
-node shape and runs out of room, wec3 takes injected faults through the admin endpoint and wec4
-starts with faults from ``--faults-file``. Tests that restart a simulator start their own.
+One simulator serves four clusters for the module from two processes (``--processes 2``): wec1 and wec2 on
+``--listen``, wec3 and wec4 on the second process's port. wec1 runs workloads, wec2 has a custom node
+shape and runs out of room, wec3 takes injected faults through the admin endpoint (forwarded to its
+process) and wec4 starts with faults from ``--faults-file``. Tests that restart a simulator start their own.
 """
 
 from __future__ import annotations
@@ -37,7 +38,8 @@ def sim(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Sim]:
     faults_file.write_text(yaml.safe_dump({"wec4": {"latencySeconds": 0.3, "failWrites": True}}))
     s = Sim(data_dir=base / "data", port=free_port(), home=base / "home", clusters=4, extra_args=[
         "--ready-delay", str(READY_DELAY), "--status-rules", str(EXAMPLE_RULES), "--faults-file", str(faults_file),
-        "--node-cpu", "8", "--node-memory", "32Gi", "--node-cpu", "wec2=2", "--nodes-per-cluster", "wec2=1"])
+        "--node-cpu", "8", "--node-memory", "32Gi", "--node-cpu", "wec2=2", "--nodes-per-cluster", "wec2=1",
+        "--processes", "2"])
     s.start()
     yield s
     assert s.stopped_cleanly(s.stop()), s.log()[-3000:]
@@ -69,21 +71,33 @@ def test_startup_table_and_kubeconfigs(sim: Sim) -> None:
     log = sim.log()
     assert "CLUSTER" in log and "KUBECONFIG" in log
     ca = sim.ca_file.read_bytes()
-    tokens = set()
+    tokens, servers = set(), {}
     for name in sim.names:
         path = sim.kubeconfig(name)
         assert str(path.resolve()) in log
         assert stat.S_IMODE(path.stat().st_mode) == 0o600
         cfg = yaml.safe_load(path.read_text())
         cluster = cfg["clusters"][0]["cluster"]
-        assert cluster["server"] == f"{sim.base_url}/clusters/{name}"
+        servers[name] = cluster["server"]
+        assert cluster["server"] in log
         assert base64.b64decode(cluster["certificate-authority-data"]) == ca
         tokens.add(cfg["users"][0]["user"]["token"])
         assert cfg["current-context"] == name
     assert len(tokens) == len(sim.names)
-    namespaces = sim.kubectl("wec1", "get", "namespaces", "-o", "name").stdout.split()
-    assert set(namespaces) >= {"namespace/default", "namespace/kube-system", "namespace/kube-public",
-                               "namespace/kube-node-lease"}
+    # Two processes: the first two clusters on --listen, the others on the second process's port.
+    assert servers["wec1"] == f"{sim.base_url}/clusters/wec1" and servers["wec2"] == f"{sim.base_url}/clusters/wec2"
+    second = servers["wec3"].removesuffix("/clusters/wec3")
+    assert second != sim.base_url and servers["wec4"] == f"{second}/clusters/wec4"
+    for name in sim.names:
+        namespaces = sim.kubectl(name, "get", "namespaces", "-o", "name").stdout.split()
+        assert set(namespaces) >= {"namespace/default", "namespace/kube-system", "namespace/kube-public",
+                                   "namespace/kube-node-lease"}
+    # On --listen, a cluster of the other process is a redirect to it, and the admin API covers every cluster.
+    with sim.client() as admin:
+        moved = admin.get("/clusters/wec3/api/v1/namespaces?limit=1")
+        assert moved.status_code == 307
+        assert moved.headers["location"] == f"{second}/clusters/wec3/api/v1/namespaces?limit=1"
+        assert [c["name"] for c in admin.get("/sim/v1/clusters").json()["clusters"]] == sim.names
 
 
 def test_nodes_listed_with_allocatable(sim: Sim) -> None:

@@ -13,6 +13,7 @@ from sim.controllers.util import fenceposts, pod_requests, set_condition, templa
 from sim.faults import FaultError, Faults, cluster_of
 from sim.kinds import node_columns, pod_columns, qos_class
 from sim.server import per_cluster
+from sim.workers import auto_processes, parse_processes, slices
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -148,3 +149,14 @@ def test_per_cluster_values() -> None:
     assert per_cluster([], ["wec1"], 2, int, "--nodes-per-cluster") == (2, {})
     with pytest.raises(SystemExit, match="no cluster 'wec3'"):
         per_cluster(["wec3=1"], ["wec1"], 2, int, "--nodes-per-cluster")
+
+
+def test_clusters_are_split_into_contiguous_even_slices_one_per_process() -> None:
+    names = [f"wec{i}" for i in range(1, 8)]
+    assert slices(names, 3) == [["wec1", "wec2", "wec3"], ["wec4", "wec5"], ["wec6", "wec7"]]
+    assert slices(names, 1) == [names]
+    assert parse_processes("5", 2) == 2  # never more processes than clusters
+    assert auto_processes(10) == 1
+    assert 1 <= auto_processes(1000) <= 4
+    with pytest.raises(ValueError):
+        parse_processes("0", 10)
