@@ -83,6 +83,9 @@ class CompiledRules:
 
     root: _Node | None
     self_type: CelType
+    # The estimated cost of every rule and messageExpression by field path, as kube adds them up
+    # against the per-CRD limit (rules already multiplied by how many times they may run).
+    estimated_costs: dict[str, int] = field(default_factory=dict)
 
     @property
     def empty(self) -> bool:
@@ -345,7 +348,8 @@ def compile_crd_rules(schema: Mapping[str, Any]) -> tuple[CompiledRules, list[Ca
         compiler.causes.append(forbidden(SCHEMA_PATH, _cost_message(
             "x-kubernetes-validations estimated rule cost total for entire OpenAPIv3 schema", total,
             STATIC_ESTIMATED_CRD_COST_LIMIT)))
-    return CompiledRules(root, schema_type(schema, root=True)), compiler.causes
+    costs = {path: cost for cost, path in compiler.costs}
+    return CompiledRules(root, schema_type(schema, root=True), costs), compiler.causes
 
 
 # --- validation -----------------------------------------------------------------------------------

@@ -82,9 +82,22 @@ def _string_type(schema: Mapping[str, Any]) -> CelType:
     return CelType("string", max_size=size, min_json_size=MIN_STRING_JSON)
 
 
-# What every resource root exposes even when its schema leaves it out (WithTypeAndObjectMeta).
+# metadata.name's longest value (a DNS-1123 subdomain); generateName leaves at least one byte for the suffix.
+_NAME_MAX_LENGTH = 253
 _TYPE_META = {"type": "string"}
-_OBJECT_META = {"type": "object", "properties": {"name": {"type": "string"}, "generateName": {"type": "string"}}}
+
+
+def _object_meta(declared: Mapping[str, Any]) -> dict[str, Any]:
+    """The metadata a resource root exposes (WithTypeAndObjectMeta): name and generateName, their length
+    capped at the name limit or the schema's own shorter maxLength."""
+    props = declared.get("properties") if isinstance(declared.get("properties"), Mapping) else {}
+
+    def capped(name: str, limit: int) -> dict[str, Any]:
+        prop = props.get(name) if isinstance(props.get(name), Mapping) else {}
+        own = _bound(prop, "maxLength")
+        return {"type": "string", "maxLength": own if own is not None and own < limit else limit}
+    return {"type": "object", "properties": {"name": capped("name", _NAME_MAX_LENGTH),
+                                             "generateName": capped("generateName", _NAME_MAX_LENGTH - 1)}}
 
 
 def _object_type(schema: Mapping[str, Any], root: bool) -> CelType:
@@ -114,7 +127,8 @@ def _object_type(schema: Mapping[str, Any], root: bool) -> CelType:
     if root or schema.get("x-kubernetes-embedded-resource"):
         fields["apiVersion"] = FieldInfo("apiVersion", schema_type(_TYPE_META))
         fields["kind"] = FieldInfo("kind", schema_type(_TYPE_META))
-        fields["metadata"] = FieldInfo("metadata", schema_type(_OBJECT_META))
+        meta = props.get("metadata") if isinstance(props.get("metadata"), Mapping) else {}
+        fields["metadata"] = FieldInfo("metadata", schema_type(_object_meta(meta)))
     by_json = {info.name: info.type for info in fields.values()}
     # Objects have no MaxElements of their own upstream (0): they are never iterated or sized.
     return CelType("object", fields=fields, open=bool(schema.get("x-kubernetes-preserve-unknown-fields")),
