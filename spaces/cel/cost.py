@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 from spaces.cel.estimates import (
     CONST_COST,
+    ESTIMATORS,
     LIST_CREATE_BASE_COST,
     MAP_CREATE_BASE_COST,
     REGEX_STRING_LENGTH_COST_FACTOR,
@@ -33,7 +34,7 @@ from spaces.cel.estimates import (
     fixed,
 )
 from spaces.cel.parser import Call, Ident, Index, ListLit, Lit, Macro, MapLit, Node, Select
-from spaces.cel.types import BOOL, DYN, INT, REGISTRY, CelType, is_param, list_of
+from spaces.cel.types import BOOL, DYN, INT, CelType, is_param, list_of
 
 Path = tuple[str, ...]
 # Finds the size of the value at a field path (first element: the variable), or None.
@@ -298,9 +299,9 @@ class Estimator:
         for c in arg_costs:
             arg_sum = arg_sum.add(c)
         # A library's own estimate (cel-go extensions, Kubernetes' library) comes first, as upstream.
-        fndef = REGISTRY.get(function)
-        if fndef is not None and fndef.estimate is not None:
-            own = fndef.estimate(CallSite(function, target, args, self._estimate_size))
+        estimate = ESTIMATORS.get(function)
+        if estimate is not None:
+            own = estimate(CallSite(function, target, args, self._estimate_size))
             if own is not None:
                 return CallEstimate(own.cost.add(arg_sum), own.size)
         return self._builtin_cost(node, overload, target, args, arg_costs, arg_sum, arg_exprs)

@@ -1,10 +1,9 @@
 """``x-kubernetes-validations`` of a CRD schema: compiled once per schema, evaluated on every write.
 
 Owns what ``apiextensions-apiserver/pkg/apiserver/schema/cel`` does: typing ``self``/``oldSelf``
-from the structural schema (escaped property names, ``metadata`` cut down to ``name`` and
-``generateName`` at the root, int-or-string and preserve-unknown-fields as ``dyn``), the
-CRD-creation errors (compile errors, result types, ``reason``/``fieldPath`` checks, estimated
-cost per rule and in total), and at write time the walk over the object with list/map
+from the structural schema (:mod:`spaces.cel.crd_schema`), the CRD-creation errors (compile errors,
+result types, ``reason``/``fieldPath`` checks, estimated cost per rule — times how often it may run —
+and in total, worded as upstream words them), and at write time the walk over the object with list/map
 correlation for transition rules, ``optionalOldSelf``, ``messageExpression``, ``fieldPath``,
 ``reason`` and the per-call and per-object cost budgets. It never raises: every problem is a Cause.
 """

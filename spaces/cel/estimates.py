@@ -3,8 +3,9 @@
 Mirrors cel-go's ``checker.SizeEstimate``/``CostEstimate``/``CallEstimate`` and ``AstNode``: a size
 or a cost is a ``[min, max]`` range of unsigned 64-bit integers whose arithmetic saturates instead of
 overflowing, and a function's estimator sees its target and arguments as :class:`ArgNode` values
-(type, field path into the schema, the size already known from the expression). Kept apart from
-:mod:`spaces.cel.cost` so the libraries can declare estimators without importing the estimator.
+(type, field path into the schema, the size already known from the expression). Also holds the table
+of per-function estimators the libraries declare (:func:`set_estimate`), apart from
+:mod:`spaces.cel.cost` so they need not import the estimator.
 """
 
 from __future__ import annotations
@@ -115,3 +116,14 @@ class CallSite:
 
 
 FunctionEstimator = Callable[[CallSite], CallEstimate | None]
+
+# The functions upstream costs specially, by name: a call's own cost (without its arguments') and its
+# result size; a function not here (or an estimator returning None) gets cel-go's built-in estimate.
+ESTIMATORS: dict[str, FunctionEstimator] = {}
+
+
+def set_estimate(name: str, estimate: FunctionEstimator) -> None:
+    """Declare how upstream costs ``name`` (a cel-go extension, or Kubernetes' library for the functions it costs)."""
+    if name in ESTIMATORS:
+        raise ValueError(f"CEL function {name} already has a cost estimator")
+    ESTIMATORS[name] = estimate

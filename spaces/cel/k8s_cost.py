@@ -22,8 +22,8 @@ from spaces.cel.estimates import (
     Estimate,
     FunctionEstimator,
     fixed,
+    set_estimate,
 )
-from spaces.cel.types import set_estimate
 
 # cel.MaxFormatSize and cel.MaxNameFormatRegexSize (apiserver/pkg/cel/limits.go).
 MAX_FORMAT_SIZE = 64

@@ -13,12 +13,9 @@ import math
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from spaces.cel.parser import UInt
-
-if TYPE_CHECKING:
-    from spaces.cel.estimates import FunctionEstimator
 
 # --- errors raised while evaluating ---------------------------------------------------------------
 
@@ -229,7 +226,7 @@ class CelType:
     # unknown) and MinSerializedSize (the smallest JSON encoding of a value, which bounds how many fit).
     max_size: int | None = None
     min_json_size: int = 0
-    # For objects and maps: the smallest JSON encoding of one element, used to bound unbounded lists.
+    # For schema objects: ``by_json``, the field types by JSON property name (field paths and typed values use it).
     extra: Mapping[str, Any] = field(default_factory=dict)
 
     def __str__(self) -> str:
@@ -335,32 +332,19 @@ def _split_top(text: str) -> list[str]:
 
 @dataclass
 class FnDef:
-    """A CEL function: global and/or receiver-style signatures, one implementation, an optional cost estimator."""
+    """A CEL function: global and/or receiver-style signatures and one implementation."""
 
     name: str
     impl: Callable[..., Any]                       # impl(meter, *args); receiver first for member calls
     global_sigs: list[Signature] = field(default_factory=list)
     member_sigs: list[Signature] = field(default_factory=list)
-    # The static cost of one call (without its arguments') and its result size, where upstream has an
-    # estimator for the function; None (or an estimator returning None) means cel-go's default.
-    estimate: FunctionEstimator | None = None
 
 
 REGISTRY: dict[str, FnDef] = {}
 
 
-def register(name: str, impl: Callable[..., Any], *, sigs: tuple[str, ...] = (), member: tuple[str, ...] = (),
-             estimate: FunctionEstimator | None = None) -> None:
+def register(name: str, impl: Callable[..., Any], *, sigs: tuple[str, ...] = (), member: tuple[str, ...] = ()) -> None:
     existing = REGISTRY.get(name)
     if existing is not None:
         raise ValueError(f"CEL function {name} registered twice")
-    REGISTRY[name] = FnDef(name, impl, [Signature.of(s) for s in sigs], [Signature.of(s) for s in member],
-                           estimate)
-
-
-def set_estimate(name: str, estimate: FunctionEstimator) -> None:
-    """Cost a function another library declares (kube costs some of the cel-go extensions' functions itself)."""
-    fndef = REGISTRY[name]
-    if fndef.estimate is not None:
-        raise ValueError(f"CEL function {name} already has a cost estimator")
-    fndef.estimate = estimate
+    REGISTRY[name] = FnDef(name, impl, [Signature.of(s) for s in sigs], [Signature.of(s) for s in member])

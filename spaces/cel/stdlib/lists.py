@@ -19,6 +19,7 @@ from spaces.cel.estimates import (
     CallSite,
     Estimate,
     fixed,
+    set_estimate,
 )
 from spaces.cel.stdlib.arguments import is_int
 from spaces.cel.stdlib.operators import add
@@ -199,10 +200,15 @@ register("isSorted", _is_sorted, member=("list(A)->bool",))
 register("sum", _sum, member=("list(A)->A",))
 register("min", _extreme("min", False), member=("list(A)->A",))
 register("max", _extreme("max", True), member=("list(A)->A",))
-register("slice", _slice, member=("list(A),int,int->list(A)",), estimate=_estimate_slice)
-register("flatten", _flatten, member=("list(dyn)->list(dyn)", "list(dyn),int->list(dyn)"), estimate=_estimate_flatten)
-register("distinct", _distinct, member=("list(A)->list(A)",), estimate=_estimate_distinct)
-register("sort", _sort, member=("list(A)->list(A)",), estimate=_estimate_sort)
+register("slice", _slice, member=("list(A),int,int->list(A)",))
+set_estimate("slice", _estimate_slice)
+register("flatten", _flatten, member=("list(dyn)->list(dyn)", "list(dyn),int->list(dyn)"))
+set_estimate("flatten", _estimate_flatten)
+register("distinct", _distinct, member=("list(A)->list(A)",))
+set_estimate("distinct", _estimate_distinct)
+register("sort", _sort, member=("list(A)->list(A)",))
+set_estimate("sort", _estimate_sort)
 register("first", _first_last(True), member=("list(A)->optional(A)",))
 register("last", _first_last(False), member=("list(A)->optional(A)",))
-register("lists.range", _range, sigs=("int->list(int)",), estimate=_estimate_range)
+register("lists.range", _range, sigs=("int->list(int)",))
+set_estimate("lists.range", _estimate_range)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from spaces.cel.estimates import CallEstimate, CallSite, FunctionEstimator, fixed
+from spaces.cel.estimates import CallEstimate, CallSite, FunctionEstimator, fixed, set_estimate
 from spaces.cel.types import Meter, NoOverload, equal, register, size_cost
 
 
@@ -45,4 +45,5 @@ def _estimate(factor: float) -> FunctionEstimator:
 
 for _name, _fn, _factor in (("sets.contains", _sets_contains, 1.0), ("sets.equivalent", _sets_equivalent, 2.0),
                             ("sets.intersects", _sets_intersects, 1.0)):
-    register(_name, _fn, sigs=("list(A),list(A)->bool",), estimate=_estimate(_factor))
+    register(_name, _fn, sigs=("list(A),list(A)->bool",))
+    set_estimate(_name, _estimate(_factor))

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from spaces.cel.estimates import set_estimate
 from spaces.cel.stdlib.arguments import charge_sizes, is_int, require_strings
 from spaces.cel.stdlib.lists import estimate_list_reverse
 from spaces.cel.types import EvalError, Meter, NoOverload, equal, register, size_cost
@@ -170,7 +171,8 @@ register("split", _split, member=("string,string->list(string)", "string,string,
 register("substring", _substring, member=("string,int->string", "string,int,int->string"))
 register("trim", _trim, member=("string->string",))
 register("join", _join, member=("list(string)->string", "list(string),string->string"))
-register("reverse", _reverse, member=("string->string", "list(A)->list(A)"), estimate=estimate_list_reverse)
+register("reverse", _reverse, member=("string->string", "list(A)->list(A)"))
+set_estimate("reverse", estimate_list_reverse)
 
 
 register("strings.quote", _quote, sigs=("string->string",))
