@@ -15,14 +15,18 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from spaces.cel import k8s as _k8s  # noqa: F401  (registers the Kubernetes libraries)
+from spaces.cel import k8s_cost as _k8s_cost  # noqa: F401  (Kubernetes' cost estimates for them)
 from spaces.cel import stdlib as _stdlib  # noqa: F401  (registers the standard library)
 from spaces.cel.checker import Checker, CheckError
-from spaces.cel.cost import Estimator
+from spaces.cel.cost import Estimator, TypeSizer
 from spaces.cel.interp import Program, compile_node, plain
 from spaces.cel.parser import Call, CelSyntaxError, Lit, Node, format_issue, parse
 from spaces.cel.stdlib.regex import check_regex
 from spaces.cel.types import DYN, HINTS, CelType, CostExceeded, EvalError, Meter, Optional
 
+# kube's request-size fallbacks for an unbounded string (less its quotes) and list (of "" items, with commas).
+UNBOUNDED_STRING = 3 * 1024 * 1024 - 2
+UNBOUNDED_LIST = UNBOUNDED_STRING // 3
 # kube's PerCallLimit; one unit here is one evaluation step, as in cel-go's runtime cost.
 PER_CALL_LIMIT = 1_000_000
 # Hard wall-clock cut-off per evaluation, a backstop behind the cost counter (slow machine, a cost
@@ -56,6 +60,7 @@ class CompiledExpression:
     _program: Program | None = field(default=None, repr=False)
     _root: Node | None = field(default=None, repr=False)
     _types: dict[int, CelType] = field(default_factory=dict, repr=False)
+    _variables: dict[str, CelType] = field(default_factory=dict, repr=False)   # the declarations it was checked with
 
     def evaluate(self, activation: Mapping[str, Any], *, cost_limit: int = PER_CALL_LIMIT) -> Any:
         return self.evaluate_with_cost(activation, cost_limit=cost_limit)[0]
@@ -102,7 +107,7 @@ def compile_typed(source: str, variables: Mapping[str, CelType]) -> CompiledExpr
         raise CelCompileError(f"compilation failed: {issues}", issues) from None
     _check_constant_regexes(root)
     return CompiledExpression(source, str(result_type), frozenset(checker.references), compile_node(root), root,
-                              checker.types)
+                              checker.types, dict(variables))
 
 
 def _check_constant_regexes(node: Node) -> None:
@@ -131,11 +136,13 @@ def _walk(node: Node) -> list[Node]:
 
 def estimated_cost(compiled: CompiledExpression, max_list_size: int | None,
                    max_string_length: int | None) -> int | None:
-    """Worst-case cost of one evaluation; sizes the schema leaves unbounded use the given maxima
+    """Worst-case cost of one evaluation; sizes the declarations leave unbounded use the given maxima
     (or, when None, the largest a request body can hold, as kube does)."""
     if compiled._root is None:
         return None
-    return Estimator(compiled._types, max_list_size, max_string_length).estimate(compiled._root)[0]
+    sizer = TypeSizer(compiled._variables, UNBOUNDED_LIST if max_list_size is None else max_list_size,
+                      UNBOUNDED_STRING if max_string_length is None else max_string_length)
+    return Estimator(compiled._types, sizer).estimate(compiled._root).hi
 
 
 __all__ = ["PER_CALL_LIMIT", "CelCompileError", "CelCostExceeded", "CelEvalError", "CompiledExpression",

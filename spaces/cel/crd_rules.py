@@ -1,10 +1,9 @@
 """``x-kubernetes-validations`` of a CRD schema: compiled once per schema, evaluated on every write.
 
 Owns what ``apiextensions-apiserver/pkg/apiserver/schema/cel`` does: typing ``self``/``oldSelf``
-from the structural schema (escaped property names, ``metadata`` cut down to ``name`` and
-``generateName`` at the root, int-or-string and preserve-unknown-fields as ``dyn``), the
-CRD-creation errors (compile errors, result types, ``reason``/``fieldPath`` checks, estimated
-cost per rule and in total), and at write time the walk over the object with list/map
+from the structural schema (:mod:`spaces.cel.crd_schema`), the CRD-creation errors (compile errors,
+result types, ``reason``/``fieldPath`` checks, estimated cost per rule — times how often it may run —
+and in total, worded as upstream words them), and at write time the walk over the object with list/map
 correlation for transition rules, ``optionalOldSelf``, ``messageExpression``, ``fieldPath``,
 ``reason`` and the per-call and per-object cost budgets. It never raises: every problem is a Cause.
 """
@@ -27,24 +26,11 @@ from spaces.cel import (
     CompiledExpression,
     compile_typed,
 )
-from spaces.cel.checker import escape_field
-from spaces.cel.cost import MAX_REQUEST_BYTES, Estimator
+from spaces.cel.cost import Estimator, SchemaSizer
+from spaces.cel.crd_schema import child_cardinality, max_cardinality, schema_type
+from spaces.cel.estimates import UINT64_MAX, mul_u64
 from spaces.cel.stdlib.timestamps import parse_duration, parse_timestamp
-from spaces.cel.types import (
-    BOOL,
-    DOUBLE,
-    DURATION,
-    DYN,
-    INT,
-    STRING,
-    TIMESTAMP,
-    CelType,
-    EvalError,
-    FieldInfo,
-    Optional,
-    list_of,
-    map_of,
-)
+from spaces.cel.types import DYN, CelType, EvalError, Optional
 from spaces.errors import Cause
 from spaces.names import duplicate, forbidden, invalid, not_supported, required
 
@@ -96,80 +82,16 @@ class CompiledRules:
 
     root: _Node | None
     self_type: CelType
+    # The estimated cost of every rule and messageExpression by field path, as kube adds them up
+    # against the per-CRD limit (rules already multiplied by how many times they may run).
+    estimated_costs: dict[str, int] = field(default_factory=dict)
 
     @property
     def empty(self) -> bool:
         return self.root is None
 
 
-# --- schema → CEL types ---------------------------------------------------------------------------
-
-
-def _min_size(t: CelType) -> int:
-    # Smallest JSON encoding of a value of this type, which bounds how many fit in one request.
-    return {"string": 2, "bool": 4, "int": 1, "double": 1}.get(t.kind, 2)
-
-
-def _bound(schema: Mapping[str, Any], key: str) -> int | None:
-    value = schema.get(key)
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
-
-
-def schema_type(schema: Mapping[str, Any], root: bool = False) -> CelType:
-    """The CEL type kube derives from a structural schema node (``SchemaDeclType``)."""
-    if schema.get("x-kubernetes-int-or-string"):
-        return DYN
-    kind = schema.get("type")
-    if kind == "object" or root or schema.get("x-kubernetes-embedded-resource"):
-        return _object_type(schema, root)
-    if kind == "array":
-        items = schema.get("items")
-        elem = schema_type(items) if isinstance(items, Mapping) else DYN
-        bound = _bound(schema, "maxItems")
-        return list_of(elem, bound if bound is not None else (MAX_REQUEST_BYTES - 2) // (_min_size(elem) + 1))
-    if kind == "string":
-        fmt = schema.get("format")
-        if fmt in ("date-time", "date"):
-            return TIMESTAMP
-        if fmt == "duration":
-            return DURATION
-        bound = _bound(schema, "maxLength")
-        size = bound if bound is not None else MAX_REQUEST_BYTES - 2
-        if fmt == "byte":
-            return CelType("bytes", max_size=size)
-        return CelType("string", max_size=size)
-    if kind == "integer":
-        return INT
-    if kind == "number":
-        return DOUBLE
-    if kind == "boolean":
-        return BOOL
-    return DYN
-
-
-def _object_type(schema: Mapping[str, Any], root: bool) -> CelType:
-    props = schema.get("properties") if isinstance(schema.get("properties"), Mapping) else {}
-    additional = schema.get("additionalProperties")
-    bound = _bound(schema, "maxProperties")
-    if not props and isinstance(additional, Mapping) and not root:
-        value = schema_type(additional)
-        size = bound if bound is not None else (MAX_REQUEST_BYTES - 2) // (_min_size(value) + 4)
-        return map_of(STRING, value, size)
-    if not props and schema.get("x-kubernetes-preserve-unknown-fields") and not root:
-        return DYN
-    fields: dict[str, FieldInfo] = {}
-    for name, sub in props.items():
-        escaped = escape_field(name)
-        if escaped is not None and isinstance(sub, Mapping):
-            fields[escaped] = FieldInfo(name, schema_type(sub))
-    if root or schema.get("x-kubernetes-embedded-resource"):
-        meta = {"name": FieldInfo("name", STRING), "generateName": FieldInfo("generateName", STRING)}
-        fields["apiVersion"] = FieldInfo("apiVersion", STRING)
-        fields["kind"] = FieldInfo("kind", STRING)
-        fields["metadata"] = FieldInfo("metadata", CelType("object", fields=meta, max_size=2))
-    by_json = {info.name: info.type for info in fields.values()}
-    return CelType("object", fields=fields, open=bool(schema.get("x-kubernetes-preserve-unknown-fields")),
-                   max_size=bound if bound is not None else len(fields) or None, extra={"by_json": by_json})
+# --- typed values ---------------------------------------------------------------------------------
 
 
 def _to_cel(value: Any, t: CelType) -> Any:
@@ -288,9 +210,12 @@ class _Compiler:
     causes: list[Cause] = field(default_factory=list)
     costs: list[tuple[int, str]] = field(default_factory=list)
 
-    def node(self, schema: Mapping[str, Any], path: str, cardinality: int, root: bool = False,
+    def node(self, schema: Mapping[str, Any], path: str, cardinality: int | None, root: bool = False,
              uncorrelatable: str | None = None) -> _Node | None:
+        """Compile the rules of ``schema`` and below; ``cardinality`` is how many times its data may occur
+        in one object when every ancestor list or map is bounded, None when one is not."""
         node_type = schema_type(schema, root)
+        children = child_cardinality(schema, cardinality)
         out = _Node(str(schema.get("type") or ""), root=root, list_type=str(schema.get("x-kubernetes-list-type") or ""),
                     list_keys=tuple(schema.get("x-kubernetes-list-map-keys") or ()))
         rules = schema.get("x-kubernetes-validations")
@@ -305,26 +230,24 @@ class _Compiler:
         if isinstance(props, Mapping):
             for name, sub in props.items():
                 if isinstance(sub, Mapping):
-                    child = self.node(sub, f"{path}.properties[{name}]", cardinality, uncorrelatable=uncorrelatable)
+                    child = self.node(sub, f"{path}.properties[{name}]", children, uncorrelatable=uncorrelatable)
                     if child is not None:
                         out.properties[name] = child
         items = schema.get("items")
         if isinstance(items, Mapping):
-            size = node_type.max_size if node_type.kind == "list" and node_type.max_size else 1
             keep = out.list_type in ("map", "set")
             inner = uncorrelatable if keep or uncorrelatable else f"{path}.items"
-            out.items = self.node(items, f"{path}.items", _mul(cardinality, size), uncorrelatable=inner)
+            out.items = self.node(items, f"{path}.items", children, uncorrelatable=inner)
         additional = schema.get("additionalProperties")
         if isinstance(additional, Mapping):
-            size = node_type.max_size if node_type.kind == "map" and node_type.max_size else 1
-            out.additional = self.node(additional, f"{path}.additionalProperties", _mul(cardinality, size),
+            out.additional = self.node(additional, f"{path}.additionalProperties", children,
                                        uncorrelatable=uncorrelatable)
         if out.rules or out.properties or out.items or out.additional:
             return out
         return None
 
     def rule(self, spec: Mapping[str, Any], path: str, schema: Mapping[str, Any], self_type: CelType,
-             cardinality: int, uncorrelatable: str | None) -> _Rule | None:
+             cardinality: int | None, uncorrelatable: str | None) -> _Rule | None:
         source = str(spec.get("rule") or "")
         rule_path = f"{path}.rule"
         ok = True
@@ -362,7 +285,10 @@ class _Compiler:
         if program.output_type not in ("bool", "dyn"):
             self.causes.append(_invalid_rule(rule_path, spec, "cel expression must evaluate to a bool"))
             return None
-        cost = _mul(Estimator(program._types, None, None).estimate(program._root)[0], cardinality)  # type: ignore[arg-type]
+        # getExpressionCost: the rule runs once per occurrence of its data — the product of the ancestors'
+        # maxItems/maxProperties when all are bounded, else as many as the smallest such value fits in a request.
+        runs = cardinality if cardinality is not None else max_cardinality(self_type)
+        cost = mul_u64(_estimate(program, self_type), runs)
         if cost > STATIC_ESTIMATED_COST_LIMIT:
             self.causes.append(forbidden(rule_path, _cost_message("estimated rule cost", cost,
                                                                   STATIC_ESTIMATED_COST_LIMIT)))
@@ -373,14 +299,14 @@ class _Compiler:
             ok = False
         message_program = None
         if spec.get("messageExpression"):
-            message_program = self.message_expression(spec, path, variables, cardinality)
+            message_program = self.message_expression(spec, path, variables)
             ok = ok and message_program is not None
         if not ok:
             return None
         return _Rule(spec, program, message_program, field_path, str(reason), optional_old_self)
 
-    def message_expression(self, spec: Mapping[str, Any], path: str, variables: Mapping[str, CelType],
-                           cardinality: int) -> CompiledExpression | None:
+    def message_expression(self, spec: Mapping[str, Any], path: str,
+                           variables: Mapping[str, CelType]) -> CompiledExpression | None:
         expr_path = f"{path}.messageExpression"
         # messageExpression sees oldSelf as a plain value even for optionalOldSelf rules (upstream does too).
         plain_vars = {"self": variables["self"], "oldSelf": variables["self"]}
@@ -392,7 +318,8 @@ class _Compiler:
         if program.output_type not in ("string", "dyn"):
             self.causes.append(_invalid_rule(expr_path, spec, "messageExpression must evaluate to a string"))
             return None
-        cost = _mul(Estimator(program._types, None, None).estimate(program._root)[0], cardinality)  # type: ignore[arg-type]
+        # Upstream does not multiply a messageExpression's cost by the cardinality: it only runs on failure.
+        cost = _estimate(program, variables["self"])
         if cost > STATIC_ESTIMATED_COST_LIMIT:
             self.causes.append(forbidden(expr_path, _cost_message("estimated messageExpression cost", cost,
                                                                   STATIC_ESTIMATED_COST_LIMIT)))
@@ -400,15 +327,17 @@ class _Compiler:
         return program
 
 
-def _mul(a: int, b: int) -> int:
-    return min(a * b, 2**64 - 1)
+def _estimate(program: CompiledExpression, self_type: CelType) -> int:
+    """The worst-case cost of one evaluation, sized by the schema below the rule's node."""
+    assert program._root is not None
+    return Estimator(program._types, SchemaSizer(self_type)).estimate(program._root).hi
 
 
 def compile_crd_rules(schema: Mapping[str, Any]) -> tuple[CompiledRules, list[Cause]]:
     """Compile every rule of one structural ``openAPIV3Schema``; the causes are CRD-creation errors."""
     compiler = _Compiler()
     root = compiler.node(schema, SCHEMA_PATH, 1, root=True)
-    total = sum(cost for cost, _ in compiler.costs)
+    total = min(sum(cost for cost, _ in compiler.costs), UINT64_MAX)   # upstream saturates
     if total > STATIC_ESTIMATED_CRD_COST_LIMIT:
         expensive = sorted((c for c in compiler.costs if c[0] >= STATIC_ESTIMATED_CRD_COST_LIMIT // 100),
                            key=lambda c: -c[0])[:4]
@@ -418,7 +347,8 @@ def compile_crd_rules(schema: Mapping[str, Any]) -> tuple[CompiledRules, list[Ca
         compiler.causes.append(forbidden(SCHEMA_PATH, _cost_message(
             "x-kubernetes-validations estimated rule cost total for entire OpenAPIv3 schema", total,
             STATIC_ESTIMATED_CRD_COST_LIMIT)))
-    return CompiledRules(root, schema_type(schema, root=True)), compiler.causes
+    costs = {path: cost for cost, path in compiler.costs}
+    return CompiledRules(root, schema_type(schema, root=True), costs), compiler.causes
 
 
 # --- validation -----------------------------------------------------------------------------------

@@ -123,8 +123,7 @@ def _named(m: Meter, name: Any) -> Optional:
 for _fmt in FORMATS:
     register(f"format.{_fmt}", (lambda n: lambda m: Format(n))(_fmt), sigs=("->Format",))
 register("format.named", _named, sigs=("string->optional(Format)",))
-register("validate", _validate, member=("Format,string->optional(list(string))",),
-         cost=lambda s: size_cost(s[1]) + 1)
+register("validate", _validate, member=("Format,string->optional(list(string))",))
 
 
 # --- URL -------------------------------------------------------------------------------------------
@@ -194,9 +193,8 @@ def _port(parts: Any) -> str:
     return host.rsplit(":", 1)[1] if ":" in host else ""
 
 
-register("url", _url, sigs=("string->URL",), cost=lambda s: size_cost(s[0]))
-register("isURL", lambda m, s: isinstance(s, str) and _parse_request_uri(s) is not None, sigs=("string->bool",),
-         cost=lambda s: size_cost(s[0]))
+register("url", _url, sigs=("string->URL",))
+register("isURL", lambda m, s: isinstance(s, str) and _parse_request_uri(s) is not None, sigs=("string->bool",))
 register("getScheme", lambda m, u: _url_arg("getScheme", u).scheme, member=("URL->string",))
 register("getHost", lambda m, u: _url_arg("getHost", u).netloc.rsplit("@", 1)[-1], member=("URL->string",))
 register("getHostname", lambda m, u: _hostname(_url_arg("getHostname", u)), member=("URL->string",))

@@ -221,9 +221,12 @@ class CelType:
     # Objects only: declared fields by CEL (escaped) name, and whether unknown fields may be present.
     fields: Mapping[str, FieldInfo] | None = None
     open: bool = False
-    # Upper bound on length / items / properties (schema maxLength …) for cost estimation; None = unknown.
+    # What kube's DeclType records for cost estimation: MaxElements (the largest length, item or property
+    # count the schema allows, from maxLength/maxItems/maxProperties or what fits in a request; None =
+    # unknown) and MinSerializedSize (the smallest JSON encoding of a value, which bounds how many fit).
     max_size: int | None = None
-    # For objects and maps: the smallest JSON encoding of one element, used to bound unbounded lists.
+    min_json_size: int = 0
+    # For schema objects: ``by_json``, the field types by JSON property name (field paths and typed values use it).
     extra: Mapping[str, Any] = field(default_factory=dict)
 
     def __str__(self) -> str:
@@ -329,26 +332,19 @@ def _split_top(text: str) -> list[str]:
 
 @dataclass
 class FnDef:
-    """A CEL function: global and/or receiver-style signatures, one implementation, an optional cost."""
+    """A CEL function: global and/or receiver-style signatures and one implementation."""
 
     name: str
     impl: Callable[..., Any]                       # impl(meter, *args); receiver first for member calls
     global_sigs: list[Signature] = field(default_factory=list)
     member_sigs: list[Signature] = field(default_factory=list)
-    # Estimated cost beyond the base 1, from the max sizes of the arguments (receiver first).
-    cost: Callable[[list[int]], int] | None = None
-    # The result's max size from the argument max sizes, for cost estimation of what follows.
-    result_size: Callable[[list[int]], int] | None = None
 
 
 REGISTRY: dict[str, FnDef] = {}
 
 
-def register(name: str, impl: Callable[..., Any], *, sigs: tuple[str, ...] = (), member: tuple[str, ...] = (),
-             cost: Callable[[list[int]], int] | None = None,
-             result_size: Callable[[list[int]], int] | None = None) -> None:
+def register(name: str, impl: Callable[..., Any], *, sigs: tuple[str, ...] = (), member: tuple[str, ...] = ()) -> None:
     existing = REGISTRY.get(name)
     if existing is not None:
         raise ValueError(f"CEL function {name} registered twice")
-    REGISTRY[name] = FnDef(name, impl, [Signature.of(s) for s in sigs], [Signature.of(s) for s in member],
-                           cost, result_size)
+    REGISTRY[name] = FnDef(name, impl, [Signature.of(s) for s in sigs], [Signature.of(s) for s in member])

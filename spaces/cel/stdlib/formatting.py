@@ -110,5 +110,4 @@ def _format_one(kind: str, precision: str | None, arg: Any) -> str:
                     f"was given {type_name(arg)}")
 
 
-register("format", _format, member=("string,list(dyn)->string",), cost=lambda s: size_cost(s[0] + s[1]),
-         result_size=lambda s: s[0] + s[1] * 8)
+register("format", _format, member=("string,list(dyn)->string",))

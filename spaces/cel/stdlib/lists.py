@@ -10,6 +10,17 @@ import functools
 import math
 from typing import Any
 
+from spaces.cel.estimates import (
+    LIST_CREATE_BASE_COST,
+    STRING_TRAVERSAL_COST_FACTOR,
+    UINT64_MAX,
+    ArgNode,
+    CallEstimate,
+    CallSite,
+    Estimate,
+    fixed,
+    set_estimate,
+)
 from spaces.cel.stdlib.arguments import is_int
 from spaces.cel.stdlib.operators import add
 from spaces.cel.types import NONE, EvalError, Meter, NoOverload, Optional, compare, equal, register, size_cost
@@ -115,18 +126,89 @@ def _range(m: Meter, n: Any) -> list[int]:
     return list(range(n))
 
 
-register("isSorted", _is_sorted, member=("list(A)->bool",), cost=lambda s: size_cost(s[0]))
-register("sum", _sum, member=("list(A)->A",), cost=lambda s: size_cost(s[0]))
-register("min", _extreme("min", False), member=("list(A)->A",), cost=lambda s: size_cost(s[0]))
-register("max", _extreme("max", True), member=("list(A)->A",), cost=lambda s: size_cost(s[0]))
-register("slice", _slice, member=("list(A),int,int->list(A)",), cost=lambda s: size_cost(s[0]),
-         result_size=lambda s: s[0])
-register("flatten", _flatten, member=("list(dyn)->list(dyn)", "list(dyn),int->list(dyn)"),
-         cost=lambda s: s[0], result_size=lambda s: s[0] * s[0])
-register("distinct", _distinct, member=("list(A)->list(A)",), cost=lambda s: size_cost(s[0] * s[0]),
-         result_size=lambda s: s[0])
-register("sort", _sort, member=("list(A)->list(A)",), cost=lambda s: size_cost(s[0] * 20),
-         result_size=lambda s: s[0])
+# --- static cost: cel-go's lists extension (version 3, as Kubernetes enables it) -------------------
+# isSorted, sum, min and max are Kubernetes' functions; their estimates are in spaces.cel.k8s_cost.
+
+
+def _uint_literal(node: ArgNode, default: int) -> int:
+    """A literal int argument as cel-go's ``nodeAsUintValue`` reads it (negative as 0), else ``default``."""
+    if not node.is_literal or not is_int(node.literal):
+        return default
+    return max(0, node.literal)
+
+
+def _allocating_list_call(factor: float, size: Estimate) -> CallEstimate:
+    # One unit for the call, the list allocation, and ``factor`` per element of the result.
+    cost = size.by_factor(factor).add(fixed(1)).add(fixed(LIST_CREATE_BASE_COST))
+    return CallEstimate(cost, size)
+
+
+def _estimate_slice(site: CallSite) -> CallEstimate | None:
+    if site.target is None or len(site.args) != 2:
+        return None
+    size = site.size(site.target)
+    start = _uint_literal(site.args[0], 0)
+    end = _uint_literal(site.args[1], size.hi)
+    return _allocating_list_call(1, fixed((end - start) % 2**64))   # unsigned, as upstream computes it
+
+
+def _estimate_flatten(site: CallSite) -> CallEstimate | None:
+    if site.target is None or len(site.args) > 1:
+        return None
+    depth = _uint_literal(site.args[0], UINT64_MAX) if site.args else 1
+    return _allocating_list_call(float(depth), site.size(site.target))
+
+
+def _estimate_range(site: CallSite) -> CallEstimate | None:
+    if site.target is not None or len(site.args) != 1:
+        return None
+    return _allocating_list_call(1, fixed(_uint_literal(site.args[0], UINT64_MAX)))
+
+
+def estimate_list_reverse(site: CallSite) -> CallEstimate | None:
+    # Only the list overload has an estimator (registered with ``reverse`` in the strings family); Kubernetes'
+    # strings extension (version 2) has no string reverse, so that overload costs cel-go's default.
+    if site.target is None or site.args or site.target.type.kind != "list":
+        return None
+    return _allocating_list_call(1, site.size(site.target))
+
+
+def _estimate_distinct(site: CallSite) -> CallEstimate | None:
+    if site.target is None or site.args:
+        return None
+    size = site.size(site.target)
+    return _allocating_list_call(2.0, size.mul(size))
+
+
+def _estimate_sort(site: CallSite) -> CallEstimate | None:
+    # One overload per comparable element type; comparing strings or bytes also traverses them.
+    if site.target is None or site.args:
+        return None
+    size = site.size(site.target)
+    squared = size.mul(size)
+    elem = site.target.type.params[0].kind if site.target.type.params else "dyn"
+    plain = _allocating_list_call(2.0, squared)
+    textual = _allocating_list_call(2.0 + STRING_TRAVERSAL_COST_FACTOR, squared)
+    if elem in ("string", "bytes"):
+        return textual
+    if elem == "dyn":
+        return CallEstimate(plain.cost.union(textual.cost), squared)
+    return plain
+
+
+register("isSorted", _is_sorted, member=("list(A)->bool",))
+register("sum", _sum, member=("list(A)->A",))
+register("min", _extreme("min", False), member=("list(A)->A",))
+register("max", _extreme("max", True), member=("list(A)->A",))
+register("slice", _slice, member=("list(A),int,int->list(A)",))
+set_estimate("slice", _estimate_slice)
+register("flatten", _flatten, member=("list(dyn)->list(dyn)", "list(dyn),int->list(dyn)"))
+set_estimate("flatten", _estimate_flatten)
+register("distinct", _distinct, member=("list(A)->list(A)",))
+set_estimate("distinct", _estimate_distinct)
+register("sort", _sort, member=("list(A)->list(A)",))
+set_estimate("sort", _estimate_sort)
 register("first", _first_last(True), member=("list(A)->optional(A)",))
 register("last", _first_last(False), member=("list(A)->optional(A)",))
-register("lists.range", _range, sigs=("int->list(int)",), cost=lambda s: 100_000, result_size=lambda s: 1_000_000)
+register("lists.range", _range, sigs=("int->list(int)",))
+set_estimate("lists.range", _estimate_range)

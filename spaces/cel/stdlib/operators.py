@@ -14,7 +14,7 @@ from typing import Any
 from spaces.cel.parser import UInt
 from spaces.cel.stdlib.arguments import charge_sizes, is_int
 from spaces.cel.stdlib.overflow import checked_int64, checked_time, checked_uint64
-from spaces.cel.types import EvalError, Meter, NoOverload, compare, equal, register, size_cost
+from spaces.cel.types import EvalError, Meter, NoOverload, compare, equal, register
 
 
 def add(m: Meter, a: Any, b: Any) -> Any:
@@ -141,8 +141,7 @@ _COMPARABLE = [f"{a},{b}->bool" for a in _NUM for b in _NUM] + [
     f"{t},{t}->bool" for t in ("string", "bytes", "bool", "timestamp", "duration")]
 register("_+_", add, sigs=("int,int->int", "uint,uint->uint", "double,double->double", "string,string->string",
                             "bytes,bytes->bytes", "list(A),list(A)->list(A)", "timestamp,duration->timestamp",
-                            "duration,timestamp->timestamp", "duration,duration->duration"),
-         cost=lambda s: size_cost(s[0] + s[1]), result_size=lambda s: s[0] + s[1])
+                            "duration,timestamp->timestamp", "duration,duration->duration"))
 register("_-_", _sub, sigs=("int,int->int", "uint,uint->uint", "double,double->double",
                             "timestamp,timestamp->duration", "timestamp,duration->timestamp",
                             "duration,duration->duration"))
@@ -151,12 +150,11 @@ register("_/_", _div, sigs=("int,int->int", "uint,uint->uint", "double,double->d
 register("_%_", _mod, sigs=("int,int->int", "uint,uint->uint"))
 register("-_", _neg, sigs=("int->int", "double->double"))
 register("!_", _not, sigs=("bool->bool",))
-register("_==_", lambda m, a, b: equal(a, b, m), sigs=("A,B->bool",), cost=lambda s: size_cost(min(s)))
-register("_!=_", lambda m, a, b: not equal(a, b, m), sigs=("A,B->bool",), cost=lambda s: size_cost(min(s)))
+register("_==_", lambda m, a, b: equal(a, b, m), sigs=("A,B->bool",))
+register("_!=_", lambda m, a, b: not equal(a, b, m), sigs=("A,B->bool",))
 for _name, _test in (("_<_", lambda c: c < 0), ("_<=_", lambda c: c <= 0), ("_>_", lambda c: c > 0),
                      ("_>=_", lambda c: c >= 0)):
-    register(_name, _ordering(_name, _test), sigs=tuple(_COMPARABLE),
-             cost=lambda s: size_cost(min(s)))
-register("@in", _in, sigs=("A,list(A)->bool", "A,map(A,B)->bool"), cost=lambda s: size_cost(s[1]))
+    register(_name, _ordering(_name, _test), sigs=tuple(_COMPARABLE))
+register("@in", _in, sigs=("A,list(A)->bool", "A,map(A,B)->bool"))
 register("size", _size, sigs=("string->int", "bytes->int", "list(A)->int", "map(A,B)->int"),
          member=("string->int", "bytes->int", "list(A)->int", "map(A,B)->int"))

@@ -60,9 +60,6 @@ def _find_all(m: Meter, s: Any, pattern: Any, limit: Any = -1) -> list[str]:
     return out
 
 
-register("matches", _matches, sigs=("string,string->bool",), member=("string,string->bool",),
-         cost=lambda s: size_cost(s[0]) * max(1, size_cost(s[1])))
-register("find", _find, member=("string,string->string",), cost=lambda s: size_cost(s[0]) * max(1, size_cost(s[1])),
-         result_size=lambda s: s[0])
-register("findAll", _find_all, member=("string,string->list(string)", "string,string,int->list(string)"),
-         cost=lambda s: size_cost(s[0]) * max(1, size_cost(s[1])), result_size=lambda s: s[0])
+register("matches", _matches, sigs=("string,string->bool",), member=("string,string->bool",))
+register("find", _find, member=("string,string->string",))
+register("findAll", _find_all, member=("string,string->list(string)", "string,string,int->list(string)"))

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from spaces.cel.estimates import CallEstimate, CallSite, FunctionEstimator, fixed, set_estimate
 from spaces.cel.types import Meter, NoOverload, equal, register, size_cost
 
 
@@ -32,6 +33,17 @@ def _sets_intersects(m: Meter, a: Any, b: Any) -> bool:
     return any(any(equal(x, y) for y in a) for x in b)
 
 
-for _name, _fn in (("sets.contains", _sets_contains), ("sets.equivalent", _sets_equivalent),
-                   ("sets.intersects", _sets_intersects)):
-    register(_name, _fn, sigs=("list(A),list(A)->bool",), cost=lambda s: size_cost(s[0] * s[1]))
+def _estimate(factor: float) -> FunctionEstimator:
+    # cel-go's estimateSetsCost: m*n comparisons (twice for equivalence) plus the call.
+    def estimate(site: CallSite) -> CallEstimate | None:
+        if len(site.args) != 2:
+            return None
+        product = site.size(site.args[0]).mul(site.size(site.args[1]))
+        return CallEstimate(product.by_factor(factor).add(fixed(1)))
+    return estimate
+
+
+for _name, _fn, _factor in (("sets.contains", _sets_contains, 1.0), ("sets.equivalent", _sets_equivalent, 2.0),
+                            ("sets.intersects", _sets_intersects, 1.0)):
+    register(_name, _fn, sigs=("list(A),list(A)->bool",))
+    set_estimate(_name, _estimate(_factor))

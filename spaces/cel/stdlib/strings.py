@@ -10,7 +10,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from spaces.cel.estimates import set_estimate
 from spaces.cel.stdlib.arguments import charge_sizes, is_int, require_strings
+from spaces.cel.stdlib.lists import estimate_list_reverse
 from spaces.cel.types import EvalError, Meter, NoOverload, equal, register, size_cost
 
 
@@ -32,8 +34,7 @@ def _ends(m: Meter, s: Any, suffix: Any) -> bool:
     return bool(s.endswith(suffix))
 
 
-register("contains", _contains, sigs=("string,string->bool",), member=("string,string->bool",),
-         cost=lambda s: size_cost(s[0]))
+register("contains", _contains, sigs=("string,string->bool",), member=("string,string->bool",))
 register("startsWith", _starts, sigs=("string,string->bool",), member=("string,string->bool",))
 register("endsWith", _ends, sigs=("string,string->bool",), member=("string,string->bool",))
 
@@ -161,26 +162,17 @@ def _quote(m: Meter, s: Any) -> str:
 
 
 register("charAt", _char_at, member=("string,int->string",))
-register("indexOf", _index_of, member=("string,string->int", "string,string,int->int", "list(A),A->int"),
-         cost=lambda s: size_cost(s[0]))
-register("lastIndexOf", _last_index_of, member=("string,string->int", "string,string,int->int", "list(A),A->int"),
-         cost=lambda s: size_cost(s[0]))
-register("lowerAscii", _ascii_case(False), member=("string->string",), cost=lambda s: size_cost(s[0]),
-         result_size=lambda s: s[0])
-register("upperAscii", _ascii_case(True), member=("string->string",), cost=lambda s: size_cost(s[0]),
-         result_size=lambda s: s[0])
-register("replace", _replace, member=("string,string,string->string", "string,string,string,int->string"),
-         cost=lambda s: size_cost(s[0] + s[0] * s[2]), result_size=lambda s: s[0] * max(1, s[2]))
-register("split", _split, member=("string,string->list(string)", "string,string,int->list(string)"),
-         cost=lambda s: size_cost(s[0]) * 2, result_size=lambda s: s[0])
-register("substring", _substring, member=("string,int->string", "string,int,int->string"),
-         cost=lambda s: size_cost(s[0]), result_size=lambda s: s[0])
-register("trim", _trim, member=("string->string",), cost=lambda s: size_cost(s[0]), result_size=lambda s: s[0])
-register("join", _join, member=("list(string)->string", "list(string),string->string"),
-         cost=lambda s: size_cost(s[0] * 2 + s[0] * s[-1]), result_size=lambda s: s[0] * 2)
-register("reverse", _reverse, member=("string->string", "list(A)->list(A)"), cost=lambda s: size_cost(s[0]),
-         result_size=lambda s: s[0])
+register("indexOf", _index_of, member=("string,string->int", "string,string,int->int", "list(A),A->int"))
+register("lastIndexOf", _last_index_of, member=("string,string->int", "string,string,int->int", "list(A),A->int"))
+register("lowerAscii", _ascii_case(False), member=("string->string",))
+register("upperAscii", _ascii_case(True), member=("string->string",))
+register("replace", _replace, member=("string,string,string->string", "string,string,string,int->string"))
+register("split", _split, member=("string,string->list(string)", "string,string,int->list(string)"))
+register("substring", _substring, member=("string,int->string", "string,int,int->string"))
+register("trim", _trim, member=("string->string",))
+register("join", _join, member=("list(string)->string", "list(string),string->string"))
+register("reverse", _reverse, member=("string->string", "list(A)->list(A)"))
+set_estimate("reverse", estimate_list_reverse)
 
 
-register("strings.quote", _quote, sigs=("string->string",), cost=lambda s: size_cost(s[0]),
-         result_size=lambda s: s[0] * 2 + 2)
+register("strings.quote", _quote, sigs=("string->string",))
