@@ -109,6 +109,12 @@ def _step(t: CelType, name: str) -> CelType | None:
     return fields.get(name)
 
 
+def _declared_field(t: CelType, name: str) -> CelType | None:
+    """A field of an object type declared in code (no JSON names recorded), by its name."""
+    info = t.fields.get(name) if t.kind == "object" and t.fields else None
+    return info.type if info is not None else None
+
+
 class SchemaSizer:
     """kube's ``sizeEstimator``: a path's size is the ``MaxElements`` of the schema type it leads to.
 
@@ -137,7 +143,9 @@ class TypeSizer:
     def __call__(self, path: Path) -> Estimate | None:
         node = self.variables.get(path[0])
         for name in path[1:]:
-            node = _step(node, name) if node is not None else None
+            if node is None or node.kind == "dyn":
+                break  # anything inside a dyn value is a dyn value: sized by the maxima below
+            node = _step(node, name) or _declared_field(node, name)
         if node is None:
             return None
         if node.max_size is not None:
