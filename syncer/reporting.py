@@ -17,12 +17,14 @@ from decimal import Decimal
 from typing import Any
 
 from spaces.quantity import parse_quantity
+from syncer.backoff import Backoff
 from syncer.cluster import Cluster, ClusterError
 from syncer.held import Held
 from syncer.hubclient import HubClient, HubError
 
 log = logging.getLogger(__name__)
 MAX_BATCH = 5_000  # objects per POST (the hub takes up to 10,000)
+RETRY_MAX_SECONDS = 30.0  # the longest wait before resending a failed status report
 DEFAULT_HEARTBEAT_INTERVAL = 15.0
 
 
@@ -70,6 +72,7 @@ class StatusReporter:
         self.pending.pop(ident, None)
 
     async def run(self) -> None:
+        backoff = Backoff(max(self.interval, 0.5), RETRY_MAX_SECONDS)
         while True:
             await self.wake.wait()
             await self.connected.wait()
@@ -77,18 +80,23 @@ class StatusReporter:
             batch_idents = list(self.pending)[:MAX_BATCH // 2]
             batch = {ident: self.pending.pop(ident) for ident in batch_idents}
             objects = [item for items in batch.values() for item in items]
+            delay = self.interval
             if objects:
                 try:
                     await self.hub.report(objects)
+                    backoff.reset()
                 except HubError as exc:
-                    log.warning("syncer %s: status report failed (%s), will resend: %s", self.target, exc.reason,
-                                exc.message)
+                    # Resent after a backoff, whatever the stream does: a report can fail while the stream
+                    # stays up, and then no SYNCED comes to say the hub is back. (A stream that breaks
+                    # clears ``connected`` itself, and its next SYNCED re-offers everything.)
+                    delay = backoff.next()
+                    log.warning("syncer %s: status report failed (%s), resent in %.1fs: %s", self.target,
+                                exc.reason, delay, exc.message)
                     for ident, items in batch.items():
                         self.pending.setdefault(ident, items)
-                    self.connected.clear()  # the stream loop sets it again after its next SYNCED
             if self.pending:
                 self.wake.set()
-            await asyncio.sleep(self.interval)
+            await asyncio.sleep(delay)
 
 
 def report_bases(held: Held) -> list[dict[str, Any]]:
