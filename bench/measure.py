@@ -32,6 +32,18 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime + stime
 
 
+def children(pid: int) -> list[int]:
+    try:
+        return [int(c) for c in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
+    except OSError:
+        return []
+
+
+def tree_cpu_seconds(pid: int) -> float:
+    """CPU of a process and its children (e.g. a simulator spread over several processes)."""
+    return cpu_seconds(pid) + sum(tree_cpu_seconds(child) for child in children(pid))
+
+
 def self_cpu() -> float:
     usage = resource.getrusage(resource.RUSAGE_SELF)
     return usage.ru_utime + usage.ru_stime

@@ -38,8 +38,9 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from bench.fleet import FleetSim, fleet_sim, placement, post, raise_open_files_limit, wait_all_ready  # noqa: E402
-from bench.measure import cpu_seconds, ms, pct, rss_mib  # noqa: E402
+from bench.measure import ms, pct, rss_mib, tree_cpu_seconds  # noqa: E402
 from bench.report import write_section  # noqa: E402
+from sim.workers import auto_processes  # noqa: E402
 from tests.harness import Hub, free_port, wait_for  # noqa: E402
 
 SPACE, NS, PROBE = "bench", "app", "probe"
@@ -49,8 +50,10 @@ SUMMARY = f"{PLURAL}.{GROUP}.{PROBE}"  # the PlacementStatus of the probe
 COLLECTOR = "probe-sum"
 ROUND_DEADLINE = 60.0
 PLACE_DEADLINE = 900.0  # the probe placed on, and then reported by, every cluster
+QUIET_WINDOW, QUIET_CORES, SETTLE_DEADLINE = 2.0, 0.8, 300.0
 ROUND_SPACING = 1.0  # seconds from one round's start to the next
 FLOOR_SAMPLES = 20
+WATCH_ATTEMPTS = 10  # watches opened for one floor sample before giving up
 PATCH_CONCURRENCY = 50  # status PATCHes in flight while every cluster's probe is set to 0
 HEADING = "## Status round trip (`bench/status_bench.py`)"
 MERGE = {"Content-Type": "application/merge-patch+json"}
@@ -208,24 +211,41 @@ class FloorEnd:
 
     async def time(self, client: httpx.AsyncClient, samples: list[float]) -> None:
         path = f"{self.collection}/{self.name}"
-        r = await client.get(path)
-        r.raise_for_status()
-        params = {"watch": "true", "fieldSelector": f"metadata.name={self.name}",
-                  "resourceVersion": r.json()["metadata"]["resourceVersion"]}
+        for i in range(FLOOR_SAMPLES):
+            r = await client.get(path)
+            r.raise_for_status()
+            params = {"watch": "true", "fieldSelector": f"metadata.name={self.name}",
+                      "resourceVersion": r.json()["metadata"]["resourceVersion"]}
+            started: list[float] = []  # when the PATCH was sent
+            # A server may end a watch at any time (as client-go expects): watch again from the same
+            # resourceVersion, which is older than the PATCH, so its event is delivered all the same.
+            for _attempt in range(WATCH_ATTEMPTS):
+                if await self._sample(client, path, params, i, started, samples):
+                    break
+            else:
+                raise RuntimeError(f"{self.collection}: {WATCH_ATTEMPTS} watches ended before floor sample {i}")
+            await asyncio.sleep(0.2)
+
+    async def _sample(self, client: httpx.AsyncClient, path: str, params: dict[str, str], i: int,
+                      started: list[float], samples: list[float]) -> bool:
+        """Watch (PATCHing first if not yet done) until sample ``i`` arrives; False if the watch ended first."""
         async with client.stream("GET", self.collection, params=params) as stream:
             stream.raise_for_status()
             lines = stream.aiter_lines()
-            for i in range(FLOOR_SAMPLES):
-                t0 = time.monotonic()
+            if not started:
+                started.append(time.monotonic())
                 patch = await client.patch(path + self.subresource, content=orjson.dumps(self.body(i)), headers=MERGE)
                 patch.raise_for_status()
-                while True:
+            while True:
+                try:
                     line = await asyncio.wait_for(anext(lines), timeout=ROUND_DEADLINE)
-                    event = orjson.loads(line) if line else {}
-                    if event.get("type") == "MODIFIED" and self.marker(event.get("object") or {}) == f"floor {i}":
-                        samples.append(time.monotonic() - t0)
-                        break
-                await asyncio.sleep(0.2)
+                except StopAsyncIteration:
+                    return False
+                event = orjson.loads(line) if line else {}
+                obj = event.get("object") or {}
+                if event.get("type") in ("ADDED", "MODIFIED") and self.marker(obj) == f"floor {i}":
+                    samples.append(time.monotonic() - started[0])
+                    return True
 
 
 def cluster_floor(server: str) -> FloorEnd:
@@ -278,7 +298,10 @@ async def measure(hub: Hub, sim: FleetSim, result: FleetResult, rounds: int) -> 
             print(f"  every probe set and reported: {result.placed_s:.1f} s", flush=True)
 
             procs = {"hub": hub.proc.pid, "sim": sim.proc.pid}  # type: ignore[union-attr]
-            cpu0 = {k: cpu_seconds(pid) for k, pid in procs.items()}
+            t = time.monotonic()
+            await settle(procs)
+            print(f"  hub and simulator quiet after {time.monotonic() - t:.1f} s", flush=True)
+            cpu0 = {k: tree_cpu_seconds(pid) for k, pid in procs.items()}
             wall0 = time.monotonic()
             stride = max(1, n // max(1, min(rounds, n)))
             for r in range(1, min(rounds, n) + 1):
@@ -301,8 +324,8 @@ async def measure(hub: Hub, sim: FleetSim, result: FleetResult, rounds: int) -> 
                     print(f"  round {r} ({cluster}): PlacementStatus {ms(s)}, CombinedStatus {ms(c)}", flush=True)
                 await asyncio.sleep(max(0.0, ROUND_SPACING - (time.monotonic() - t0)))
             result.rounds_wall_s = time.monotonic() - wall0
-            result.hub_cpu = cpu_seconds(procs["hub"]) - cpu0["hub"]
-            result.sim_cpu = cpu_seconds(procs["sim"]) - cpu0["sim"]
+            result.hub_cpu = tree_cpu_seconds(procs["hub"]) - cpu0["hub"]
+            result.sim_cpu = tree_cpu_seconds(procs["sim"]) - cpu0["sim"]
 
             # The path's two ends alone, in the same run: a cluster's own watch, and the space's own watch.
             await cluster_floor(servers[sim.names[-1]]).time(sc, result.cluster_floor)
@@ -312,6 +335,19 @@ async def measure(hub: Hub, sim: FleetSim, result: FleetResult, rounds: int) -> 
             for task in watches:
                 task.cancel()
             await asyncio.gather(*watches, return_exceptions=True)
+
+
+async def settle(procs: dict[str, int]) -> None:
+    """Until the processes use less than QUIET_CORES together over a QUIET_WINDOW: the reports of setting
+    every probe are processed (at 1,000 clusters that backlog outlasts the last report's arrival), so the
+    rounds time the path, not the queue in front of it."""
+    deadline = time.monotonic() + SETTLE_DEADLINE
+    while time.monotonic() < deadline:
+        before = sum(tree_cpu_seconds(pid) for pid in procs.values())
+        await asyncio.sleep(QUIET_WINDOW)  # a measuring window, not a synchronisation
+        if (sum(tree_cpu_seconds(pid) for pid in procs.values()) - before) / QUIET_WINDOW < QUIET_CORES:
+            return
+    print(f"  not quiet after {SETTLE_DEADLINE:.0f} s; measuring anyway", flush=True)
 
 
 async def until(seen: Seen, predicate: Callable[[], bool], timeout: float, message: str | None) -> bool:
@@ -400,16 +436,21 @@ def write_report(fleets: list[FleetResult], rounds: int) -> None:
         HEADING,
         "",
         f"Run {dt.datetime.now(dt.UTC):%Y-%m-%d %H:%M} UTC on {platform.machine()} ({platform.system()} "
-        f"{platform.release()}), {cores} cores, Python {platform.python_version()}, SQLite. Hub, simulator (all "
-        f"clusters and all syncers in one process) and the measuring process share the {cores} cores; 1-minute "
+        f"{platform.release()}), {cores} cores, Python {platform.python_version()}, SQLite. Hub, simulator (its "
+        f"clusters and their syncers) and the measuring process share the {cores} cores; 1-minute "
         f"load average before each fleet started: "
         f"{', '.join(f'{f.load_before:.1f} ({f.clusters:,})' for f in fleets)}.",
         "",
-        "For each fleet size N a fresh hub and a fresh `spacehub sim serve --clusters N --with-syncers` run in a "
+        "For each fleet size N a fresh hub and a fresh `spacehub sim serve --clusters N --with-syncers` (its "
+        "default `--processes auto`: "
+        + ", ".join(f"{auto_processes(f.clusters)} process(es) at {f.clusters:,}" for f in fleets)
+        + ") run in a "
         "temporary directory. The space holds the CRD `probes.bench.example.com` (status subresource), one "
         "Probe `app/probe` and a StatusCollector summing `returned.status.value`; one EdgePlacement sends the CRD "
         "and the Probe to every cluster and names the collector. When every cluster reports its probe Ready "
-        f"with value 0, each of {rounds} rounds (~{ROUND_SPACING:.0f} s apart, a different cluster each time) "
+        f"with value 0 and the hub and the simulator have gone quiet (under {QUIET_CORES} cores over "
+        f"{QUIET_WINDOW:.0f} s: at 1,000 clusters processing those reports outlasts their arrival), each of "
+        f"{rounds} rounds (~{ROUND_SPACING:.0f} s apart, a different cluster each time) "
         "merge-PATCHes the probe's status in one simulated cluster (value 1, `Ready=False`); the measuring "
         "process watches the space's PlacementStatus and CombinedStatus of the probe and records when the ready "
         "count falls by one and when the sum rises by one (latency = arrival minus the time before the PATCH "

@@ -511,7 +511,7 @@ def write_report(fleets: list[FleetResult], solo: StandaloneResult, rounds: int)
         "",
         f"Run {datetime.now(UTC):%Y-%m-%d %H:%M} UTC on {platform.machine()} ({platform.system()} "
         f"{platform.release()}), {cores} cores, Python {platform.python_version()}, SQLite. Hub, simulator "
-        f"(all clusters and all syncers in one process) and the measuring process share the {cores} cores.",
+        f"(its clusters and their syncers, over `--processes auto`) and the measuring process share the {cores} cores.",
         "",
         "For each fleet size N a fresh hub and a fresh `spacehub sim serve --clusters N --with-syncers "
         "--ready-delay 0` (every simulated cluster registered at the hub with label `env=bench`, one syncer per "
