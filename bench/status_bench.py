@@ -212,9 +212,12 @@ class FloorEnd:
     async def time(self, client: httpx.AsyncClient, samples: list[float]) -> None:
         path = f"{self.collection}/{self.name}"
         for i in range(FLOOR_SAMPLES):
-            r = await client.get(path)
+            # The list's resourceVersion, not the object's: the object may have last changed before the
+            # compaction horizon, and a watch from there is 410 Gone.
+            selector = f"metadata.name={self.name}"
+            r = await client.get(self.collection, params={"fieldSelector": selector})
             r.raise_for_status()
-            params = {"watch": "true", "fieldSelector": f"metadata.name={self.name}",
+            params = {"watch": "true", "fieldSelector": selector,
                       "resourceVersion": r.json()["metadata"]["resourceVersion"]}
             started: list[float] = []  # when the PATCH was sent
             # A server may end a watch at any time (as client-go expects): watch again from the same
