@@ -145,24 +145,24 @@ def _ip(site: CallSite) -> CallEstimate | None:
 _IP_BYTES = Estimate(4, 16)
 
 
-def _contains_ip(site: CallSite) -> CallEstimate | None:
+def _contains(site: CallSite, extra: Estimate) -> CallEstimate | None:
+    """``containsIP``/``containsCIDR``: two addresses compared, ``extra`` on top, and parsing the argument
+    when it is given as a string."""
     if not site.args:
         return None
-    cost = _IP_BYTES.add(_IP_BYTES).by_factor(STRING_TRAVERSAL_COST_FACTOR)
+    cost = _IP_BYTES.add(_IP_BYTES).by_factor(STRING_TRAVERSAL_COST_FACTOR).add(extra)
     if site.args[0].type.kind == "string":
         cost = cost.add(site.size(site.args[0]).by_factor(STRING_TRAVERSAL_COST_FACTOR))
     return CallEstimate(cost)
+
+
+def _contains_ip(site: CallSite) -> CallEstimate | None:
+    return _contains(site, fixed(0))
 
 
 def _contains_cidr(site: CallSite) -> CallEstimate | None:
-    if not site.args:
-        return None
-    cost = _IP_BYTES.add(_IP_BYTES).by_factor(STRING_TRAVERSAL_COST_FACTOR)
     # Masking the other CIDR traverses its address once more, plus comparing the prefix lengths.
-    cost = cost.add(_IP_BYTES.by_factor(STRING_TRAVERSAL_COST_FACTOR)).add(fixed(1))
-    if site.args[0].type.kind == "string":
-        cost = cost.add(site.size(site.args[0]).by_factor(STRING_TRAVERSAL_COST_FACTOR))
-    return CallEstimate(cost)
+    return _contains(site, _IP_BYTES.by_factor(STRING_TRAVERSAL_COST_FACTOR).add(fixed(1)))
 
 
 def _validate(site: CallSite) -> CallEstimate | None:
