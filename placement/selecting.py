@@ -41,6 +41,7 @@ class Selections:
         self.labels: dict[ObjectRef, dict[str, str]] = {}
         self.space_objects: dict[str, dict[ObjectRef, None]] = {}
         self._crds: dict[tuple[str, str, str], ObjectRef] = {}  # (space, group, plural) -> CRD object
+        self._space_crds: dict[str, set[tuple[str, str]]] = {}  # space -> (group, plural) its CRDs define
         self._served_everywhere = served_everywhere  # (group, plural) of the kinds every space serves
         # Placements whose selection (objects or the indexes of the tests they match) or missing CRDs
         # changed since the last drain.
@@ -125,7 +126,7 @@ class Selections:
 
     def served_in(self, space: str) -> frozenset[tuple[str, str]]:
         """(group, plural) of what the space serves: the kinds every space serves and its CRDs' kinds."""
-        return self._served_everywhere | {(group, plural) for (s, group, plural) in self._crds if s == space}
+        return self._served_everywhere | self._space_crds.get(space, set())
 
     def placements_needing(self, ref: ObjectRef) -> set[PKey]:
         """The placements that put ``ref`` on their targets: those selecting it and, for a Namespace, those
@@ -164,9 +165,14 @@ class Selections:
         changed: list[tuple[str, str]] = []
         if old is not None and self._crds.get((ref.space, *old)) == ref:
             del self._crds[(ref.space, *old)]
+            defined = self._space_crds[ref.space]
+            defined.discard(old)
+            if not defined:
+                del self._space_crds[ref.space]
             changed.append(old)
         if new is not None:
             self._crds[(ref.space, *new)] = ref
+            self._space_crds.setdefault(ref.space, set()).add(new)
             changed.append(new)
         if not changed:
             return
