@@ -80,18 +80,19 @@ class HubCore:
         self.inventory = Inventory(self.objects, settings.inventory_space)
         await runtime.run_sync(self.inventory.load)
         self.inventory.start()
+        self.inventory.listeners.append(self.credentials)
         self.registration = Registration(self.objects, self.catalog, self.credentials, settings.inventory_space,
                                          settings.public_url, settings.ca_pem)
         self.heartbeats = Heartbeats(self.inventory, self.objects, self.catalog, settings.syncer_heartbeat_timeout)
         self.placement = PlacementService(self.objects, self.catalog, self.inventory, runtime.lifecycle.space_phase,
                                           first_seq=self.bus.latest_revision, slice_size=settings.slice_size)
         await runtime.run_sync(self.placement.load)
-        self.placement.start()
+        self.placement.start(runtime.leadership)
         self.status = StatusService(self.placement, self.inventory, self.objects, self.catalog)
-        await self.status.start()
+        await self.status.start(runtime.leadership)
         self.syncers = SyncServer(self.placement, self.inventory, self.heartbeats, self.status, self.catalog,
                                   ping_interval=settings.sync_ping_interval)
-        self.heartbeats.start()
+        self.heartbeats.start(runtime.leadership)
         self.desired_view = DesiredSetAPI(self.placement, version_info())
         self.api = SpaceAPI(self.objects, self.catalog, runtime.lifecycle.space_phase, version_info(),
                             AdminsOnly())
@@ -132,6 +133,7 @@ def build_app(settings: HubSettings) -> tuple[object, HubCore]:
     async def metrics(_request: Request) -> Response:
         core.metrics.watchers.set(core.bus.watcher_count())
         core.metrics.revision.set(core.bus.latest_revision)
+        core.metrics.leader.set(1 if core.runtime.leadership.held else 0)
         return Response(generate_latest(core.metrics.registry), media_type=CONTENT_TYPE_LATEST)
 
     app = Starlette(routes=[

@@ -26,7 +26,10 @@ class HubMetrics:
                                         "Duration of one store transaction (including fsync)",
                                         registry=self.registry)
         self.watchers = Gauge("spacehub_watchers", "Open watch subscriptions", registry=self.registry)
-        self.revision = Gauge("spacehub_store_revision", "Newest committed revision", registry=self.registry)
+        self.revision = Gauge("spacehub_store_revision", "Newest revision this process has published",
+                              registry=self.registry)
+        self.leader = Gauge("spacehub_leader", "1 while this process holds the lease (runs the controllers and "
+                            "placement writes), else 0", registry=self.registry)
 
     def observe_batch(self, size: int, seconds: float) -> None:
         self.commit_batch.observe(size)

@@ -11,10 +11,12 @@ from __future__ import annotations
 import hashlib
 import secrets
 import threading
+from typing import Any
 
 from sqlalchemy import Column, Engine, MetaData, String, Table, delete, insert, select
 
 from spaces.identity import AUTHENTICATED, Identity
+from spaces.store.logstore import create_schema
 
 SYNCERS = "spacehub:syncers"  # the group of every syncer identity
 
@@ -45,7 +47,7 @@ def _digest(token: str) -> str:
 class SyncerCredentials:
     def __init__(self, engine: Engine) -> None:
         self.engine = engine
-        metadata.create_all(engine)
+        create_schema(engine, metadata)
         self._lock = threading.Lock()
         self._cache: dict[str, str] = {}  # token digest -> sync target
 
@@ -75,5 +77,17 @@ class SyncerCredentials:
     def revoke(self, sync_target: str) -> None:
         with self.engine.begin() as conn:
             conn.execute(delete(tokens_table).where(tokens_table.c.sync_target == sync_target))
+        self._forget(sync_target)
+
+    def _forget(self, sync_target: str) -> None:
         with self._lock:
             self._cache = {k: v for k, v in self._cache.items() if v != sync_target}
+
+    # Inventory listener: a SyncTarget deleted through another hub process had its tokens revoked there;
+    # this process's cache must not keep accepting them.
+    def location_changed(self, _name: str, _location: dict[str, Any] | None) -> None:
+        return
+
+    def sync_target_changed(self, name: str, target: dict[str, Any] | None) -> None:
+        if target is None:
+            self._forget(name)

@@ -17,6 +17,7 @@ from typing import Any
 from inventory.clusters import Inventory
 from inventory.kinds import SYNC_TARGETS
 from spaces.catalog import Catalog
+from spaces.controllers import Gate
 from spaces.errors import StatusError
 from spaces.service import Objects, WriteOptions, now_rfc3339
 
@@ -132,8 +133,9 @@ class Heartbeats:
         await self.objects.guaranteed_update(inv, rtype, "", target, compute, WriteOptions(manager=MANAGER),
                                              subresource="status")
 
-    def start(self) -> None:
-        self._task = asyncio.create_task(self._run(), name="syncer-heartbeat-timeout")
+    def start(self, gate: Gate | None = None) -> None:
+        """Check for timed-out heartbeats from now on, or once ``gate`` opens (one hub process does it)."""
+        self._task = asyncio.create_task(self._run(gate), name="syncer-heartbeat-timeout")
 
     async def stop(self) -> None:
         if self._task is not None:
@@ -141,7 +143,9 @@ class Heartbeats:
             with contextlib.suppress(asyncio.CancelledError):
                 await self._task
 
-    async def _run(self) -> None:
+    async def _run(self, gate: Gate | None) -> None:
+        if gate is not None:
+            await gate.wait()
         while True:
             await asyncio.sleep(self.check_interval)
             try:

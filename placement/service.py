@@ -35,6 +35,7 @@ from spaces.errors import StatusError
 from spaces.registry import ResourceType, ScalePaths
 from spaces.service import DeleteOptions, Objects, WriteOptions, now_rfc3339
 from spaces.store import Key, LogRow
+from spaces.store.lease import Leadership
 from spaces.watch import Entry
 
 log = logging.getLogger(__name__)
@@ -95,6 +96,11 @@ class PlacementService(WorkQueue):
         # Conditions other parts add to an EdgePlacement's status (upsync clashes), by (space, name).
         self.condition_sources: list[Callable[[str, str], list[dict[str, Any]]]] = []
         self._refresh: set[tuple[str, str]] = set()
+        # Results are written by one hub process (the lease holder); the others compute the same desired
+        # sets for the streams they serve and remember what they did not write, for when they lead.
+        self.leadership = Leadership(held=True)
+        self._unwritten: set[tuple[str, str]] = set()
+        self._unwritten_status: set[tuple[str, str]] = set()
         # Each cluster's copy: customized for it, or held back (a failed customization, a lost conflict).
         self.copies = ClusterCopies(self.engine, inventory, self.projected, self._revision, self._scale)
         self.copies.failover_after = self._failover_after
@@ -234,7 +240,10 @@ class PlacementService(WorkQueue):
         self._write_scheduled = False
         self.add("drain")
 
-    def start(self) -> None:
+    def start(self, leadership: Leadership | None = None) -> None:
+        if leadership is not None:
+            self.leadership = leadership
+            leadership.listeners.append(lambda: self.add("drain"))
         # On the event loop, with no await: the inventory as it is now, then each change to it.
         for location in self.inventory.locations():
             self.location_changed(location["metadata"]["name"], location)
@@ -279,6 +288,12 @@ class PlacementService(WorkQueue):
                         waiter.set()
         for listener in self.drain_listeners:
             listener(placements | refresh, targets)
+        if not self.leadership.held:
+            self._unwritten |= placements
+            self._unwritten_status |= refresh
+            return False
+        placements, self._unwritten = placements | self._unwritten, set()
+        refresh, self._unwritten_status = refresh | self._unwritten_status, set()
         for space, name in sorted(placements):
             if name in self._placements.get(space, {}):
                 await self._write_slices(space, name)

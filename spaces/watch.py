@@ -16,7 +16,7 @@ from typing import Any
 
 import orjson
 
-from spaces.store import Compacted, LogRow, LogStore
+from spaces.store import INTERNAL_SPACE, Compacted, LogRow, LogStore
 
 
 def decode_object(row: LogRow) -> dict[str, Any]:
@@ -101,15 +101,25 @@ class WatchBus:
         self._subscriber_limit = subscriber_limit
         self.latest_revision = start_revision
         self._listeners: list[Callable[[Sequence[Entry]], None]] = []
+        self._internal: dict[str, list[Callable[[Sequence[Entry]], None]]] = {}
 
     def add_listener(self, fn: Callable[[Sequence[Entry]], None]) -> None:
         """Synchronous in-process consumers (indexes, controllers' triggers), called per batch."""
         self._listeners.append(fn)
 
+    def add_internal_listener(self, resource: str, fn: Callable[[Sequence[Entry]], None]) -> None:
+        """The consumer of one kind of the hub's internal records (never given to watches or other listeners)."""
+        self._internal.setdefault(resource, []).append(fn)
+
     def publish(self, rows: Iterable[LogRow]) -> None:
         entries = []
+        internal: dict[str, list[Entry]] = {}
         for row in rows:
             entry = Entry(row)
+            if row.key.space == INTERNAL_SPACE:
+                self.latest_revision = max(self.latest_revision, row.revision)
+                internal.setdefault(row.key.resource, []).append(entry)
+                continue
             if len(self._ring) == self._ring.maxlen:
                 old = self._ring[0]
                 self._by_revision.pop(old.revision, None)
@@ -124,6 +134,9 @@ class WatchBus:
                 sub.offer(entry)
         for fn in self._listeners:
             fn(entries)
+        for resource, records in internal.items():
+            for fn in self._internal.get(resource, ()):
+                fn(records)
 
     def subscribe(self, space: str | None = None, resource: str | None = None) -> Subscription:
         """Subscribe to one kind in one space, or (both None) to everything."""

@@ -33,7 +33,7 @@ import orjson
 from placement.model import ObjectRef
 from placement.service import PlacementService
 from spaces.catalog import Catalog
-from spaces.controllers import WorkQueue
+from spaces.controllers import Gate, WorkQueue
 from spaces.errors import StatusError
 from spaces.service import Objects, WriteOptions
 from spaces.watch import Entry
@@ -62,10 +62,10 @@ class ObjectStatus(WorkQueue):
         # Which cluster each copied status came from (in memory: unknown after a restart).
         self._copied_from: dict[ObjectRef, str] = {}
 
-    def start(self) -> None:
+    def start(self, gate: Gate | None = None) -> None:
         self.service.drain_listeners.append(self.on_drained)
         self.objects.bus.add_listener(self.on_commit)
-        super().start()
+        super().start(gate)
 
     async def load(self) -> None:
         """Find the objects an earlier hub process annotated (their placements may be gone meanwhile)."""

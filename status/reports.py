@@ -1,12 +1,14 @@
 """The clusters' reported state: the latest report per (workload object, cluster), in memory.
 
 Owns only the bookkeeping (store, look up, forget, list); whether a report is accepted and when it is
-forgotten is decided by the status service. Reports are not persisted: syncers report every object they
-hold after each (re)connection (docs/sync-protocol.md).
+forgotten is decided by the status service. Reports reach every hub process through the log
+(``status.reportlog``); syncers also report every object they hold after each (re)connection
+(docs/sync-protocol.md).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -23,13 +25,13 @@ class Report:
     last_drift_correction: str | None = None  # RFC 3339, as the syncer saw it
     applied_revision: str | None = None  # the workload object's content revision the cluster runs
     associated: dict[str, Any] | None = None  # what the workload owns in the cluster (pods, ReplicaSets)
-    received: float = 0.0  # the hub's monotonic clock at receipt, for staleness
 
 
 class ReportStore:
     def __init__(self) -> None:
         self._by_object: dict[ObjectRef, dict[str, Report]] = {}
         self._by_target: dict[str, set[ObjectRef]] = {}
+        self.on_drop: Callable[[ObjectRef, str, Report], None] | None = None  # told of each report dropped
 
     def put(self, ref: ObjectRef, target: str, report: Report) -> None:
         self._by_object.setdefault(ref, {})[target] = report
@@ -55,8 +57,11 @@ class ReportStore:
 
     def drop(self, ref: ObjectRef, target: str) -> None:
         reports = self._by_object.get(ref)
-        if reports is not None and reports.pop(target, None) is not None and not reports:
+        dropped = reports.pop(target, None) if reports is not None else None
+        if reports is not None and not reports:
             del self._by_object[ref]
+        if dropped is not None and self.on_drop is not None:
+            self.on_drop(ref, target, dropped)
         refs = self._by_target.get(target)
         if refs is not None:
             refs.discard(ref)

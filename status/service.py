@@ -9,7 +9,6 @@ StatusCollectors' CombinedStatus (``combined``), forwarded cluster Events (``eve
 
 from __future__ import annotations
 
-import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -18,11 +17,13 @@ from inventory.clusters import Inventory
 from placement.model import ObjectRef
 from placement.service import PlacementService
 from spaces.catalog import Catalog
+from spaces.controllers import Gate
 from spaces.errors import StatusError
 from spaces.events import EventRecorder, Involved
 from spaces.service import Objects, now_rfc3339
 from status.combined import CombinedStatuses
 from status.objectstatus import ObjectStatus
+from status.reportlog import ReportLog
 from status.reports import Report, ReportStore
 from status.summaries import Summaries
 from status.upsync import Upsync, UpsyncItem
@@ -67,6 +68,7 @@ class StatusService:
         self.objects = objects
         self.catalog = catalog
         self.reports = ReportStore()
+        self.report_log = ReportLog(objects, self.reports, self._report_taken)
         self.events = EventRecorder(objects, catalog, "spacehub")
         self.object_status = ObjectStatus(placement, objects, catalog, self.reports)
         self.combined = CombinedStatuses(placement, inventory, objects, catalog)
@@ -76,11 +78,14 @@ class StatusService:
         placement.condition_sources.append(self.summaries.refusals)
         placement.copies.ready_replicas = self.reports.ready_replicas  # drains wait for their replacements
 
-    async def start(self) -> None:
-        self.object_status.start()
+    async def start(self, gate: Gate | None = None) -> None:
+        """Follow reports and placement from now on; write statuses, summaries and Events once ``gate`` opens."""
+        await self.objects.run_sync(self.report_log.load)
+        self.report_log.start(gate)
+        self.object_status.start(gate)
         await self.object_status.load()
         await self.objects.run_sync(self.summaries.load)
-        self.summaries.start()
+        self.summaries.start(gate)
         self.placement.drain_listeners.append(self.upsync.on_drained)
         self.inventory.health_listeners.append(self.summaries.on_cluster_health)
         self.summaries.on_drained(set(self.placement.placement_keys()), set())
@@ -91,25 +96,28 @@ class StatusService:
 
     # --- reports -------------------------------------------------------------------------------
 
-    def report(self, target: str, items: Sequence[ObjectReport]) -> dict[str, Any]:
-        """Keep each report on an object of the target's desired set; say which were ignored and why."""
+    async def report(self, target: str, items: Sequence[ObjectReport]) -> dict[str, Any]:
+        """Keep each report on an object of the target's desired set; say which were ignored and why.
+
+        Answered once the reports are in the log, and so in this process's (and soon every process's) store.
+        """
         engine = self.placement.engine
         now = now_rfc3339()
-        received = time.monotonic()
-        accepted = 0
+        accepted: list[tuple[ObjectRef, Report]] = []
         ignored = []
         for index, item in enumerate(items):
             ref = item.ref
             if target not in engine.object_destinations(ref):
                 ignored.append({"index": index, "reason": "NotDesired", "message": _not_desired(ref, target)})
                 continue
-            self.reports.put(ref, target, Report(item.status, item.error, item.generation, now, item.drift_corrections,
-                                                 item.last_drift_correction, item.applied_revision, item.associated,
-                                                 received))
-            self.object_status.on_report(ref)
-            self.summaries.schedule(ref)
-            accepted += 1
-        return {"accepted": accepted, "ignored": ignored}
+            accepted.append((ref, Report(item.status, item.error, item.generation, now, item.drift_corrections,
+                                         item.last_drift_correction, item.applied_revision, item.associated)))
+        await self.report_log.write(target, accepted)
+        return {"accepted": len(accepted), "ignored": ignored}
+
+    def _report_taken(self, ref: ObjectRef) -> None:
+        self.object_status.on_report(ref)
+        self.summaries.schedule(ref)
 
     def reported(self, ref: ObjectRef) -> list[dict[str, Any]]:
         return self.reports.reported(ref)

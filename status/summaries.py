@@ -25,7 +25,7 @@ from inventory.clusters import Inventory
 from placement.model import ObjectRef
 from placement.service import PlacementService
 from spaces.catalog import Catalog
-from spaces.controllers import WorkQueue
+from spaces.controllers import Gate, WorkQueue
 from spaces.errors import StatusError
 from spaces.events import EventRecorder, Involved
 from spaces.registry import ResourceType
@@ -86,10 +86,10 @@ class Summaries(WorkQueue):
             ref = ObjectRef(row.key.space, resource, str(obj.get("namespace") or ""), str(obj.get("name") or ""))
             self._track(ref, frozenset(str(c.get("name")) for c in body.get("clusters") or [] if c.get("name")))
 
-    def start(self) -> None:
+    def start(self, gate: Gate | None = None) -> None:
         self.placement.drain_listeners.append(self.on_drained)
         self.objects.bus.add_listener(self.on_commit)
-        super().start()
+        super().start(gate)
         for ref in list(self._targets_of):
             self.schedule(ref)
 

@@ -166,7 +166,7 @@ class SyncerAPI:
         items = [ObjectReport(_ref(o), o.status, o.error, o.generation, o.drift_corrections, o.last_drift_correction,
                               o.applied_revision, o.associated)
                  for o in body.objects]
-        return json_response(self.hub().report(name, items))
+        return json_response(await self.hub().report(name, items))
 
     async def events(self, request: Request) -> Response:
         name = self._target(request)

@@ -43,8 +43,8 @@ class SyncServer:
         return {"syncTarget": target, "lastSyncerHeartbeatTime": when,
                 "heartbeatTimeoutSeconds": self.heartbeats.timeout}
 
-    def report(self, target: str, items: Sequence[ObjectReport]) -> dict[str, Any]:
-        return self.status.report(target, items)
+    async def report(self, target: str, items: Sequence[ObjectReport]) -> dict[str, Any]:
+        return await self.status.report(target, items)
 
     async def events(self, target: str, items: Sequence[ClusterEvent]) -> dict[str, Any]:
         return await self.status.cluster_events(target, items)

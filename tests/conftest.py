@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import secrets
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -11,6 +12,28 @@ import pytest
 from tests.harness import Hub, free_port
 
 SHARED = Path(__file__).resolve().parents[2] / "shared"
+
+
+PG_DSN = "host=127.0.0.1 port=5432 dbname=test user=postgres connect_timeout=3"
+
+
+@pytest.fixture
+def pg_url() -> Iterator[str]:
+    """A fresh schema in the local PostgreSQL (skipped, saying why, where there is none)."""
+    try:
+        import psycopg
+
+        conn = psycopg.connect(PG_DSN, autocommit=True)
+    except Exception as exc:
+        pytest.skip(f"PostgreSQL not reachable at 127.0.0.1:5432 (database test): {exc}")
+    schema = f"spacehub_test_{secrets.token_hex(4)}"
+    conn.execute(f'CREATE SCHEMA "{schema}"')
+    try:
+        yield (f"postgresql+psycopg://postgres@127.0.0.1:5432/test"
+               f"?options=-csearch_path%3D{schema}")
+    finally:
+        conn.execute(f'DROP SCHEMA "{schema}" CASCADE')
+        conn.close()
 
 
 @pytest.fixture(scope="session")

@@ -11,8 +11,18 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Hashable
+from typing import Protocol
 
 log = logging.getLogger(__name__)
+
+
+class Gate(Protocol):
+    """What a singleton waits for before it acts (the lease, where several hub processes share a database)."""
+
+    @property
+    def held(self) -> bool: ...
+
+    async def wait(self) -> None: ...
 
 
 class WorkQueue:
@@ -36,8 +46,9 @@ class WorkQueue:
         """Process one key; return True to retry later."""
         raise NotImplementedError
 
-    def start(self) -> None:
-        self._task = asyncio.create_task(self._run(), name=f"controller-{self.name}")
+    def start(self, gate: Gate | None = None) -> None:
+        """Process keys from now on, or once ``gate`` opens; keys added meanwhile wait (de-duplicated)."""
+        self._task = asyncio.create_task(self._run(gate), name=f"controller-{self.name}")
 
     async def stop(self) -> None:
         if self._task is not None:
@@ -45,7 +56,9 @@ class WorkQueue:
             with contextlib.suppress(asyncio.CancelledError):
                 await self._task
 
-    async def _run(self) -> None:
+    async def _run(self, gate: Gate | None) -> None:
+        if gate is not None:
+            await gate.wait()
         failures: dict[Hashable, int] = {}
         while True:
             key = await self._queue.get()

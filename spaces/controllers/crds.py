@@ -22,7 +22,7 @@ from typing import Any
 import orjson
 
 from spaces.catalog import Catalog
-from spaces.controllers import WorkQueue
+from spaces.controllers import Gate, WorkQueue
 from spaces.customresources import CLEANUP_FINALIZER, CRD_RESOURCE, types_from_crd
 from spaces.errors import StatusError
 from spaces.registry import ResourceType
@@ -72,9 +72,9 @@ class CRDController(WorkQueue):
         for space, crds in by_space.items():
             self._publish(space, crds)
 
-    def start(self) -> None:
+    def start(self, gate: Gate | None = None) -> None:
         self.objects.bus.add_listener(self.on_commit)
-        super().start()
+        super().start(gate)
         for space in {s for s, _ in self._compiled}:
             self.add(space)
 

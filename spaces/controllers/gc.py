@@ -17,7 +17,7 @@ from typing import Any
 import orjson
 
 from spaces.catalog import Catalog
-from spaces.controllers import WorkQueue
+from spaces.controllers import Gate, WorkQueue
 from spaces.errors import StatusError
 from spaces.service import DeleteOptions, Objects, WriteOptions
 from spaces.store import Key, LogRow
@@ -81,9 +81,9 @@ class GarbageCollector(WorkQueue):
                 # A new dependent: its owners may already be gone (kube collects those too).
                 self.add(("dependent", key))
 
-    def start(self) -> None:
+    def start(self, gate: Gate | None = None) -> None:
         self.objects.bus.add_listener(self.on_commit)
-        super().start()
+        super().start(gate)
         for key in list(self._refs):
             self.add(("dependent", key))
 

@@ -16,7 +16,7 @@ from typing import Any
 import orjson
 
 from spaces.catalog import ROOT_SPACE, Catalog
-from spaces.controllers import WorkQueue
+from spaces.controllers import Gate, WorkQueue
 from spaces.errors import StatusError
 from spaces.service import DeleteOptions, Objects, WriteOptions
 from spaces.store import Key, PreconditionFailed, Write
@@ -77,12 +77,12 @@ class Lifecycle:
                 if phase == "Terminating":
                     self.space_worker.add(key.name)
 
-    def start(self) -> None:
+    def start(self, gate: Gate | None = None) -> None:
         self.objects.bus.add_listener(self.on_commit)
         self.objects.after_create.setdefault(SPACES, []).append(self._space_created)
         self.objects.namespace_phase = self.namespace_phase
-        self.namespace_worker.start()
-        self.space_worker.start()
+        self.namespace_worker.start(gate)
+        self.space_worker.start(gate)
         for (space, ns), phase in list(self.namespaces.items()):
             if phase == "Terminating":
                 self.namespace_worker.add((space, ns))

@@ -6,6 +6,11 @@ writes are committed, controllers are loaded and started, history is compacted, 
 down. ``open`` builds the parts, so that the owner can construct its own components on them; ``start``
 loads every component from the store (the owner's too) before any of them runs, then starts them;
 ``stop`` undoes it in reverse order.
+
+On PostgreSQL several processes may share one database: each follows every commit through the log feed,
+and only the holder of the lease (``leadership``) runs the controllers and compaction; the owner gates its
+own singletons on it too. A process that can no longer be sure of its history or its lease exits
+(``fatal``), to be restarted by its supervisor.
 """
 
 from __future__ import annotations
@@ -13,6 +18,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
+import sys
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -23,9 +30,12 @@ from spaces.catalog import ROOT_SPACE, Catalog
 from spaces.controllers.crds import CRDController
 from spaces.controllers.gc import GarbageCollector
 from spaces.controllers.lifecycle import Lifecycle
+from spaces.errors import StatusError
 from spaces.server.admission import AdmissionHook
 from spaces.service import Objects, WriteOptions
 from spaces.store import GroupCommitWriter, LogStore
+from spaces.store.feed import LogFeed, LogNotices
+from spaces.store.lease import Leadership, PostgresLease
 from spaces.watch import WatchBus
 
 log = logging.getLogger(__name__)
@@ -61,7 +71,13 @@ class SpaceRuntime:
         self.store = await loop.run_in_executor(self.executor, LogStore, self.settings.db_url)
         start_revision = await loop.run_in_executor(self.executor, self.store.current_revision)
         self.bus = WatchBus(start_revision)
-        self.writer = GroupCommitWriter(self.store, loop, self.bus.publish, self._observe_batch)
+        self.feed = LogFeed(self.store, self.bus.publish, start_revision, self.run_sync, self.fatal)
+        self.writer = GroupCommitWriter(self.store, loop, self.feed.committed, self._observe_batch)
+        self.notices: LogNotices | None = None
+        self.leadership: Leadership = Leadership(held=True)
+        if self.store.is_postgres:  # other processes may write this log and hold the lease
+            self.notices = LogNotices(self.store, loop, self.feed.notified)
+            self.leadership = PostgresLease(self.store, loop, self.fatal)
         self.objects = Objects(self.store, self.writer, self.bus, self.catalog, self.executor)
         self.lifecycle = Lifecycle(self.objects, self.catalog, self.settings.public_url)
         self.gc = GarbageCollector(self.objects, self.catalog)
@@ -75,9 +91,9 @@ class SpaceRuntime:
             await self.run_sync(load)
         self.bus.add_listener(self.admission.on_commit)
         self.objects.admit = AdmissionHook(self.admission, self.objects, self.catalog)
-        self.lifecycle.start()
-        self.gc.start()
-        self.crds.start()
+        self.lifecycle.start(self.leadership)
+        self.gc.start(self.leadership)
+        self.crds.start(self.leadership)
         await self.lifecycle.ensure_default_namespaces(ROOT_SPACE)
         self._compaction = asyncio.create_task(self._compact_loop(), name="compaction")
 
@@ -90,6 +106,9 @@ class SpaceRuntime:
         await self.gc.stop()
         await self.lifecycle.stop()
         await asyncio.get_running_loop().run_in_executor(self.executor, self.writer.stop)
+        if self.notices is not None:
+            await self.run_sync(self.notices.stop)
+        await self.run_sync(self.leadership.stop)
         self.store.close()
         self.executor.shutdown(wait=False)
 
@@ -103,11 +122,24 @@ class SpaceRuntime:
         if phase is None:
             space_type = self.catalog.by_group_resource(ROOT_SPACE, SPACES)
             assert space_type is not None
-            await self.objects.create(ROOT_SPACE, space_type, "", {"metadata": {"name": name}},
-                                      WriteOptions(manager=manager))
+            try:
+                await self.objects.create(ROOT_SPACE, space_type, "", {"metadata": {"name": name}},
+                                          WriteOptions(manager=manager))
+            except StatusError as exc:
+                if exc.code != 409:  # another hub process on the same database created it just now
+                    raise
         return phase
 
+    def fatal(self, reason: str) -> None:
+        """End the process at once: it cannot go on serving correctly (its supervisor restarts it)."""
+        log.critical("exiting: %s", reason)
+        for handler in logging.getLogger().handlers:
+            handler.flush()
+        sys.stderr.flush()
+        os._exit(70)
+
     async def _compact_loop(self) -> None:
+        await self.leadership.wait()
         while True:
             await asyncio.sleep(self.settings.compact_interval)
             try:

@@ -8,6 +8,7 @@ Kubernetes semantics beyond keys, values and revisions.
 """
 
 from spaces.store.logstore import (
+    INTERNAL_SPACE,
     Compacted,
     Key,
     LogRow,
@@ -16,4 +17,5 @@ from spaces.store.logstore import (
 )
 from spaces.store.writer import GroupCommitWriter, Write
 
-__all__ = ["Compacted", "GroupCommitWriter", "Key", "LogRow", "LogStore", "PreconditionFailed", "Write"]
+__all__ = ["INTERNAL_SPACE", "Compacted", "GroupCommitWriter", "Key", "LogRow", "LogStore", "PreconditionFailed",
+           "Write"]

@@ -8,6 +8,7 @@ one serialised writer transaction, so commit order equals revision order and a r
 
 from __future__ import annotations
 
+import hashlib
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -56,6 +57,11 @@ kv_state = Table(
     Column("key", String(64), primary_key=True),
     Column("value", BigInteger, nullable=False),
 )
+
+
+# Records the hub keeps for itself in the log (shared by every hub process, never served as objects) live
+# in this pseudo-space: no Space can be named so, and indexes of spaces never see them.
+INTERNAL_SPACE = ".internal"
 
 
 class Key(NamedTuple):
@@ -119,6 +125,31 @@ def make_engine(url: str) -> Engine:
     return create_engine(url, pool_size=8, max_overflow=8, pool_pre_ping=True)
 
 
+# PostgreSQL advisory locks are (namespace, id) pairs; the namespace is drawn from the schema (below).
+SCHEMA_LOCK, WRITER_LOCK, LEASE_LOCK = 0, 1, 2
+
+
+def pg_namespace(conn: Connection) -> tuple[int, str]:
+    """The advisory-lock namespace and NOTIFY channel of the schema ``conn`` works in.
+
+    Locks and notification channels are per database, not per schema: hubs kept apart by schema (a
+    ``search_path``) in one database must not take each other's locks or hear each other's commits.
+    """
+    schema = str(conn.execute(text("SELECT current_schema()")).scalar())
+    digest = hashlib.sha256(schema.encode()).digest()
+    return int.from_bytes(digest[:4], "big") & 0x7FFFFFFF, f"spacehub_log_{digest[:8].hex()}"
+
+
+def create_schema(engine: Engine, tables: MetaData) -> None:
+    """Create the tables that do not exist yet; on PostgreSQL serialised, so that hub processes starting
+    together on an empty database do not race each other's CREATE TABLE."""
+    with engine.begin() as conn:
+        if engine.dialect.name == "postgresql":
+            conn.execute(text("SELECT pg_advisory_xact_lock(:n, :i)"),
+                         {"n": pg_namespace(conn)[0], "i": SCHEMA_LOCK})
+        tables.create_all(conn)
+
+
 class LogStore:
     """Reads and maintenance of the revision log; writes go through :class:`GroupCommitWriter`."""
 
@@ -134,7 +165,12 @@ class LogStore:
             "INSERT INTO kv_log (space, resource, namespace, name, created, deleted, prev_revision, value) "
             f"VALUES ({mark}, {mark}, {mark}, {mark}, {mark}, {mark}, {mark}, {mark}) RETURNING id",
         )
-        metadata.create_all(self.engine)
+        create_schema(self.engine, metadata)
+        # Where several hub processes share the database: their advisory-lock namespace and NOTIFY channel.
+        self.lock_namespace, self.channel = 0, ""
+        if self.is_postgres:
+            with self.engine.connect() as conn:
+                self.lock_namespace, self.channel = pg_namespace(conn)
         self._compacted_lock = threading.Lock()
         self._compacted = self._read_state("compact_revision")
 
@@ -237,13 +273,13 @@ class LogStore:
             return [_row(r) for r in conn.execute(text(sql), {"r": resource, "rev": rev, "f": False})]
 
     def list_spaces_rows(self) -> Iterator[LogRow]:
-        """Every live object in every space (startup indexing)."""
+        """Every live object in every space (startup indexing); not the hub's internal records."""
         with self.engine.connect() as conn:
             rev = self.current_revision(conn)
             sql = (f"SELECT {', '.join('l.' + c.strip() for c in _COLUMNS.split(','))} FROM kv_log l JOIN "
-                   "(SELECT MAX(id) AS mid FROM kv_log WHERE id <= :rev "
+                   "(SELECT MAX(id) AS mid FROM kv_log WHERE id <= :rev AND space != :internal "
                    "GROUP BY space, resource, namespace, name) m ON l.id = m.mid WHERE l.deleted = :f")
-            for r in conn.execute(text(sql), {"rev": rev, "f": False}):
+            for r in conn.execute(text(sql), {"rev": rev, "f": False, "internal": INTERNAL_SPACE}):
                 yield _row(r)
 
     # --- history -----------------------------------------------------------------------------
@@ -270,6 +306,19 @@ class LogStore:
         if after < self.refresh_compacted_revision():
             raise Compacted(after, self.compacted_revision)
         return out
+
+    def rows_between(self, after: int, upto: int) -> list[LogRow]:
+        """Every row with ``after < revision <= upto``, oldest first (what another hub process committed).
+
+        Compacted when rows above ``after`` may already have been removed: a process that fell that far
+        behind cannot follow the log any more and must start afresh.
+        """
+        if after < self.refresh_compacted_revision():
+            raise Compacted(after, self.compacted_revision)
+        with self.engine.connect() as conn:
+            rows = conn.execute(text(f"SELECT {_COLUMNS} FROM kv_log WHERE id > :a AND id <= :u ORDER BY id"),
+                                {"a": after, "u": upto})
+            return [_row(r) for r in rows]
 
     # --- compaction --------------------------------------------------------------------------
 

@@ -4,8 +4,12 @@ Writes from many concurrent requests are queued and committed together, one tran
 so that the cost of a durable commit (an fsync on SQLite) is shared. Each write carries its
 precondition (key must not exist / must be at revision N); a failed precondition fails only that
 write. A write's future resolves only after its batch committed, so nothing is acknowledged before
-it is durable. After each commit the batch's rows are handed, in revision order, to ``on_commit``
-on the event loop (the watch fan-out).
+it is durable. After each commit the batch's rows are handed, in revision order, to ``on_commit`` on
+the event loop (the log feed), with the newest revision committed before the batch and the resolution
+of the batch's futures, which the feed runs once the rows are published.
+
+On PostgreSQL several hub processes write the same log: a transaction-scoped advisory lock serialises
+their batches (so revision order is commit order), and each commit notifies the others (``feed``).
 """
 
 from __future__ import annotations
@@ -19,7 +23,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from spaces.store.logstore import Key, LogRow, LogStore, PreconditionFailed
+from spaces.store.logstore import WRITER_LOCK, Key, LogRow, LogStore, PreconditionFailed
 
 log = logging.getLogger(__name__)
 
@@ -41,7 +45,7 @@ class Write:
 
 class GroupCommitWriter:
     def __init__(self, store: LogStore, loop: asyncio.AbstractEventLoop,
-                 on_commit: Callable[[Sequence[LogRow]], None],
+                 on_commit: Callable[[int, Sequence[LogRow], Callable[[], None]], None],
                  observe_batch: Callable[[int, float], None] | None = None) -> None:
         self.store = store
         self.loop = loop
@@ -102,8 +106,10 @@ class GroupCommitWriter:
                 # two fixed statements instead of SQLAlchemy's per-execute statement handling.
                 cur = conn.connection.driver_connection.cursor()  # type: ignore[union-attr]
                 if self.store.is_postgres:
-                    # Serialise writers across hub replicas so revision order equals commit order.
-                    cur.execute("SELECT pg_advisory_xact_lock(7405112)")
+                    # Serialise writers across hub processes so revision order equals commit order.
+                    cur.execute("SELECT pg_advisory_xact_lock(%s, %s)", (self.store.lock_namespace, WRITER_LOCK))
+                cur.execute("SELECT COALESCE(MAX(id), 0) FROM kv_log")
+                prior = int(cur.fetchone()[0])
                 select_latest, insert = self.store.writer_statements
                 current: dict[Key, tuple[int, bool]] = {}
                 for w in batch:
@@ -129,17 +135,22 @@ class GroupCommitWriter:
                     current[w.key] = (row.revision, w.deleted)
                     results.append(row)
                     committed.append(row)
+                if committed and self.store.is_postgres:  # delivered to the other processes at commit
+                    cur.execute("SELECT pg_notify(%s, %s)", (self.store.channel, str(committed[-1].revision)))
         except Exception as exc:  # the whole batch failed to commit: nothing was acknowledged
             log.exception("store commit failed")
             results = [exc for _ in batch]
             committed = []
+            prior = 0  # nothing to publish; the feed learns of other commits from their notifications
         if self.observe_batch is not None:
             self.observe_batch(len(batch), time.perf_counter() - started)
-        self.loop.call_soon_threadsafe(self._deliver, batch, results, committed)
+        self.loop.call_soon_threadsafe(self._deliver, batch, results, committed, prior)
 
-    def _deliver(self, batch: list[Write], results: list[Any], committed: list[LogRow]) -> None:
-        if committed:
-            self.on_commit(committed)
+    def _deliver(self, batch: list[Write], results: list[Any], committed: list[LogRow], prior: int) -> None:
+        self.on_commit(prior, committed, lambda: self._resolve(batch, results))
+
+    @staticmethod
+    def _resolve(batch: list[Write], results: list[Any]) -> None:
         for w, res in zip(batch, results, strict=True):
             fut = w.future
             if fut is None or fut.done():

@@ -1,0 +1,292 @@
+"""Several hub processes on one PostgreSQL database form one hub (skipped where PostgreSQL is absent).
+
+Three ``spacehub hub serve`` processes share a data dir (CA, admin credentials) and a database schema, each
+on its own port, as an operator runs them behind a load balancer. Writes through one are seen by watches
+and syncer streams served by another; one process holds the lease and runs the controllers and placement
+writes, and a standby takes over when it is killed.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import orjson
+import pytest
+
+from tests.harness import Hub, free_port, wait_for
+from tests.integration.test_sync_stream import (
+    apply,
+    configmap,
+    deployment,
+    placement,
+    post,
+    register,
+    report,
+    workload,
+)
+
+pytestmark = pytest.mark.postgres
+CM = "/clusters/{space}/api/v1/namespaces/default/configmaps"
+
+
+@pytest.fixture
+def hubs(pg_url: str, tmp_path: Path) -> Iterator[list[Hub]]:
+    started: list[Hub] = []
+    try:
+        for i in range(3):
+            hub = Hub(data_dir=tmp_path / "data", port=free_port(), home=tmp_path / f"home-{i}",
+                      extra_args=["--db", pg_url])
+            hub.start()
+            started.append(hub)
+        yield started
+    finally:
+        for hub in started:
+            hub.stop()
+
+
+def leader_of(hubs: list[Hub]) -> Hub:
+    """The one process whose /metrics says it holds the lease (fails unless exactly one does)."""
+    leading = []
+    for hub in hubs:
+        if hub.proc is None:
+            continue
+        with hub.client(timeout=5) as c:
+            if re.search(r"^spacehub_leader 1\.0$", c.get("/metrics").text, re.M):
+                leading.append(hub)
+    assert len(leading) == 1, f"{len(leading)} processes lead"
+    return leading[0]
+
+
+def test_writes_through_one_process_are_watched_in_order_through_another(hubs: list[Hub]) -> None:
+    writer, watcher, lister = hubs
+    writer.create_space("shared")
+    path = CM.format(space="shared")
+    with watcher.client() as c:
+        start = wait_for(lambda: c.get(path).json()["metadata"]["resourceVersion"], message="space on the watcher")
+    events: list[dict[str, Any]] = []
+    done = threading.Event()
+
+    def watch() -> None:
+        with httpx.Client(base_url=watcher.base_url, verify=watcher.ssl_context(), timeout=60,
+                          headers={"Authorization": f"Bearer {watcher.token}"}) as c, \
+                c.stream("GET", path, params={"watch": "true", "resourceVersion": start}) as r:
+            for line in r.iter_lines():
+                if line:
+                    events.append(orjson.loads(line))
+                if len(events) == 32:
+                    break
+        done.set()
+
+    reader = threading.Thread(target=watch, daemon=True)
+    reader.start()
+    for i in range(30):
+        writer.kubectl("create", "configmap", f"cm-{i}", f"--from-literal=i={i}", "-n", "default", space="shared")
+    writer.kubectl("label", "configmap", "cm-7", "seen=yes", "-n", "default", space="shared")
+    writer.kubectl("delete", "configmap", "cm-3", "-n", "default", space="shared")
+    assert done.wait(30), f"the watch through another process saw {len(events)} of 32 events"
+    kinds = [(e["type"], e["object"]["metadata"]["name"]) for e in events]
+    assert kinds == [("ADDED", f"cm-{i}") for i in range(30)] + [("MODIFIED", "cm-7"), ("DELETED", "cm-3")]
+    revisions = [int(e["object"]["metadata"]["resourceVersion"]) for e in events]
+    assert revisions == sorted(revisions) and len(set(revisions)) == len(revisions)
+    listed = lister.kubectl("get", "configmaps", "-n", "default", "-o", "name", space="shared").stdout.split()
+    assert sorted(listed) == sorted(f"configmap/cm-{i}" for i in range(30) if i != 3)
+    leader_of(hubs)
+
+
+class ResumingSyncer:
+    """A syncer's stream client that applies messages to a dict and, when its hub process dies, resumes
+    from its last seq and epoch on the next process, checking the protocol's ordering as it goes."""
+
+    def __init__(self, hubs: list[Hub], target: str, token: str, space: str) -> None:
+        self.hubs, self.target, self.token, self.space = hubs, target, token, space
+        self.state: dict[str, dict[str, Any]] = {}
+        self.seq, self.epoch = 0, ""
+        self.snapshots = 0
+        self.problems: list[str] = []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+
+    def _run(self) -> None:
+        turn = 0
+        while not self._stop.is_set():
+            alive = [h for h in self.hubs if h.proc is not None and h.proc.poll() is None]
+            hub = alive[turn % len(alive)] if alive else None
+            turn += 1
+            if hub is None:
+                return
+            try:
+                self._follow(hub)
+            except (httpx.HTTPError, OSError, ValueError):
+                time.sleep(0.2)
+
+    def _follow(self, hub: Hub) -> None:
+        params = {"since": self.seq, **({"epoch": self.epoch} if self.epoch else {})}
+        with httpx.Client(base_url=hub.base_url, verify=hub.ssl_context(), timeout=httpx.Timeout(10, read=60),
+                          headers={"Authorization": f"Bearer {self.token}"}) as c, \
+                c.stream("GET", f"/syncer/v1/targets/{self.target}/stream", params=params) as r:
+            if r.status_code != 200:
+                raise ValueError(r.status_code)
+            snapshot: dict[str, dict[str, Any]] | None = None
+            for line in r.iter_lines():
+                if self._stop.is_set():
+                    return
+                if not line:
+                    continue
+                m = orjson.loads(line)
+                kind, seq = m["type"], int(m["seq"])
+                if kind == "RESET":
+                    snapshot = {}
+                    self.snapshots += 1
+                elif kind in ("UPSERT", "DELETE", "HOLD"):
+                    if snapshot is None and seq <= self.seq:
+                        self.problems.append(f"{kind} seq {seq} after {self.seq} from port {hub.port}")
+                    entry = m["entry"]
+                    if entry["space"] != self.space or entry["resource"] != "configmaps":
+                        continue
+                    held = snapshot if snapshot is not None else self.state
+                    if kind == "UPSERT":
+                        held[entry["name"]] = m["object"].get("data") or {}
+                    elif kind == "DELETE":
+                        held.pop(entry["name"], None)
+                elif kind == "SYNCED":
+                    if snapshot is not None:
+                        self.state, snapshot = snapshot, None
+                    self.epoch = m["epoch"]
+                if snapshot is None and seq < self.seq and kind != "SYNCED":
+                    self.problems.append(f"{kind} went back from seq {self.seq} to {seq}")
+                if snapshot is None:
+                    self.seq = max(self.seq, seq) if kind != "SYNCED" else seq
+
+
+def test_leader_killed_during_a_burst_standby_takes_over_and_every_cluster_converges(
+        hubs: list[Hub], tmp_path: Path) -> None:
+    first = hubs[0]
+    first.create_space("burst")
+    tokens = {f"mh-{i}": register(first, tmp_path, f"mh-{i}", fleet="burst") for i in range(4)}
+    apply(first, "burst", placement("everywhere", {"fleet": "burst"}, [{"apiGroup": "", "resources": ["configmaps"],
+                                                                         "namespaces": ["default"],
+                                                                         "labelSelectors": [
+        {"matchLabels": {"burst": "yes"}}]}]))
+    leader = leader_of(hubs)
+    followers = [h for h in hubs if h is not leader]
+    syncers = [ResumingSyncer(hubs[i % 3:] + hubs[:i % 3], name, token, "burst")
+               for i, (name, token) in enumerate(tokens.items())]
+    try:
+        expected: dict[str, dict[str, str]] = {}
+        with followers[0].client() as c:
+            for i in range(60):
+                body = configmap(f"b-{i}", "default", round=str(i))
+                body["metadata"]["labels"] = {"burst": "yes"}
+                assert c.post(CM.format(space="burst"), json=body).status_code == 201
+                expected[f"b-{i}"] = {"round": str(i)}
+                if i == 20:
+                    leader.kill()
+                if i % 10 == 9:  # changes and deletions in the burst too
+                    r = c.delete(f"{CM.format(space='burst')}/b-{i - 5}")
+                    assert r.status_code == 200, r.text
+                    del expected[f"b-{i - 5}"]
+        killed_at = time.monotonic()
+        new_leader = wait_for(lambda: leader_of(followers), timeout=10, message="a standby to take the lease")
+        took = time.monotonic() - killed_at
+        for s in syncers:
+            wait_for(lambda s=s: s.state == expected, timeout=30,
+                     message=f"{s.target} to converge (has {len(s.state)} of {len(expected)})")
+            assert s.problems == []
+        # The placement's status is written only by the lease holder: the new one writes it.
+        def placement_counts() -> bool:
+            with new_leader.client() as c:
+                status = c.get("/clusters/burst/apis/edge.kubestellar.io/v2alpha1/edgeplacements/everywhere"
+                               ).json().get("status") or {}
+            return status.get("selectedObjectCount") == len(expected) and status.get("destinationCount") == 4
+        wait_for(placement_counts, timeout=20, message="the new leader to write the placement's status")
+        assert took < 10
+        # At least one syncer was streaming from the killed process and resumed on another (a snapshot).
+        assert any(s.snapshots >= 2 for s in syncers), [s.snapshots for s in syncers]
+    finally:
+        for s in syncers:
+            s.stop()
+
+
+def test_no_acknowledged_write_is_lost_when_a_process_is_killed_under_load(hubs: list[Hub]) -> None:
+    target, witness = hubs[1], hubs[2]
+    target.create_space("load")
+    path = CM.format(space="load")
+    acknowledged: list[str] = []
+    lock = threading.Lock()
+
+    def write(worker: int) -> None:
+        with target.client(timeout=10) as c:
+            for i in range(1000):
+                name = f"w{worker}-{i}"
+                try:
+                    r = c.post(path, json={"metadata": {"name": name}, "data": {"w": str(worker)}})
+                except httpx.HTTPError:
+                    return  # the process is gone: what it acknowledged must be there
+                if r.status_code == 201:
+                    with lock:
+                        acknowledged.append(name)
+
+    writers = [threading.Thread(target=write, args=(w,), daemon=True) for w in range(8)]
+    for w in writers:
+        w.start()
+    wait_for(lambda: len(acknowledged) >= 200, timeout=30, message="writes to be acknowledged")
+    target.kill()
+    for w in writers:
+        w.join(30)
+    with witness.client() as c:
+        stored = {i["metadata"]["name"] for i in c.get(path).json()["items"]}
+    missing = set(acknowledged) - stored
+    assert not missing, f"{len(missing)} acknowledged writes lost, e.g. {sorted(missing)[:5]}"
+
+
+def test_reports_sent_to_any_process_reach_the_lease_holder_and_outlive_a_restart(hubs: list[Hub],
+                                                                                  tmp_path: Path) -> None:
+    first = hubs[0]
+    first.create_space("reports")
+    tokens = {name: register(first, tmp_path, name, fleet="reports") for name in ("rp-a", "rp-b")}
+    apply(first, "reports", deployment("web", "default"),
+          placement("web", {"fleet": "reports"}, [{"apiGroup": "apps", "resources": ["deployments"],
+                                                   "namespaces": ["default"]}]))
+    leader = leader_of(hubs)
+    followers = [h for h in hubs if h is not leader]
+    api = "/placement/v1/spaces/reports/namespaces/default/objects/deployments.apps/web"
+    with first.client() as c:
+        wait_for(lambda: len(c.get(api).json()["destinations"]) == 2, message="web placed on both clusters")
+    # Each cluster's syncer reached a different process that does not hold the lease.
+    for (name, token), follower in zip(tokens.items(), followers, strict=True):
+        status = {"replicas": 2, "updatedReplicas": 2, "readyReplicas": 2, "availableReplicas": 2,
+                  "observedGeneration": 1}
+        r = post(follower, token, f"/syncer/v1/targets/{name}/status",
+                 {"objects": [report("reports", "apps", "deployments", "default", "web", status, generation=1)]})
+        assert r.status_code == 200 and r.json()["accepted"] == 1, r.text
+    summary = "/apis/status.spacehub.io/v1alpha1/namespaces/default/placementstatuses/deployments.apps.web"
+
+    def summarised() -> dict[str, Any] | None:
+        with leader.client() as c:
+            r = c.get(f"/clusters/reports{summary}")
+        body = r.json() if r.status_code == 200 else {}
+        return body if (body.get("summary") or {}).get("ready") == 2 else None
+
+    written = wait_for(summarised, message="the lease holder's summary to count both clusters ready")
+    assert written["summary"]["targeted"] == 2
+    # Every process serves the same reports; after a restart of all of them, the reports are still known.
+    for hub in hubs:
+        with hub.client() as c:
+            assert [x["cluster"] for x in c.get(api).json()["reported"]] == ["rp-a", "rp-b"]
+    for hub in hubs:
+        hub.stop()
+    first.start()
+    with first.client() as c:
+        body = wait_for(lambda: c.get(api).json(), message="the restarted hub's placement API")
+        assert [x["cluster"] for x in body["reported"]] == ["rp-a", "rp-b"]
+    assert workload(first, "reports", "apis/apps/v1/namespaces/default/deployments/web")["metadata"]["name"] == "web"
