@@ -82,6 +82,8 @@ class StatusService:
         """Follow reports and placement from now on; write statuses, summaries and Events once ``gate`` opens."""
         await self.objects.run_sync(self.report_log.load)
         self.report_log.start(gate)
+        await self.objects.run_sync(self.upsync.load)
+        self.upsync.start(gate)
         self.object_status.start(gate)
         await self.object_status.load()
         await self.objects.run_sync(self.summaries.load)

@@ -74,17 +74,25 @@ class Summaries(WorkQueue):
         # What was last told per (object, cluster): copy error, unknown parameters, conflict.
         self._copy_told: dict[tuple[ObjectRef, str], tuple[str | None, frozenset[str], str | None]] = {}
         self._due: set[ObjectRef] = set()
-        self._bodies: dict[ObjectRef, dict[str, Any]] = {}  # the last summary written, for the REST API
+        self._bodies: dict[ObjectRef, dict[str, Any]] = {}  # each summary as stored, for the REST API
 
     def load(self) -> None:
         """Know the summaries an earlier hub process wrote, so that those no longer wanted go (blocking)."""
         for row in self.objects.store.list_resource_everywhere(RESOURCE):
-            body = orjson.loads(row.value)
-            obj = body.get("object") or {}
-            group, plural = str(obj.get("group") or ""), str(obj.get("resource") or "")
-            resource = f"{plural}.{group}" if group else plural
-            ref = ObjectRef(row.key.space, resource, str(obj.get("namespace") or ""), str(obj.get("name") or ""))
-            self._track(ref, frozenset(str(c.get("name")) for c in body.get("clusters") or [] if c.get("name")))
+            self._follow_stored(row.key.space, orjson.loads(row.value), deleted=False)
+
+    def _follow_stored(self, space: str, stored: dict[str, Any], deleted: bool) -> None:
+        """Know each summary as stored, whichever hub process wrote it: the REST API serves it, and a process
+        that comes to hold the lease knows which clusters were already told of."""
+        obj = stored.get("object") or {}
+        group, plural = str(obj.get("group") or ""), str(obj.get("resource") or "")
+        resource = f"{plural}.{group}" if group else plural
+        ref = ObjectRef(space, resource, str(obj.get("namespace") or ""), str(obj.get("name") or ""))
+        if deleted:
+            self._bodies.pop(ref, None)
+            return
+        self._bodies[ref] = {k: v for k, v in stored.items() if k not in ("apiVersion", "kind", "metadata")}
+        self._track(ref, frozenset(str(c.get("name")) for c in stored.get("clusters") or [] if c.get("name")))
 
     def start(self, gate: Gate | None = None) -> None:
         self.placement.drain_listeners.append(self.on_drained)
@@ -119,6 +127,9 @@ class Summaries(WorkQueue):
         """A summarised object changed (its content feeds CombinedStatus), or a StatusCollector did."""
         for entry in entries:
             key = entry.row.key
+            if key.resource == RESOURCE:
+                self._follow_stored(key.space, entry.obj(), entry.row.deleted)
+                continue
             if key.resource == COLLECTORS:
                 for ref in self.combined.users(key.space, key.name):
                     self.schedule(ref)

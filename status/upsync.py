@@ -1,13 +1,14 @@
 """Upsync: objects created in clusters, brought up into the workload spaces whose placements ask for them.
 
-Each cluster's copy of an upsynced object is kept (in memory, by cluster); the space shows one of them — the
-copy of the first cluster by name among those holding it, so every hub process and restart picks the same
-— marked with the label ``spacehub.io/upsynced=true`` and the annotation ``spacehub.io/upsynced-from``. When
-several clusters hold different content, the space says so: a Warning Event ``UpsyncClash`` on the object
-and the condition ``UpsyncClash`` on the placements that brought it. An object of the same name that the
-space has and that upsync did not make is never overwritten (``UpsyncConflict``). When the last cluster
-deletes its copy, the object leaves the space. Placement never sends an upsynced object back down
-(``placement.service``): upsync wins over downsync.
+Each cluster's copy of an upsynced object is kept by cluster, as a record in the shared log
+(``status.records``), so every hub process knows every cluster's copies whichever process received them; the
+space shows one of them — the copy of the first cluster by name among those holding it, so every hub process
+and restart picks the same — marked with the label ``spacehub.io/upsynced=true`` and the annotation
+``spacehub.io/upsynced-from``. When several clusters hold different content, the space says so: a Warning
+Event ``UpsyncClash`` on the object and the condition ``UpsyncClash`` on the placements that brought it. An
+object of the same name that the space has and that upsync did not make is never overwritten
+(``UpsyncConflict``). When the last cluster deletes its copy, the object leaves the space. Placement never
+sends an upsynced object back down (``placement.service``): upsync wins over downsync.
 """
 
 from __future__ import annotations
@@ -20,13 +21,19 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import orjson
+
 from placement.model import ObjectRef
 from placement.service import UPSYNCED_LABEL, PlacementService
 from spaces.catalog import Catalog
+from spaces.controllers import Gate
 from spaces.errors import StatusError
 from spaces.events import EventRecorder, Involved
 from spaces.registry import ResourceType
 from spaces.service import DeleteOptions, Objects, WriteOptions
+from spaces.store import Key
+from spaces.watch import Entry
+from status.records import Records
 
 log = logging.getLogger(__name__)
 
@@ -79,10 +86,61 @@ class Upsync:
         self.objects = objects
         self.catalog = catalog
         self.events = events
+        self.records = Records(objects, "upsynccopies")
+        self.gate: Gate | None = None  # prunes are the lease holder's
+        # Taken from the records, in every process:
         self._copies: dict[ObjectRef, dict[str, dict[str, Any]]] = {}  # object -> cluster -> its copy
         self._from: dict[ObjectRef, set[tuple[str, str]]] = {}  # object -> placements that brought it
         self._clashes: dict[ObjectRef, tuple[str, ...]] = {}  # objects whose copies differ -> the clusters
+        # Clashes this process told of with an Event (by the process that showed the object).
+        self._clashes_told: dict[ObjectRef, tuple[str, ...]] = {}
         self._tasks: set[asyncio.Task[None]] = set()  # prunes under way (held so they are not collected)
+
+    # --- records ---------------------------------------------------------------------------------
+
+    def load(self) -> None:
+        """Take in the copies an earlier hub process kept (blocking; call at startup)."""
+        for value in self.records.load():
+            self._take(*_decode(value), deleted=False)
+
+    def start(self, gate: Gate | None) -> None:
+        self.gate = gate
+        self.records.listen(self.on_records)
+        if gate is not None:  # a process that comes to lead prunes what changed while it followed
+            task = asyncio.get_running_loop().create_task(self._prune_when_leading(gate))
+            self._tasks.add(task)
+            task.add_done_callback(self._tasks.discard)
+
+    async def _prune_when_leading(self, gate: Gate) -> None:
+        await gate.wait()
+        await self._prune()
+
+    def on_records(self, entries: Sequence[Entry]) -> None:
+        for entry in entries:
+            self._take(*_decode(entry.row.value), deleted=entry.row.deleted)
+
+    def _take(self, target: str, ref: ObjectRef, copied: dict[str, Any] | None, brought: set[tuple[str, str]],
+              deleted: bool) -> None:
+        copies = self._copies.setdefault(ref, {})
+        if deleted or copied is None:
+            copies.pop(target, None)
+        else:
+            copies[target] = copied
+        self._from.setdefault(ref, set()).update(brought)
+        if not copies:
+            self._set_clash(ref, ())
+            self._copies.pop(ref, None)
+            self._from.pop(ref, None)
+            return
+        shown = min(copies)
+        clashing = any(_content(c) != _content(copies[shown]) for c in copies.values())
+        self._set_clash(ref, tuple(sorted(copies)) if clashing else ())
+
+    def _record(self, target: str, ref: ObjectRef, copied: dict[str, Any] | None,
+                brought: set[tuple[str, str]]) -> tuple[Key, bytes, bool]:
+        value = orjson.dumps({"target": target, "ref": [ref.space, ref.resource, ref.namespace, ref.name],
+                              "copy": copied, "from": sorted(brought)})
+        return self.records.key(target, ref.space, ref.resource, ref.namespace, ref.name), value, copied is None
 
     # --- what clusters send --------------------------------------------------------------------
 
@@ -93,6 +151,7 @@ class Upsync:
         ignored: list[dict[str, Any]] = []
         touched: set[ObjectRef] = set()
         listed: set[ObjectRef] = set()
+        changes: list[tuple[Key, bytes, bool]] = []
         for index, item in enumerate(items):
             matching = [r for r in rules if rule_allows(r, item)]
             if not matching:
@@ -107,21 +166,22 @@ class Upsync:
                                            f"/{item.version}: create its CustomResourceDefinition there"})
                 continue
             ref = ObjectRef(item.space, rtype.group_resource, item.namespace, item.name)
-            copies = self._copies.setdefault(ref, {})
+            brought = {(r["space"], r["placement"]) for r in matching}
             if item.op == "DELETE":
-                copies.pop(target, None)
+                changes.append(self._record(target, ref, None, brought))
             else:
-                copies[target] = _cleaned(item.obj or {})
+                changes.append(self._record(target, ref, _cleaned(item.obj or {}), brought))
                 listed.add(ref)
-            self._from.setdefault(ref, set()).update((r["space"], r["placement"]) for r in matching)
             touched.add(ref)
             accepted += 1
         for space, group, resource in complete:
             for ref, copies in self._copies.items():
                 if ref.space == space and ref.group == group and ref.plural == resource and target in copies \
                         and ref not in listed:
-                    del copies[target]
+                    changes.append(self._record(target, ref, None, set()))
                     touched.add(ref)
+        # In the log, and so in every process's copies (this one's included), before the space is shown them.
+        await self.records.write(changes)
         for ref in sorted(touched):
             refusal = await self._show(ref)
             if refusal:
@@ -131,7 +191,7 @@ class Upsync:
     def on_drained(self, placements: set[tuple[str, str]], targets: set[str]) -> None:
         """Placement changed: a cluster that no upsync rule covers any more (relabelled, its SyncTarget
         deleted, the placement edited or deleted) takes its copies with it, as if it deleted them."""
-        if not self._copies:
+        if not self._copies or (self.gate is not None and not self.gate.held):
             return
         bringing = {key for keys in self._from.values() for key in keys}
         holders = {cluster for copies in self._copies.values() for cluster in copies}
@@ -143,14 +203,20 @@ class Upsync:
     async def _prune(self) -> None:
         rules_of: dict[str, list[dict[str, Any]]] = {}
         touched: set[ObjectRef] = set()
+        changes = []
         for ref, copies in list(self._copies.items()):
             item = UpsyncItem("UPSERT", ref.space, "", ref.group, "", ref.plural, ref.namespace, ref.name, None)
             for cluster in list(copies):
                 if cluster not in rules_of:
                     rules_of[cluster] = self.placement.engine.upsync_rules(cluster)
                 if not any(rule_allows(rule, item) for rule in rules_of[cluster]):
-                    del copies[cluster]
+                    changes.append(self._record(cluster, ref, None, set()))
                     touched.add(ref)
+        try:
+            await self.records.write(changes)
+        except Exception as exc:
+            log.warning("upsynced copies of clusters no rule covers any more not forgotten: %s", exc)
+            return
         for ref in sorted(touched):
             try:
                 await self._show(ref)
@@ -172,9 +238,7 @@ class Upsync:
             await self._event(rtype, ref, current, "UpsyncConflict", message)
             return message
         if not copies:
-            self._set_clash(ref, ())
-            self._copies.pop(ref, None)
-            self._from.pop(ref, None)
+            self._clashes_told.pop(ref, None)
             if current is not None:
                 await self._delete(rtype, ref)
             return ""
@@ -192,13 +256,12 @@ class Upsync:
         written = await self._put(rtype, ref, current, desired)
         if written is not None and status is not None and written.get("status") != status:
             await self._write_status(rtype, ref, status)
-        clashing = tuple(sorted(c for c in copies if _content(copies[c]) != _content(copies[shown])))
-        holders = tuple(sorted(copies)) if clashing else ()
-        if holders and holders != self._clashes.get(ref) and written is not None:
+        holders = self._clashes.get(ref, ())
+        if holders and holders != self._clashes_told.get(ref) and written is not None:
             await self._event(rtype, ref, written, "UpsyncClash",
                               f"clusters {', '.join(holders)} hold different copies of {_what(ref)}; the space "
                               f"shows the copy of {shown} (the first by name)")
-        self._set_clash(ref, holders)
+        self._clashes_told[ref] = holders
         return ""
 
     def _set_clash(self, ref: ObjectRef, holders: tuple[str, ...]) -> None:
@@ -295,6 +358,11 @@ class Upsync:
         involved = Involved(ref.space, rtype.kind, rtype.api_version, ref.namespace, ref.name,
                             str((obj.get("metadata") or {}).get("uid", "")))
         await self.events.record(involved, "Warning", reason, message)
+
+
+def _decode(value: bytes) -> tuple[str, ObjectRef, dict[str, Any] | None, set[tuple[str, str]]]:
+    d = orjson.loads(value)
+    return str(d["target"]), ObjectRef(*d["ref"]), d.get("copy"), {(s, p) for s, p in d.get("from") or []}
 
 
 def _cleaned(obj: Mapping[str, Any]) -> dict[str, Any]:

@@ -15,6 +15,7 @@ through the status subresource, which admission policies guarding CRD updates do
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 from collections.abc import Sequence
 from typing import Any
@@ -56,6 +57,8 @@ class CRDController(WorkQueue):
         self.catalog = catalog
         # Compiled types per CRD, reused while its generation and accepted names are unchanged.
         self._compiled: dict[tuple[str, str], tuple[tuple[str, int, str, bool], list[ResourceType]]] = {}
+        self.gate: Gate | None = None
+        self._leading: asyncio.Task[None] | None = None
 
     def crd_type(self, space: str) -> ResourceType:
         rtype = self.catalog.by_group_resource(space, CRD_RESOURCE)
@@ -73,9 +76,25 @@ class CRDController(WorkQueue):
             self._publish(space, crds)
 
     def start(self, gate: Gate | None = None) -> None:
+        """Serve each space's CRDs as stored from now on; write their names, conditions and clean-up only
+        while ``gate`` is open (every hub process serves them, one writes)."""
+        self.gate = gate
         self.objects.bus.add_listener(self.on_commit)
-        super().start(gate)
+        super().start()
         for space in {s for s, _ in self._compiled}:
+            self.add(space)
+        if gate is not None and not gate.held:
+            self._leading = asyncio.get_running_loop().create_task(self._reconcile_when_leading(gate))
+
+    async def stop(self) -> None:
+        if self._leading is not None:
+            self._leading.cancel()
+        await super().stop()
+
+    async def _reconcile_when_leading(self, gate: Gate) -> None:
+        await gate.wait()
+        _rev, rows = await self.objects.run_sync(self.objects.store.list_resource_everywhere, CRD_RESOURCE)
+        for space in {row.key.space for row in rows}:
             self.add(space)
 
     def on_commit(self, entries: Sequence[Entry]) -> None:
@@ -88,6 +107,9 @@ class CRDController(WorkQueue):
     async def handle(self, space: Any) -> bool:
         _rev, rows = await self.objects.run_sync(self.objects.store.list, space, CRD_RESOURCE, None)
         crds = [orjson.loads(r.value) for r in rows]
+        if self.gate is not None and not self.gate.held:
+            self._publish(space, crds)  # the lease holder writes; this process serves what it wrote
+            return False
         retry = False
         for crd in crds:
             if crd["metadata"].get("deletionTimestamp"):

@@ -290,3 +290,55 @@ def test_reports_sent_to_any_process_reach_the_lease_holder_and_outlive_a_restar
         body = wait_for(lambda: c.get(api).json(), message="the restarted hub's placement API")
         assert [x["cluster"] for x in body["reported"]] == ["rp-a", "rp-b"]
     assert workload(first, "reports", "apis/apps/v1/namespaces/default/deployments/web")["metadata"]["name"] == "web"
+
+
+def test_upsynced_copies_sent_to_different_processes_are_compared_and_shown_once(hubs: list[Hub],
+                                                                                 tmp_path: Path) -> None:
+    first = hubs[0]
+    first.create_space("ups")
+    tokens = {name: register(first, tmp_path, name, fleet="ups") for name in ("up-a", "up-b")}
+    body = placement("bring", {"fleet": "ups"}, [{"apiGroup": "", "resources": ["configmaps"],
+                                                  "namespaces": ["nowhere"]}])
+    body["spec"]["upsync"] = [{"apiGroup": "", "resources": ["configmaps"], "namespaces": ["found"]}]
+    apply(first, "ups", body)
+    leader = leader_of(hubs)
+    followers = [h for h in hubs if h is not leader]
+
+    def send(hub: Hub, cluster: str, value: str) -> None:
+        obj = configmap("found-it", "found", value=value)
+        item = {"op": "UPSERT", "space": "ups", "placement": "bring", "version": "v1", "resource": "configmaps",
+                "namespace": "found", "name": "found-it", "object": obj}
+        r = wait_for(lambda: (r := post(hub, tokens[cluster], f"/syncer/v1/targets/{cluster}/upsync",
+                                        {"objects": [item]})).json().get("accepted") == 1 and r,
+                     message=f"{cluster}'s upsync rule to be known to port {hub.port}")
+        assert r.status_code == 200, r.text
+
+    send(followers[0], "up-a", "from-a")
+    send(followers[1], "up-b", "from-b")  # the process receiving it alone would show this copy
+    # The space shows the first cluster's copy by name, whichever process received which.
+    wait_for(lambda: workload(leader, "ups", "api/v1/namespaces/found/configmaps/found-it")["data"] ==
+             {"value": "from-a"}, message="the copy of up-a shown")
+
+    def clash() -> bool:
+        with leader.client() as c:
+            status = c.get("/clusters/ups/apis/edge.kubestellar.io/v2alpha1/edgeplacements/bring").json()["status"]
+        return any(x["type"] == "UpsyncClash" for x in status.get("conditions") or [])
+
+    wait_for(clash, message="the lease holder to say the clusters' copies clash")
+
+
+def test_a_crd_created_through_one_process_is_served_and_validated_by_every_process(hubs: list[Hub]) -> None:
+    from tests.integration.test_crds import install_widgets, widget
+
+    first, second, third = hubs
+    first.create_space("crds")
+    install_widgets(first, "crds")  # Established: written by the lease holder, whichever process that is
+    for hub in (second, third):
+        wait_for(lambda hub=hub: "widgets" in hub.kubectl("api-resources", "--api-group=example.spacehub.io",
+                                                          space="crds").stdout,
+                 message=f"port {hub.port} to serve widgets")
+    second.kubectl("apply", "-f", "-", space="crds", input=widget("w1"))
+    refused = third.kubectl("apply", "-f", "-", space="crds", input=widget("w2", owner="Not_A_Label"), check=False)
+    assert refused.returncode != 0 and "is not a valid DNS label" in refused.stderr, refused.stderr
+    assert third.kubectl("get", "widgets", "-o", "name", space="crds").stdout.split() == \
+        ["widget.example.spacehub.io/w1"]
