@@ -23,6 +23,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import orjson
+
 from spaces.store.logstore import WRITER_LOCK, Key, LogRow, LogStore, PreconditionFailed
 
 log = logging.getLogger(__name__)
@@ -110,31 +112,7 @@ class GroupCommitWriter:
                     cur.execute("SELECT pg_advisory_xact_lock(%s, %s)", (self.store.lock_namespace, WRITER_LOCK))
                 cur.execute("SELECT COALESCE(MAX(id), 0) FROM kv_log")
                 prior = int(cur.fetchone()[0])
-                select_latest, insert = self.store.writer_statements
-                current: dict[Key, tuple[int, bool]] = {}
-                for w in batch:
-                    if w.key in current:
-                        prev_rev, prev_deleted = current[w.key]
-                    else:
-                        cur.execute(select_latest, w.key)
-                        found = cur.fetchone()
-                        prev_rev, prev_deleted = (int(found[0]), bool(found[1])) if found else (0, True)
-                    exists = not prev_deleted
-                    ok = (
-                        w.expect == ANY_REVISION
-                        or (w.expect == MUST_NOT_EXIST and not exists)
-                        or (w.expect >= 0 and exists and prev_rev == w.expect)
-                    )
-                    if not ok or (w.deleted and not exists):
-                        results.append(PreconditionFailed(w.key, prev_rev if exists else 0))
-                        continue
-                    created = not exists
-                    cur.execute(insert, (*w.key, created, w.deleted, prev_rev if exists else 0, w.value))
-                    rev = cur.fetchone()[0]
-                    row = LogRow(int(rev), w.key, created, w.deleted, prev_rev if exists else 0, w.value)
-                    current[w.key] = (row.revision, w.deleted)
-                    results.append(row)
-                    committed.append(row)
+                results, committed = self._append(cur, batch)
                 if committed and self.store.is_postgres:  # delivered to the other processes at commit
                     cur.execute("SELECT pg_notify(%s, %s)", (self.store.channel, str(committed[-1].revision)))
         except Exception as exc:  # the whole batch failed to commit: nothing was acknowledged
@@ -145,6 +123,76 @@ class GroupCommitWriter:
         if self.observe_batch is not None:
             self.observe_batch(len(batch), time.perf_counter() - started)
         self.loop.call_soon_threadsafe(self._deliver, batch, results, committed, prior)
+
+    def _append(self, cur: Any, batch: list[Write]) -> tuple[list[LogRow | BaseException], list[LogRow]]:
+        """Check each write's precondition and append its row, in batch order; rows in revision order.
+
+        Round trips, not rows, are what a batch costs (each one also waits for the GIL back from the event
+        loop's thread): the newest row of every key is read at once, and the rows are inserted at once,
+        except that a key written twice in one batch flushes the rows before its second write.
+        """
+        latest = self._latest(cur, list(dict.fromkeys(w.key for w in batch)))
+        results: list[LogRow | BaseException | None] = [None] * len(batch)
+        pending: list[tuple[int, Write, bool, int]] = []  # (index in batch, write, created, prev_revision)
+
+        def flush() -> None:
+            revisions = self._insert(cur, [(*w.key, created, w.deleted, prev, w.value) for _, w, created, prev
+                                           in pending])
+            for (index, w, created, prev), revision in zip(pending, revisions, strict=True):
+                results[index] = LogRow(revision, w.key, created, w.deleted, prev, w.value)
+                latest[w.key] = (revision, w.deleted)
+            pending.clear()
+            pending_keys.clear()
+
+        pending_keys: set[Key] = set()
+        for index, w in enumerate(batch):
+            if w.key in pending_keys:
+                flush()
+            prev_rev, prev_deleted = latest[w.key]
+            exists = not prev_deleted
+            ok = (
+                w.expect == ANY_REVISION
+                or (w.expect == MUST_NOT_EXIST and not exists)
+                or (w.expect >= 0 and exists and prev_rev == w.expect)
+            )
+            if not ok or (w.deleted and not exists):
+                results[index] = PreconditionFailed(w.key, prev_rev if exists else 0)
+                continue
+            pending.append((index, w, not exists, prev_rev if exists else 0))
+            pending_keys.add(w.key)
+        flush()
+        done = [r for r in results if r is not None]
+        return done, [r for r in done if isinstance(r, LogRow)]
+
+    def _latest(self, cur: Any, keys: list[Key]) -> dict[Key, tuple[int, bool]]:
+        """(revision, deleted) of each key's newest row; (0, True) for a key never written."""
+        if not keys:
+            return {}
+        lookup = self.store.batch_statements[0]
+        if self.store.is_postgres:
+            cur.execute(lookup, [list(column) for column in zip(*keys, strict=True)])
+            found = [(row[0], row[1]) for row in cur.fetchall()]
+        else:
+            cur.execute(lookup, (orjson.dumps([tuple(key) for key in keys]),))
+            packed = dict(orjson.loads(cur.fetchone()[0]))  # index -> id * 2 + deleted, or None
+            found = [(None, None) if packed.get(i) is None else divmod(packed[i], 2) for i in range(len(keys))]
+        return {key: (0, True) if revision is None else (int(revision), bool(deleted))
+                for key, (revision, deleted) in zip(keys, found, strict=True)}
+
+    def _insert(self, cur: Any, rows: list[tuple[Any, ...]]) -> list[int]:
+        """Append the rows in order; their revisions."""
+        if not rows:
+            return []
+        insert = self.store.batch_statements[1]
+        if self.store.is_postgres:
+            cur.execute(insert, [list(column) for column in zip(*rows, strict=True)])
+            # Ids come from a sequence in insertion order, which the statement's ORDER BY fixes: sorted, they
+            # match the rows whatever order RETURNING lists them in.
+            return sorted(int(row[0]) for row in cur.fetchall())
+        cur.execute(insert, (orjson.dumps([(*row[:4], int(row[4]), int(row[5]), row[6], row[7].decode())
+                                           for row in rows]),))
+        last = int(cur.lastrowid)
+        return list(range(last - len(rows) + 1, last + 1))
 
     def _deliver(self, batch: list[Write], results: list[Any], committed: list[LogRow], prior: int) -> None:
         self.on_commit(prior, committed, lambda: self._resolve(batch, results))

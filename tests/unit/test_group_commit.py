@@ -1,0 +1,96 @@
+"""The group-commit writer: one batch of writes checked and appended as the same writes one by one would be.
+
+Runs on SQLite in a temporary file and, when the local server is reachable, on PostgreSQL in a fresh schema.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import secrets
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from spaces.store import GroupCommitWriter, Key, LogRow, LogStore, PreconditionFailed, Write
+from spaces.store.writer import ANY_REVISION, MUST_NOT_EXIST
+from tests.conftest import PG_DSN
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[LogStore]:
+    if request.param == "sqlite":
+        s = LogStore(f"sqlite:///{tmp_path / 'log.db'}")
+        yield s
+        s.close()
+        return
+    try:
+        import psycopg
+
+        admin = psycopg.connect(PG_DSN, autocommit=True)
+    except Exception as exc:
+        pytest.skip(f"PostgreSQL not reachable at 127.0.0.1:5432 (database test): {exc}")
+    schema = f"spacehub_unit_{secrets.token_hex(4)}"
+    admin.execute(f'CREATE SCHEMA "{schema}"')
+    s = LogStore(f"postgresql+psycopg://postgres@127.0.0.1:5432/test?options=-csearch_path%3D{schema}")
+    try:
+        yield s
+    finally:
+        s.close()
+        admin.execute(f'DROP SCHEMA "{schema}" CASCADE')
+        admin.close()
+
+
+def key(name: str) -> Key:
+    return Key("space", "configmaps", "default", name)
+
+
+def commit_one_batch(store: LogStore, writes: list[Write]) -> tuple[int, list[LogRow | BaseException]]:
+    """Commit ``writes`` as one batch; the revision before it and each write's outcome."""
+    async def run() -> tuple[int, list[LogRow | BaseException]]:
+        outcome: dict[str, object] = {}
+
+        def on_commit(prior: int, _rows: object, then: object) -> None:
+            outcome["prior"] = prior
+            then()  # type: ignore[operator]
+
+        writer = GroupCommitWriter(store, asyncio.get_running_loop(), on_commit)
+        loop = asyncio.get_running_loop()
+        for w in writes:
+            w.future = loop.create_future()
+        await loop.run_in_executor(None, writer._commit, writes)  # one batch, exactly as queued
+        results = await asyncio.gather(*(w.future for w in writes), return_exceptions=True)  # type: ignore[misc]
+        await loop.run_in_executor(None, writer.stop)
+        return int(outcome["prior"]), list(results)
+
+    return asyncio.run(run())
+
+
+def test_a_batch_checks_each_write_against_the_ones_before_it(store: LogStore) -> None:
+    _prior, first = commit_one_batch(store, [Write(key("kept"), b'{"v":1}', expect=MUST_NOT_EXIST)])
+    kept = first[0]
+    assert isinstance(kept, LogRow)
+    value = '{"text":"caf\\u00e9 \\"quoted\\" \\\\ ✓","n":1.5e300}'.encode()
+    prior, results = commit_one_batch(store, [
+        Write(key("a"), value, expect=MUST_NOT_EXIST),
+        Write(key("a"), b'{"v":2}', expect=ANY_REVISION),  # the same key again: sees the write before it
+        Write(key("a"), b'{"v":3}', expect=MUST_NOT_EXIST),  # refused: "a" exists now
+        Write(key("kept"), b'{"v":4}', expect=kept.revision),
+        Write(key("kept"), b'{"v":5}', expect=kept.revision),  # refused: "kept" moved on in this batch
+        Write(key("missing"), b"{}", deleted=True),  # refused: nothing to delete
+        Write(key("gone"), b'{"v":6}', expect=MUST_NOT_EXIST),
+        Write(key("gone"), b'{"v":6}', deleted=True),
+    ])
+    assert prior == kept.revision
+    rows = [r for r in results if isinstance(r, LogRow)]
+    refused = [i for i, r in enumerate(results) if isinstance(r, PreconditionFailed)]
+    assert refused == [2, 4, 5]
+    assert [r.revision for r in rows] == list(range(prior + 1, prior + 6))
+    a1, a2, kept2, gone1, gone2 = rows
+    assert a1.value == value and a1.created and a1.prev_revision == 0
+    assert a2.value == b'{"v":2}' and not a2.created and a2.prev_revision == a1.revision
+    assert kept2.prev_revision == kept.revision
+    assert gone2.deleted and gone2.prev_revision == gone1.revision
+    assert store.get(key("a")) == a2 and store.get(key("gone")) is None
+    assert store.get(key("kept")).value == b'{"v":4}'  # type: ignore[union-attr]
+    assert [r.revision for r in store.history(0)] == [kept.revision, *[r.revision for r in rows]]
