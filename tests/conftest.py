@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import re
 import secrets
 from collections.abc import Callable, Iterator
@@ -17,9 +18,9 @@ SHARED = Path(__file__).resolve().parents[2] / "shared"
 PG_DSN = "host=127.0.0.1 port=5432 dbname=test user=postgres connect_timeout=3"
 
 
-@pytest.fixture
-def pg_url() -> Iterator[str]:
-    """A fresh schema in the local PostgreSQL (skipped, saying why, where there is none)."""
+@contextlib.contextmanager
+def postgres_schema() -> Iterator[str]:
+    """The URL of a fresh schema in the local PostgreSQL, dropped afterwards (skips, saying why, without one)."""
     try:
         import psycopg
 
@@ -34,6 +35,12 @@ def pg_url() -> Iterator[str]:
     finally:
         conn.execute(f'DROP SCHEMA "{schema}" CASCADE')
         conn.close()
+
+
+@pytest.fixture
+def pg_url() -> Iterator[str]:
+    with postgres_schema() as url:
+        yield url
 
 
 @pytest.fixture(scope="session")

@@ -6,7 +6,6 @@ Runs on SQLite in a temporary file and, when the local server is reachable, on P
 from __future__ import annotations
 
 import asyncio
-import secrets
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -14,7 +13,7 @@ import pytest
 
 from spaces.store import GroupCommitWriter, Key, LogRow, LogStore, PreconditionFailed, Write
 from spaces.store.writer import ANY_REVISION, MUST_NOT_EXIST
-from tests.conftest import PG_DSN
+from tests.conftest import postgres_schema
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])
@@ -24,21 +23,10 @@ def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[LogStore]:
         yield s
         s.close()
         return
-    try:
-        import psycopg
-
-        admin = psycopg.connect(PG_DSN, autocommit=True)
-    except Exception as exc:
-        pytest.skip(f"PostgreSQL not reachable at 127.0.0.1:5432 (database test): {exc}")
-    schema = f"spacehub_unit_{secrets.token_hex(4)}"
-    admin.execute(f'CREATE SCHEMA "{schema}"')
-    s = LogStore(f"postgresql+psycopg://postgres@127.0.0.1:5432/test?options=-csearch_path%3D{schema}")
-    try:
+    with postgres_schema() as url:
+        s = LogStore(url)
         yield s
-    finally:
         s.close()
-        admin.execute(f'DROP SCHEMA "{schema}" CASCADE')
-        admin.close()
 
 
 def key(name: str) -> Key:
