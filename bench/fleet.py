@@ -67,10 +67,13 @@ def post(c: httpx.Client, path: str, body: dict[str, Any]) -> None:
         raise RuntimeError(f"POST {path}: {r.status_code} {r.text}")
 
 
-def wait_all_ready(hub: Hub, n: int, timeout: float) -> None:
-    """Until the hub's placement API lists ``n`` Ready clusters."""
+def wait_all_ready(hub: Hub, n: int, timeout: float, sim: Sim) -> None:
+    """Until the hub's placement API lists ``n`` Ready clusters (fails at once if the simulator exits)."""
     with hub.client(timeout=120) as c:
         def count() -> bool:
+            if sim.proc is not None and sim.proc.poll() is not None:
+                raise SystemExit(f"the simulator exited with {sim.proc.returncode}; its log is in "
+                                 f"{sim.data_dir.parent}")
             items = c.get("/placement/v1/clusters").json()["items"]
             return sum(1 for i in items if i["ready"]) >= n
         wait_for(count, timeout=timeout, interval=1.0, message=f"{n} clusters Ready at the hub")

@@ -396,7 +396,7 @@ def run_fleet(n: int, rounds: int) -> FleetResult:
             sim = fleet_sim(tmp, hub, n)
             t = time.monotonic()
             sim.start()
-            wait_all_ready(hub, n, timeout=900)
+            wait_all_ready(hub, n, timeout=900, sim=sim)
             result.all_ready_s = time.monotonic() - t
             print(f"N={n}: all {n} syncers Ready at the hub after {result.all_ready_s:.1f} s", flush=True)
             with hub.client() as c:

@@ -362,7 +362,7 @@ def run_fleet(n: int, rounds: int) -> FleetResult:
             result.register_and_start_s = time.monotonic() - t
             print(f"N={n}: sim registered its clusters and is ready after {result.register_and_start_s:.1f} s",
                   flush=True)
-            wait_all_ready(hub, n, timeout=900)
+            wait_all_ready(hub, n, timeout=900, sim=sim)
             result.all_ready_s = time.monotonic() - t
             print(f"  all {n} syncers Ready at the hub after {result.all_ready_s:.1f} s", flush=True)
             try:

@@ -157,7 +157,7 @@ def run_from_args(args: argparse.Namespace) -> int:
         for part, other in zip(parts[1:], others, strict=True):
             bases.update((name, with_port(base_url, other.getsockname()[1])) for name in part)
         kubeconfigs = write_kubeconfigs(data_dir, bases, ca_pem, tokens)
-        specs = _fleet(args, {name: str(path.resolve()) for name, path in kubeconfigs.items()}, data_dir)
+        specs = _fleet(args, names, {name: str(path.resolve()) for name, path in kubeconfigs.items()}, data_dir)
         if others:
             workers = Workers({name: bases[name] for name in names if name not in own}, admin_token,
                               ssl_verify(data_dir, args.insecure_http))
@@ -166,7 +166,7 @@ def run_from_args(args: argparse.Namespace) -> int:
         admin_token = ensure_admin(data_dir, f"{with_port(base_url, split_listen(args.listen)[1])}/clusters/root",
                                    ca_pem).token
         kubeconfigs = {name: kubeconfig_path(data_dir, name) for name in own}
-        specs = _fleet(args, {name: str(path.resolve()) for name, path in kubeconfigs.items()}, data_dir)
+        specs = _fleet(args, names, {name: str(path.resolve()) for name, path in kubeconfigs.items()}, data_dir)
     specs = [spec for spec in specs if spec.kubeconfig is not None and Path(spec.kubeconfig).stem in own]
 
     suffix = "" if index == 0 else f"-{index}"
@@ -201,7 +201,10 @@ def ssl_verify(data_dir: Path, insecure_http: bool) -> ssl.SSLContext | bool:
     return False if insecure_http else ssl.create_default_context(cafile=str(data_dir / "pki" / "ca.crt"))
 
 
-def _fleet(args: argparse.Namespace, kubeconfigs: dict[str, str], data_dir: Path) -> list[SyncerSpec]:
+def _fleet(args: argparse.Namespace, fleet: list[str], kubeconfigs: dict[str, str],
+           data_dir: Path) -> list[SyncerSpec]:
+    """Register the clusters of ``kubeconfigs`` (this process's, or all of them) at the hub; ``--cluster-label``
+    is checked against the whole ``fleet``, since a label may name a cluster another process serves."""
     if not args.with_syncers:
         if args.hub or args.cluster_label:
             raise _fail("--hub and --cluster-label need --with-syncers")
@@ -209,7 +212,7 @@ def _fleet(args: argparse.Namespace, kubeconfigs: dict[str, str], data_dir: Path
     if not args.hub:
         raise _fail("--with-syncers needs --hub URL")
     try:
-        labels = cluster_labels(args.cluster_label, list(kubeconfigs))
+        labels = cluster_labels(args.cluster_label, fleet)
         return register_fleet(args.hub, args.hub_kubeconfig, kubeconfigs, labels, data_dir)
     except FleetError as exc:
         raise _fail(str(exc)) from None

@@ -151,12 +151,14 @@ def test_the_hub_can_sit_behind_a_tls_reverse_proxy(world: World, tmp_path: Path
 
 def test_sim_with_syncers_registers_its_clusters_once_and_syncs_them(tmp_path: Path) -> None:
     world = World(tmp_path, clusters=2)
+    # Two processes: wec2 and its syncer live in the second, which must accept a label naming it too.
     world.sim.extra_args = ("--hub", world.hub.base_url, "--hub-kubeconfig", str(world.hub.kubeconfig),
-                            "--with-syncers", "--cluster-label", "env=prod", "--cluster-label", "wec2:tier=gold")
+                            "--with-syncers", "--cluster-label", "env=prod", "--cluster-label", "wec2:tier=gold",
+                            "--cluster-label", "wec1:first=yes", "--processes", "2")
     try:
         world.start()
         clusters = yaml.safe_load(world.hub.spacehub("cluster", "list", "-o", "yaml").stdout)["items"]
-        assert {c["name"]: c["labels"] for c in clusters} == {"wec1": {"env": "prod", "id": "wec1"},
+        assert {c["name"]: c["labels"] for c in clusters} == {"wec1": {"env": "prod", "first": "yes", "id": "wec1"},
                                                                "wec2": {"env": "prod", "tier": "gold", "id": "wec2"}}
         place_configmaps(world, "fleet", "x")
         for cluster in ("wec1", "wec2"):
