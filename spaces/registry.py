@@ -108,6 +108,10 @@ class ResourceType:
     # Whether ``metadata.generation`` is kept: 1 on create, +1 on every change outside metadata and
     # status (kube's strategies do this for Deployments, Jobs, custom resources …; ConfigMaps have none).
     tracks_generation: bool = False
+    # Whether managedFields are recorded. Off only for kinds the hub alone writes (read-only to clients):
+    # their owner is always the hub, and a summary with an entry per cluster would pay for bookkeeping
+    # over every entry on every write.
+    tracks_managed_fields: bool = True
     # Custom resources carry their structural schema inline (built-ins use schema_name); it does not
     # take part in equality so that discovery caches keyed by type sets stay small.
     schema: Any = field(default=None, compare=False, repr=False)

@@ -431,9 +431,10 @@ class Objects:
         if opts.apply:
             return
         meta.pop("managedFields", None)
-        update_managed_fields(None, obj, opts.manager or "unknown", rtype.api_version, now,
-                              self.catalog.schema(rtype), definitions(),
-                              status_subresource="status" in rtype.subresources)
+        if rtype.tracks_managed_fields:
+            update_managed_fields(None, obj, opts.manager or "unknown", rtype.api_version, now,
+                                  self.catalog.schema(rtype), definitions(),
+                                  status_subresource="status" in rtype.subresources)
 
     # --- update / patch -------------------------------------------------------------------------
 
@@ -602,10 +603,12 @@ class Objects:
         # for changes.
         if self.admit is not None:
             await self.admit(space, rtype, "UPDATE", new, old, opts, subresource)
+        if not rtype.tracks_managed_fields:
+            meta.pop("managedFields", None)  # also what an older hub recorded
         unchanged = _strip_for_compare(new) == _strip_for_compare(old)
         if unchanged and meta.get("managedFields") == old_meta.get("managedFields"):
             return old
-        if not opts.apply:
+        if not opts.apply and rtype.tracks_managed_fields:
             update_managed_fields(old, new, opts.manager or "unknown", rtype.api_version, now_rfc3339(),
                                   self.catalog.schema(rtype), definitions(), subresource=subresource,
                                   status_subresource="status" in rtype.subresources)

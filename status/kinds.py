@@ -64,13 +64,13 @@ def _cause(problem: Problem) -> Cause:
 @functools.cache
 def status_types() -> tuple[ResourceType, ...]:
     """StatusCollector (cluster-scoped, checked by :class:`StatusCollectorStrategy`), and CombinedStatus and
-    PlacementStatus (namespaced, read-only)."""
+    PlacementStatus (namespaced, read-only, without managedFields: only the hub writes them)."""
     out = []
     for t in types_from_crd_files(CRDS):
         if t.kind == "StatusCollector":
             t = dataclasses.replace(t, strategy=StatusCollectorStrategy(t.strategy))
         elif t.kind in _READ_ONLY_KINDS:
-            t = dataclasses.replace(t, verbs=READ_ONLY)
+            t = dataclasses.replace(t, verbs=READ_ONLY, tracks_managed_fields=False)
         out.append(t)
     return tuple(out)
 
