@@ -180,9 +180,9 @@ def main() -> None:
         f"times: {', '.join(f'{t:.2f} s' for t in failovers)} (aim ≤ 10 s; standbys try every second).",
         "",
         f"ConfigMap creates/s at {CLIENTS} clients (`wrk`, {CREATE_SECONDS} s): one process **{one:.0f}/s**, the "
-        f"same clients spread over three processes **{spread:.0f}/s** ({spread / one:.2f}x). They do not add up: "
-        "each process's writer thread waits for the GIL after every round trip to PostgreSQL (see \"Space API: "
-        "what limits it\"), and PostgreSQL and the three hubs share the 2 cores.",
+        f"same clients spread over three processes **{spread:.0f}/s** ({spread / one:.2f}x). They do not add up on "
+        "2 cores: every process follows every commit (reads it from the log, decodes it, feeds its indexes and "
+        "placement engine), so each create costs CPU in all three, and PostgreSQL shares the same cores.",
         "",
     ])
 

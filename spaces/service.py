@@ -36,7 +36,7 @@ from spaces.names import name_rule, validate_annotations, validate_labels, valid
 from spaces.patching import apply_patch
 from spaces.registry import ResourceType
 from spaces.selectors import FieldSelector, LabelSelector
-from spaces.store import Compacted, GroupCommitWriter, Key, LogRow, LogStore, PreconditionFailed, Write
+from spaces.store import Compacted, Key, LogRow, LogStore, PreconditionFailed, Write, Writer
 from spaces.store.writer import MUST_NOT_EXIST
 from spaces.watch import WatchBus, decode_object
 
@@ -154,7 +154,7 @@ def prune_paths(obj: dict[str, Any], paths: list[str]) -> None:
 
 
 class Objects:
-    def __init__(self, store: LogStore, writer: GroupCommitWriter, bus: WatchBus, catalog: Catalog,
+    def __init__(self, store: LogStore, writer: Writer, bus: WatchBus, catalog: Catalog,
                  executor: ThreadPoolExecutor) -> None:
         self.store = store
         self.writer = writer

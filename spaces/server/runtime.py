@@ -33,7 +33,7 @@ from spaces.controllers.lifecycle import Lifecycle
 from spaces.errors import StatusError
 from spaces.server.admission import AdmissionHook
 from spaces.service import Objects, WriteOptions
-from spaces.store import GroupCommitWriter, LogStore
+from spaces.store import LogStore, open_writer
 from spaces.store.feed import LogFeed, LogNotices
 from spaces.store.lease import Leadership, PostgresLease
 from spaces.watch import WatchBus
@@ -72,7 +72,7 @@ class SpaceRuntime:
         start_revision = await loop.run_in_executor(self.executor, self.store.current_revision)
         self.bus = WatchBus(start_revision)
         self.feed = LogFeed(self.store, self.bus.publish, start_revision, self.run_sync, self.fatal)
-        self.writer = GroupCommitWriter(self.store, loop, self.feed.committed, self._observe_batch)
+        self.writer = open_writer(self.store, loop, self.feed.committed, self._observe_batch)
         self.notices: LogNotices | None = None
         self.leadership: Leadership = Leadership(held=True)
         if self.store.is_postgres:  # other processes may write this log and hold the lease
@@ -105,7 +105,7 @@ class SpaceRuntime:
         await self.crds.stop()
         await self.gc.stop()
         await self.lifecycle.stop()
-        await asyncio.get_running_loop().run_in_executor(self.executor, self.writer.stop)
+        await self.writer.close()
         if self.notices is not None:
             await self.run_sync(self.notices.stop)
         await self.run_sync(self.leadership.stop)

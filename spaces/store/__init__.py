@@ -7,6 +7,9 @@ watch or continue token from before it gets 410 Expired. This package knows noth
 Kubernetes semantics beyond keys, values and revisions.
 """
 
+import asyncio
+from collections.abc import Callable
+
 from spaces.store.logstore import (
     INTERNAL_SPACE,
     Compacted,
@@ -15,7 +18,17 @@ from spaces.store.logstore import (
     LogStore,
     PreconditionFailed,
 )
-from spaces.store.writer import GroupCommitWriter, Write
+from spaces.store.writer import GroupCommitWriter, OnCommit, Write, Writer
 
-__all__ = ["INTERNAL_SPACE", "Compacted", "GroupCommitWriter", "Key", "LogRow", "LogStore", "PreconditionFailed",
-           "Write"]
+__all__ = ["INTERNAL_SPACE", "Compacted", "Key", "LogRow", "LogStore", "PreconditionFailed", "Write", "Writer",
+           "open_writer"]
+
+
+def open_writer(store: LogStore, loop: asyncio.AbstractEventLoop, on_commit: OnCommit,
+                observe_batch: Callable[[int, float], None] | None = None) -> Writer:
+    """The writer for ``store``'s database (PostgreSQL's needs psycopg, an optional dependency)."""
+    if store.is_postgres:
+        from spaces.store.pgwriter import PostgresWriter  # psycopg is optional
+
+        return PostgresWriter(store, loop, on_commit, observe_batch)
+    return GroupCommitWriter(store, loop, on_commit, observe_batch)

@@ -156,7 +156,7 @@ def create_schema(engine: Engine, tables: MetaData) -> None:
 
 
 class LogStore:
-    """Reads and maintenance of the revision log; writes go through :class:`GroupCommitWriter`."""
+    """Reads and maintenance of the revision log; writes go through a writer (``spaces.store.writer``)."""
 
     def __init__(self, url: str) -> None:
         self.url = url

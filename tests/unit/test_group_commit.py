@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from spaces.store import GroupCommitWriter, Key, LogRow, LogStore, PreconditionFailed, Write
+from spaces.store import Key, LogRow, LogStore, PreconditionFailed, Write, open_writer
 from spaces.store.writer import ANY_REVISION, MUST_NOT_EXIST
 from tests.conftest import postgres_schema
 
@@ -42,13 +42,13 @@ def commit_one_batch(store: LogStore, writes: list[Write]) -> tuple[int, list[Lo
             outcome["prior"] = prior
             then()  # type: ignore[operator]
 
-        writer = GroupCommitWriter(store, asyncio.get_running_loop(), on_commit)
+        writer = open_writer(store, asyncio.get_running_loop(), on_commit)
         loop = asyncio.get_running_loop()
         for w in writes:
             w.future = loop.create_future()
-        await loop.run_in_executor(None, writer._commit, writes)  # one batch, exactly as queued
+        await writer.commit_batch(writes)
         results = await asyncio.gather(*(w.future for w in writes), return_exceptions=True)  # type: ignore[misc]
-        await loop.run_in_executor(None, writer.stop)
+        await writer.close()
         return int(outcome["prior"]), list(results)
 
     return asyncio.run(run())
