@@ -75,6 +75,7 @@ class Summaries(WorkQueue):
         self._copy_told: dict[tuple[ObjectRef, str], tuple[str | None, frozenset[str], str | None]] = {}
         self._due: set[ObjectRef] = set()
         self._bodies: dict[ObjectRef, dict[str, Any]] = {}  # each summary as stored, for the REST API
+        self._gate: Gate | None = None
 
     def load(self) -> None:
         """Know the summaries an earlier hub process wrote, so that those no longer wanted go (blocking)."""
@@ -95,6 +96,7 @@ class Summaries(WorkQueue):
         self._track(ref, frozenset(str(c.get("name")) for c in stored.get("clusters") or [] if c.get("name")))
 
     def start(self, gate: Gate | None = None) -> None:
+        self._gate = gate
         self.placement.drain_listeners.append(self.on_drained)
         self.objects.bus.add_listener(self.on_commit)
         super().start(gate)
@@ -128,7 +130,10 @@ class Summaries(WorkQueue):
         for entry in entries:
             key = entry.row.key
             if key.resource == RESOURCE:
-                self._follow_stored(key.space, entry.obj(), entry.row.deleted)
+                # The lease holder wrote it and knows it already: decoding an entry per cluster again on every
+                # write would only cost it time. The other processes follow what it wrote.
+                if self._gate is not None and not self._gate.held:
+                    self._follow_stored(key.space, entry.obj(), entry.row.deleted)
                 continue
             if key.resource == COLLECTORS:
                 for ref in self.combined.users(key.space, key.name):

@@ -18,7 +18,6 @@ from tests.placement_world import (
     EXAMPLE_S,
     FLORIN,
     GUILDER,
-    example1_engine,
     load_common,
     load_inventory,
     load_special,
@@ -31,12 +30,6 @@ from tests.placement_world import (
     view,
     wobj,
 )
-
-
-@pytest.fixture
-def example1() -> PlacementEngine:
-    return example1_engine()
-
 
 # ----------------------------------------------------------------------------------------------
 # example1

@@ -6,8 +6,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import pytest
-
 from placement.engine import PlacementEngine
 from placement.model import Destination, ObjectRef
 from tests.placement_world import (
@@ -15,7 +13,6 @@ from tests.placement_world import (
     EXAMPLE_S,
     FLORIN,
     GUILDER,
-    example1_engine,
     load_common,
     load_inventory,
     location,
@@ -27,12 +24,6 @@ from tests.placement_world import (
     view,
     wobj,
 )
-
-
-@pytest.fixture
-def example1() -> PlacementEngine:
-    return example1_engine()
-
 
 # ----------------------------------------------------------------------------------------------
 # Deletion semantics: every path removes an object from exactly the targets that no longer need it.
