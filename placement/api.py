@@ -13,7 +13,7 @@ so reading it from the loop (never from a worker thread) always sees a consisten
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Annotated, Any, Protocol
 
 from fastapi import Body, FastAPI, Path, Request
@@ -28,7 +28,7 @@ from inventory.kinds import EDGE_GROUP
 from placement import api_models as m
 from placement.conflicts import Conflict
 from placement.model import ObjectRef
-from placement.where import LocationSpec, compile_location
+from placement.where import LocationIndex, compile_location
 from spaces.errors import Cause, StatusError, not_found
 
 if TYPE_CHECKING:
@@ -184,7 +184,7 @@ def _add_cluster_routes(app: FastAPI, view: PlacementView, clusters: ClusterView
     @app.get("/clusters", response_model=m.ClusterList, tags=["clusters"], summary="List clusters")
     async def list_clusters() -> m.ClusterList:
         """Every SyncTarget of the inventory space with its readiness, capacity and Locations."""
-        locations = [compile_location(obj) for obj in clusters.locations()]
+        locations = _location_index(clusters)
         return m.ClusterList(items=[cluster_info(t, locations) for t in clusters.sync_targets()])
 
     @app.post("/clusters", response_model=m.RegisteredCluster, status_code=201, tags=["clusters"],
@@ -200,7 +200,7 @@ def _add_cluster_routes(app: FastAPI, view: PlacementView, clusters: ClusterView
     @app.get("/clusters/{name}", response_model=m.Cluster, tags=["clusters"], summary="Get a cluster",
              responses={**NOT_FOUND, **INVALID})
     async def get_cluster(name: ClusterPath) -> m.Cluster:
-        return cluster_info(_sync_target(clusters, name), [compile_location(obj) for obj in clusters.locations()])
+        return cluster_info(_sync_target(clusters, name), _location_index(clusters))
 
     @app.delete("/clusters/{name}", response_model=m.Status, response_model_exclude_none=True,
                 tags=["clusters"], summary="Delete a cluster", responses={**NOT_FOUND, **INVALID})
@@ -212,7 +212,7 @@ def _add_cluster_routes(app: FastAPI, view: PlacementView, clusters: ClusterView
 
     async def reschedule(name: str, *, unschedulable: bool, drain: bool) -> m.Cluster:
         target = await registry.schedule(name, unschedulable=unschedulable, drain=drain)
-        return cluster_info(target, [compile_location(obj) for obj in clusters.locations()])
+        return cluster_info(target, _location_index(clusters))
 
     @app.post("/clusters/{name}:cordon", response_model=m.Cluster, tags=["clusters"], summary="Cordon a cluster",
               responses={**NOT_FOUND, **INVALID})
@@ -265,8 +265,12 @@ def _sync_target(clusters: ClusterView, name: str) -> dict[str, Any]:
     raise not_found(SYNC_TARGETS, EDGE_GROUP, name)
 
 
-def cluster_info(target: Mapping[str, Any], locations: Iterable[LocationSpec]) -> m.Cluster:
-    """A SyncTarget object as the API shows it, with the Locations (compiled once per request) reaching it."""
+def _location_index(clusters: ClusterView) -> LocationIndex:
+    return LocationIndex(compile_location(obj) for obj in clusters.locations())
+
+
+def cluster_info(target: Mapping[str, Any], locations: LocationIndex) -> m.Cluster:
+    """A SyncTarget object as the API shows it, with the Locations (indexed once per request) reaching it."""
     meta = target.get("metadata") or {}
     status = target.get("status") or {}
     labels = {str(k): str(v) for k, v in (meta.get("labels") or {}).items()}
@@ -284,12 +288,7 @@ def cluster_info(target: Mapping[str, Any], locations: Iterable[LocationSpec]) -
                      evict_after=_opt_str((target.get("spec") or {}).get("evictAfter")),
                      capacity=m.quantities(status.get("capacity")),
                      allocatable=m.quantities(status.get("allocatable")),
-                     locations=locations_reaching(labels, locations))
-
-
-def locations_reaching(labels: Mapping[str, str], locations: Iterable[LocationSpec]) -> list[str]:
-    """Names of the Locations whose instanceSelector selects a SyncTarget with ``labels`` (engine semantics)."""
-    return sorted(loc.name for loc in locations if loc.problem is None and loc.instance_selector.matches(labels))
+                     locations=locations.reaching(labels))
 
 
 def _opt_str(value: Any) -> str | None:

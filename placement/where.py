@@ -17,7 +17,7 @@ Semantics:
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -110,3 +110,28 @@ def exact_requirement(selector: LabelSelector) -> tuple[str, str] | None:
         if value is not None:
             return requirement.key, value
     return None
+
+
+class LocationIndex:
+    """Locations compiled once and indexed by a label each one requires, so finding the Locations that
+    select one SyncTarget looks at its candidates only (listing 1,000 clusters each reached by its own
+    Location would otherwise test a million selectors)."""
+
+    def __init__(self, locations: Iterable[LocationSpec]) -> None:
+        self._by_label: dict[tuple[str, str], list[LocationSpec]] = {}
+        self._unindexed: list[LocationSpec] = []
+        for loc in locations:
+            if loc.problem is not None or loc.instance_selector.nothing:
+                continue  # selects nothing
+            key = exact_requirement(loc.instance_selector)
+            if key is None:
+                self._unindexed.append(loc)
+            else:
+                self._by_label.setdefault(key, []).append(loc)
+
+    def reaching(self, labels: Mapping[str, str]) -> list[str]:
+        """Names of the Locations whose instanceSelector selects a SyncTarget with ``labels``, sorted."""
+        candidates = list(self._unindexed)
+        for item in labels.items():
+            candidates.extend(self._by_label.get(item, ()))
+        return sorted({loc.name for loc in candidates if loc.instance_selector.matches(labels)})
