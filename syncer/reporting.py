@@ -127,6 +127,7 @@ def _quantity(value: Decimal) -> str:
 
 
 CAPACITY_EVERY = 4  # heartbeats per reading of the cluster's Nodes (capacity changes slowly)
+CAPACITY_WAIT = 2.0  # seconds a heartbeat waits for a reading of the Nodes; later ones carry it if slower
 
 
 class Heartbeater:
@@ -138,24 +139,35 @@ class Heartbeater:
         self.interval = DEFAULT_HEARTBEAT_INTERVAL
         self.capacity: dict[str, dict[str, str]] = {}
         self.count = 0
+        self._reading: asyncio.Task[None] | None = None
 
     async def beat(self) -> None:
-        if self.count % CAPACITY_EVERY == 0:
-            try:
-                self.capacity = node_capacity(await self.cluster.nodes())
-            except ClusterError as exc:
-                log.info("syncer %s: cannot read the cluster's nodes for its capacity: %s", self.target, exc.message)
+        if self.count % CAPACITY_EVERY == 0 and (self._reading is None or self._reading.done()):
+            self._reading = asyncio.create_task(self._read_capacity())
+        if self._reading is not None and not self._reading.done():
+            # A slow cluster API must not hold the heartbeat back: the hub would count the syncer gone.
+            await asyncio.wait({self._reading}, timeout=CAPACITY_WAIT)
         self.count += 1
         answer = await self.hub.heartbeat({"syncerVersion": self.version, **self.capacity})
         timeout = answer.get("heartbeatTimeoutSeconds")
         if isinstance(timeout, int | float) and timeout > 0:
             self.interval = max(0.5, float(timeout) / 4)
 
+    async def _read_capacity(self) -> None:
+        try:
+            self.capacity = node_capacity(await self.cluster.nodes())
+        except ClusterError as exc:
+            log.info("syncer %s: cannot read the cluster's nodes for its capacity: %s", self.target, exc.message)
+
     async def run(self) -> None:
-        while True:
-            try:
-                await self.beat()
-            except HubError as exc:
-                log.warning("syncer %s: heartbeat failed (%s): %s", self.target, exc.reason, exc.message)
-            # Jitter keeps a fleet's heartbeats from arriving at the hub in bursts.
-            await asyncio.sleep(self.interval * random.uniform(0.8, 1.0))
+        try:
+            while True:
+                try:
+                    await self.beat()
+                except HubError as exc:
+                    log.warning("syncer %s: heartbeat failed (%s): %s", self.target, exc.reason, exc.message)
+                # Jitter keeps a fleet's heartbeats from arriving at the hub in bursts.
+                await asyncio.sleep(self.interval * random.uniform(0.8, 1.0))
+        finally:
+            if self._reading is not None:
+                self._reading.cancel()
