@@ -38,7 +38,7 @@ from spaces.catalog import Catalog
 from spaces.server.runtime import RuntimeSettings, SpaceRuntime
 from status.kinds import status_types
 from status.service import StatusService
-from sync.routes import streams_unlimited, syncer_routes
+from sync.routes import keeping_server_send, streams_unlimited, syncer_routes
 from sync.server import SyncServer
 
 log = logging.getLogger(__name__)
@@ -92,6 +92,8 @@ class HubCore:
         await self.status.start(runtime.leadership)
         self.syncers = SyncServer(self.placement, self.inventory, self.heartbeats, self.status, self.catalog,
                                   ping_interval=settings.sync_ping_interval)
+        handbacks = self.metrics.stream_handbacks
+        self.syncers.streams.broadcaster.on_handback = lambda reason: handbacks.labels(reason).inc()
         self.heartbeats.start(runtime.leadership)
         self.desired_view = DesiredSetAPI(self.placement, version_info())
         self.api = SpaceAPI(self.objects, self.catalog, runtime.lifecycle.space_phase, version_info(),
@@ -134,6 +136,7 @@ def build_app(settings: HubSettings) -> tuple[object, HubCore]:
         core.metrics.watchers.set(core.bus.watcher_count())
         core.metrics.revision.set(core.bus.latest_revision)
         core.metrics.leader.set(1 if core.runtime.leadership.held else 0)
+        core.metrics.streams_attached.set(core.syncers.streams.broadcaster.attached())
         return Response(generate_latest(core.metrics.registry), media_type=CONTENT_TYPE_LATEST)
 
     app = Starlette(routes=[
@@ -146,4 +149,4 @@ def build_app(settings: HubSettings) -> tuple[object, HubCore]:
     metered = core.metrics.middleware(app)
     limited = streams_unlimited(InflightLimit(metered, settings.max_requests_inflight), metered)
     wrapped = TokenAuth(limited, settings.admin_token, lambda: core.credentials, settings.inventory_space)
-    return wrapped, core
+    return keeping_server_send(wrapped), core

@@ -28,6 +28,13 @@ class HubMetrics:
         self.watchers = Gauge("spacehub_watchers", "Open watch subscriptions", registry=self.registry)
         self.revision = Gauge("spacehub_store_revision", "Newest revision this process has published",
                               registry=self.registry)
+        self.streams_attached = Gauge("spacehub_sync_streams_direct", "Syncer streams up to date and parked: "
+                                      "the broadcaster writes their changes straight to the connection",
+                                      registry=self.registry)
+        self.stream_handbacks = Counter("spacehub_sync_stream_handbacks_total",
+                                        "Changes the broadcaster left to a stream's own task, by reason: "
+                                        "slow_reader (its connection's buffer was full) or behind_log",
+                                        ["reason"], registry=self.registry)
         self.leader = Gauge("spacehub_leader", "1 while this process holds the lease (runs the controllers and "
                             "placement writes), else 0", registry=self.registry)
 

@@ -91,6 +91,9 @@ class PlacementService(WorkQueue):
         # Per SyncTarget, bumped whenever its desired set changes (syncer streams wait on it).
         self.target_versions: dict[str, int] = {}
         self._target_waiters: dict[str, asyncio.Event] = {}
+        # Called after each drain with the targets whose desired sets changed and those whose upsync rules
+        # may have (the syncer streams' broadcaster).
+        self.target_listeners: list[Callable[[set[str], set[str]], None]] = []
         # Called after each drain with the placements and targets whose results changed (status return).
         self.drain_listeners: list[Callable[[set[tuple[str, str]], set[str]], None]] = []
         # Conditions other parts add to an EdgePlacement's status (upsync clashes), by (space, name).
@@ -277,15 +280,19 @@ class PlacementService(WorkQueue):
                 waiter.set()
         # A placement with upsync items changed: its clusters' upsync rules may have too, even when their
         # desired sets did not (their streams look again; a stream also looks at every ping).
+        rules_changed: set[str] = set()
         for space, name in placements:
             upsync = ((self._placements.get(space, {}).get(name) or {}).get("spec") or {}).get("upsync") or []
             if upsync or self._upsync.pop((space, name), None):
                 if upsync:
                     self._upsync[(space, name)] = True
-                for destination in self.engine.destinations(space, name):
-                    waiter = self._target_waiters.pop(destination.sync_target_name, None)
-                    if waiter is not None:
-                        waiter.set()
+                rules_changed.update(d.sync_target_name for d in self.engine.destinations(space, name))
+        for target in rules_changed:
+            waiter = self._target_waiters.pop(target, None)
+            if waiter is not None:
+                waiter.set()
+        for target_listener in self.target_listeners:
+            target_listener(targets, rules_changed)
         for listener in self.drain_listeners:
             listener(placements | refresh, targets)
         if not self.leadership.held:

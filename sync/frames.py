@@ -1,4 +1,4 @@
-"""UPSERT lines encoded once per change and content, shared by every stream that sends them.
+"""UPSERT and DELETE lines encoded once per change and content, shared by every stream that sends them.
 
 One change of a cover is one :class:`~placement.model.Change` (one seq) in the logs of all its targets, and
 every target without a copy of its own (no customization, no replica share) gets the very same projected
@@ -23,6 +23,7 @@ class SharedLines:
     def __init__(self, capacity: int = MAX_LINES) -> None:
         self.capacity = capacity
         self._lines: dict[Key, tuple[dict[str, Any], bytes]] = {}
+        self._deletions: dict[tuple[int, DesiredEntry], bytes] = {}
 
     def line(self, seq: int, entry: DesiredEntry, obj: dict[str, Any], revision: str | None,
              encode: Callable[[], bytes]) -> bytes:
@@ -38,5 +39,16 @@ class SharedLines:
         self._lines[key] = (obj, line)
         return line
 
+    def deletion(self, seq: int, entry: DesiredEntry, encode: Callable[[], bytes]) -> bytes:
+        """The DELETE line of (seq, entry): the same for every target, so encoded once."""
+        key = (seq, entry)
+        line = self._deletions.get(key)
+        if line is None:
+            line = encode()
+            if len(self._deletions) >= self.capacity:
+                del self._deletions[next(iter(self._deletions))]
+            self._deletions[key] = line
+        return line
+
     def __len__(self) -> int:
-        return len(self._lines)
+        return len(self._lines) + len(self._deletions)

@@ -25,6 +25,7 @@ from spaces.api.codec import json_response, status_response
 from spaces.identity import of_request
 from status.service import ClusterEvent, ObjectReport
 from status.upsync import UpsyncItem
+from sync.direct import SERVER_SEND, DirectSink
 from sync.messages import CONTENT_TYPE
 from sync.server import SyncServer
 
@@ -152,7 +153,8 @@ class SyncerAPI:
         name = self._target(request)
         since = _since(request.query_params.get("since"))
         epoch = request.query_params.get("epoch") or None
-        return StreamingResponse(self.hub().stream(name, since, epoch), media_type=CONTENT_TYPE,
+        sink = DirectSink.of(request.scope.get(SERVER_SEND))
+        return StreamingResponse(self.hub().stream(name, since, epoch, sink), media_type=CONTENT_TYPE,
                                  headers=STREAM_HEADERS)
 
     async def heartbeat(self, request: Request) -> Response:
@@ -215,6 +217,17 @@ def syncer_routes(hub: Callable[[], SyncServer]) -> list[Route]:
 def is_stream(scope: dict[str, Any]) -> bool:
     path = str(scope.get("path", ""))
     return scope.get("method") == "GET" and path.startswith(_PREFIX) and path.endswith("/stream")
+
+
+def keeping_server_send(app: Any) -> Callable[..., Awaitable[None]]:
+    """ASGI, outermost: a sync stream's scope keeps the ``send`` the server gave, for its direct writes."""
+
+    async def outer(scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] == "http" and is_stream(scope):
+            scope[SERVER_SEND] = send
+        await app(scope, receive, send)
+
+    return outer
 
 
 def streams_unlimited(limited: Any, unlimited: Any) -> Callable[..., Awaitable[None]]:

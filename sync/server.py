@@ -17,6 +17,7 @@ from placement.service import PlacementService
 from spaces.catalog import Catalog
 from status.service import ClusterEvent, ObjectReport, StatusService
 from status.upsync import UpsyncItem
+from sync.direct import DirectSink
 from sync.messages import EntryTypes
 from sync.stream import StreamSource
 
@@ -34,8 +35,9 @@ class SyncServer:
     def target_exists(self, name: str) -> bool:
         return self.inventory.sync_target(name) is not None
 
-    def stream(self, target: str, since: int, epoch: str | None) -> AsyncIterator[bytes]:
-        return self.streams.stream(target, since, epoch)
+    def stream(self, target: str, since: int, epoch: str | None,
+               sink: DirectSink | None = None) -> AsyncIterator[bytes]:
+        return self.streams.stream(target, since, epoch, sink)
 
     async def heartbeat(self, target: str, capacity: dict[str, Any] | None, allocatable: dict[str, Any] | None,
                         syncer_version: str) -> dict[str, Any]:

@@ -16,6 +16,8 @@ from inventory.clusters import Inventory
 from placement.model import Change, DesiredEntry
 from placement.service import PlacementService
 from sync import messages
+from sync.broadcast import Broadcaster
+from sync.direct import DirectSink
 from sync.frames import SharedLines
 from sync.messages import EntryTypes
 
@@ -33,17 +35,23 @@ class StreamSource:
         self.epoch = epoch
         self.ping_interval = ping_interval
         self.shared = SharedLines()
+        self.broadcaster = Broadcaster(lambda target, seq: service.engine.changes_since(target, seq), self._change,
+                                       lambda target: inventory.sync_target(target) is None)
+        service.target_listeners.append(self.broadcaster.targets_changed)
 
-    async def stream(self, target: str, since: int, epoch: str | None) -> AsyncIterator[bytes]:
-        """The response body for ``GET …/targets/{target}/stream?since=…&epoch=…``, chunk by chunk."""
+    async def stream(self, target: str, since: int, epoch: str | None,
+                     sink: DirectSink | None = None) -> AsyncIterator[bytes]:
+        """The response body for ``GET …/targets/{target}/stream?since=…&epoch=…``, chunk by chunk; while the
+        syncer is up to date, the broadcaster writes its changes to ``sink`` (when there is one)."""
         buffer = bytearray()
-        async for line in self._lines(target, since, epoch):
+        async for line in self._lines(target, since, epoch, sink):
             if buffer and (not line or len(buffer) + len(line) > CHUNK_BYTES):
                 yield bytes(buffer)
                 buffer.clear()
             buffer += line
 
-    async def _lines(self, target: str, since: int, epoch: str | None) -> AsyncIterator[bytes]:
+    async def _lines(self, target: str, since: int, epoch: str | None,
+                     sink: DirectSink | None) -> AsyncIterator[bytes]:
         """Message lines; ``_FLUSH`` wherever what was produced must reach the syncer before going on."""
         engine = self.service.engine
         loop = asyncio.get_running_loop()
@@ -82,9 +90,8 @@ class StreamSource:
                 rules_sent = rules
                 yield messages.upsync_rules(seq, rules)
             else:
-                try:
-                    await asyncio.wait_for(waiter.wait(), max(0.0, self.ping_interval - (loop.time() - sent)))
-                except TimeoutError:
+                seq, sent, ping_due = await self._idle(target, seq, sent, sink, waiter)
+                if ping_due:
                     yield messages.ping(seq)
                     yield _FLUSH
                     sent = loop.time()
@@ -92,6 +99,24 @@ class StreamSource:
             first = False
             yield _FLUSH
             sent = loop.time()
+
+    async def _idle(self, target: str, seq: int, sent: float, sink: DirectSink | None,
+                    waiter: asyncio.Event) -> tuple[int, float, bool]:
+        """Wait, everything sent so far, for more to send: ``(seq, sent, ping due)`` after it. With a sink the
+        broadcaster writes the changes meanwhile (advancing seq and sent); without, the next change wakes us."""
+        if sink is not None:
+            attachment = self.broadcaster.attach(target, seq, sent, sink)
+            try:
+                ping_due = await attachment.until_woken(self.ping_interval)
+            finally:
+                self.broadcaster.detach(attachment)
+            return attachment.seq, attachment.sent, ping_due
+        loop = asyncio.get_running_loop()
+        try:
+            await asyncio.wait_for(waiter.wait(), max(0.0, self.ping_interval - (loop.time() - sent)))
+        except TimeoutError:
+            return seq, sent, True
+        return seq, sent, False
 
     async def _upsert(self, seq: int, entry: DesiredEntry, target: str) -> bytes | None:
         """The UPSERT of ``target``'s copy; a HOLD when that copy cannot be made (the cluster keeps what it
@@ -110,5 +135,6 @@ class StreamSource:
 
     async def _change(self, change: Change, target: str) -> bytes | None:
         if change.op == "delete":
-            return messages.delete(change.seq, self.types.entry_json(change.entry))
+            return self.shared.deletion(change.seq, change.entry,
+                                        lambda: messages.delete(change.seq, self.types.entry_json(change.entry)))
         return await self._upsert(change.seq, change.entry, target)

@@ -86,6 +86,8 @@ class Stream:
         self.response = self._cm.__enter__()
         assert self.response.status_code == 200, self.response.read()
         self.ended = False
+        self._reading = threading.Event()  # cleared: the thread stops reading (a slow syncer)
+        self._reading.set()
         self._thread = threading.Thread(target=self._read, daemon=True)
         self._thread.start()
 
@@ -96,6 +98,7 @@ class Stream:
                     with self._cond:
                         self.messages.append(orjson.loads(line))
                         self._cond.notify_all()
+                self._reading.wait()
         except (httpx.HTTPError, RuntimeError, ValueError, OSError):
             pass
         finally:
@@ -116,6 +119,13 @@ class Stream:
             assert index is not None, f"stream ended before {what}; got {self.messages[after:]}"
             return index
 
+    def pause(self) -> None:
+        """Stop reading after the next line: the hub's writes pile up in the socket buffers, then in its own."""
+        self._reading.clear()
+
+    def resume(self) -> None:
+        self._reading.set()
+
     def wait_synced(self, after: int = 0) -> int:
         return self.wait(lambda m: m["type"] == "SYNCED", after, what="SYNCED")
 
@@ -126,6 +136,7 @@ class Stream:
         if sock is not None:
             with contextlib.suppress(OSError):
                 sock.shutdown(socket.SHUT_RDWR)
+        self._reading.set()
         self.response.close()
         self._client.close()
         self._thread.join(10)
@@ -507,3 +518,50 @@ def test_deleting_the_cluster_sends_its_deletes_and_ends_the_stream(hub: Hub, sp
         assert c.get("/syncer/v1/targets/ss-gone/stream").status_code == 401  # the credential is revoked
     with hub.client() as c:
         assert c.get("/syncer/v1/targets/ss-gone/stream").status_code == 404
+
+
+def metric(hub: Hub, name: str) -> float:
+    with hub.client() as c:
+        text = c.get("/metrics").text
+    return sum(float(line.rsplit(" ", 1)[1]) for line in text.splitlines() if line.startswith(name))
+
+
+def test_idle_streams_are_written_by_the_broadcaster_and_a_slow_reader_loses_nothing(
+        hub: Hub, space: str, tmp_path: Path, streams: Callable[..., Stream]) -> None:
+    """An up-to-date stream is parked and written to directly; a syncer that stops reading fills the socket
+    buffers, the broadcaster hands its stream back to its task, and when it reads again it gets every change
+    once and in order, and is parked again."""
+    token = register(hub, tmp_path, "ss-slow", **{"sync-test": "slow"})
+    apply(hub, space, placement("slow", {"sync-test": "slow"}, [{"apiGroup": "", "resources": ["configmaps"],
+                                                                "namespaces": ["default"]}]))
+    s = streams(hub, "ss-slow", token)
+    synced = s.wait_synced()
+    wait_for(lambda: metric(hub, "spacehub_sync_streams_direct") >= 1, message="the stream parked")
+    slow_before = metric(hub, 'spacehub_sync_stream_handbacks_total{reason="slow_reader"}')
+    with hub.client() as c:
+        def create(name: str, size: int) -> None:
+            r = c.post(f"/clusters/{space}/api/v1/namespaces/default/configmaps",
+                       json=configmap(name, "default", blob="x" * size))
+            assert r.status_code == 201, r.text
+
+        create("first", 10)
+        s.wait(named(space, "configmaps", "first", "UPSERT"), synced, what="first, written by the broadcaster")
+        s.pause()
+        # About 21 MB: more than the kernel's socket buffers on both ends hold, so the hub's own fills.
+        names = [f"big-{i:02d}" for i in range(30)]
+        for name in names:
+            create(name, 700_000)
+        wait_for(lambda: metric(hub, 'spacehub_sync_stream_handbacks_total{reason="slow_reader"}') > slow_before,
+                 timeout=60, message="the broadcaster to hand the slow stream back to its task")
+        s.resume()
+        last_big = s.wait(named(space, "configmaps", names[-1], "UPSERT"), synced, timeout=60, what="the last big one")
+        create("last", 10)
+        s.wait(named(space, "configmaps", "last", "UPSERT"), last_big, what="last, after catching up")
+    wait_for(lambda: metric(hub, "spacehub_sync_streams_direct") >= 1, message="the stream parked again")
+    live = s.messages[synced + 1:]
+    seqs = [m["seq"] for m in live]
+    assert seqs == sorted(seqs), "messages out of order"
+    upserts = [(m["entry"]["name"], m["seq"]) for m in live
+               if m["type"] == "UPSERT" and mine(space)(m) and m["entry"]["resource"] == "configmaps"]
+    assert len(upserts) == len(set(upserts)), "a change was sent twice"
+    assert [name for name, _ in upserts] == ["first", *names, "last"]
