@@ -122,6 +122,9 @@ class DesiredSets:
             self._dirty_targets |= self.covers[key].members
         self._dirty_covers.clear()
 
+    def has_dirty_targets(self) -> bool:
+        return bool(self._dirty_targets or self._dirty_covers)
+
     def drain_dirty_targets(self) -> set[str]:
         self.flush_dirty()
         targets, self._dirty_targets = self._dirty_targets, set()

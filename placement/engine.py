@@ -336,6 +336,10 @@ class PlacementEngine:
         # An object narrowed away from this target is never upserted to it (a DELETE always passes).
         return [c for c in changes if c.op == "delete" or self._reaches(c.entry.ref, target)]
 
+    def has_dirty_targets(self) -> bool:
+        """Whether some SyncTarget's desired set changed since the last :meth:`drain_dirty`."""
+        return self._desired.has_dirty_targets()
+
     def drain_dirty(self) -> tuple[set[tuple[str, str]], set[str]]:
         targets = self._desired.drain_dirty_targets()
         placements = self._dirty_placements | self._coverage.dirty_placements | self._selections.dirty_placements

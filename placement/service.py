@@ -46,9 +46,10 @@ SLICES = f"singleplacementslices.{EDGE_GROUP}"
 SOURCE_LABEL = "edge.kubestellar.io/source-placement"
 SLICE_SIZE = 500  # destinations per SinglePlacementSlice before it is split
 # Slices and statuses are written at most this often: a burst of object changes (an apply of many
-# objects) becomes one status write per placement instead of one per object. Desired sets (read from
-# the engine) change immediately; only these written summaries wait.
+# objects) becomes one status write per placement instead of one per object. Desired sets change, and
+# the clusters' streams hear of it, at once; only these written results wait.
 WRITE_DELAY = 0.05
+DRAIN, WRITE = "drain", "write"  # the work queue's two keys
 LEAVING_POLL = 1.0  # seconds between looks while a cluster drains or is lost (its replacements' readiness)
 MANAGER = "spacehub-placement"
 TARGET_CLUSTERS_ANNOTATION = "spacehub.io/target-clusters"
@@ -78,6 +79,7 @@ class PlacementService(WorkQueue):
         self.engine = PlacementEngine(inventory.space, first_seq=first_seq,
                                       served_everywhere=catalog.served_everywhere())
         self._inventory_changed = True
+        self._drain_scheduled = False
         self._write_scheduled = False
         self._slice_names: dict[tuple[str, str], list[str]] = {}
         self._placements: dict[str, dict[str, dict[str, Any]]] = {}
@@ -207,9 +209,11 @@ class PlacementService(WorkQueue):
             self._workload = {r: w for r, w in self._workload.items() if r.space != space}
             self._digests = {r: d for r, d in self._digests.items() if r.space != space}
             self.engine.delete_space(space)
-        if not self._write_scheduled:
-            self._write_scheduled = True
-            asyncio.get_running_loop().call_later(WRITE_DELAY, self._write_now)
+        if self.engine.has_dirty_targets():
+            self.add(DRAIN)  # clusters' desired sets changed: their streams hear of it now
+        elif not self._drain_scheduled:  # placements' results, the inventory: soon, coalesced
+            self._drain_scheduled = True
+            asyncio.get_running_loop().call_later(WRITE_DELAY, self._drain_due)
 
     def _evacuate(self) -> None:
         """Drain SyncTargets whose ``spec.evictAfter`` has come: each is evicted (everything leaves it) once
@@ -224,7 +228,7 @@ class PlacementService(WorkQueue):
                 log.info("sync target %s drained: its replacements are ready elsewhere", name)
                 self.engine.set_evicted(name, True)
             elif after is not None and not due:  # look again when it comes
-                asyncio.get_running_loop().call_later((after - now).total_seconds() + 0.05, self.add, "drain")
+                asyncio.get_running_loop().call_later((after - now).total_seconds() + 0.05, self.add, DRAIN)
 
     def _failover_after(self, ref: ObjectRef) -> float | None:
         """The shortest ``spec.failover.after`` of the placements selecting ``ref`` (seconds), or None."""
@@ -239,14 +243,18 @@ class PlacementService(WorkQueue):
                     continue  # the CRD's pattern refuses it; an older object may still hold one
         return min(found, default=None)
 
-    def _write_now(self) -> None:
+    def _drain_due(self) -> None:
+        self._drain_scheduled = False
+        self.add(DRAIN)
+
+    def _write_due(self) -> None:
         self._write_scheduled = False
-        self.add("drain")
+        self.add(WRITE)
 
     def start(self, leadership: Leadership | None = None) -> None:
         if leadership is not None:
             self.leadership = leadership
-            leadership.listeners.append(lambda: self.add("drain"))
+            leadership.listeners.append(lambda: self.add(DRAIN))
         # On the event loop, with no await: the inventory as it is now, then each change to it.
         for location in self.inventory.locations():
             self.location_changed(location["metadata"]["name"], location)
@@ -255,23 +263,32 @@ class PlacementService(WorkQueue):
         self.inventory.listeners.append(self)
         self.objects.bus.add_listener(self.on_commit)
         super().start()
-        self.add("drain")
+        self.add(DRAIN)
 
     # --- writing results -----------------------------------------------------------------------
 
     def refresh_status(self, space: str, name: str) -> None:
         """Write the placement's status again soon (a condition source changed its mind)."""
         self._refresh.add((space, name))
-        self.add("drain")
+        self.add(DRAIN)
 
-    async def handle(self, _key: Any) -> bool:
+    async def handle(self, key: Any) -> bool:
+        if key == WRITE:
+            await self._write_results()
+        else:
+            await self._drain()
+        return False
+
+    async def _drain(self) -> None:
+        """Take the engine's changes: wake the changed targets' streams and tell the listeners now; the
+        placements' slices and statuses are written :data:`WRITE_DELAY` later, coalesced."""
         self._evacuate()
         placements, targets = self.engine.drain_dirty()
         self._refresh |= await self.copies.look(placements)
         if self.copies.wake:
-            self.add("drain")  # clusters were given objects again: their streams wake on the next drain
+            self.add(DRAIN)  # clusters were given objects again: their streams wake on the next drain
         if self.copies.watch_leaving():  # a drain waiting for its replacements, or a lost cluster: look again
-            asyncio.get_running_loop().call_later(LEAVING_POLL, self.add, "drain")
+            asyncio.get_running_loop().call_later(LEAVING_POLL, self.add, DRAIN)
         refresh, self._refresh = self._refresh, set()
         for target in targets:
             self.target_versions[target] = self.target_versions.get(target, 0) + 1
@@ -295,23 +312,34 @@ class PlacementService(WorkQueue):
             target_listener(targets, rules_changed)
         for listener in self.drain_listeners:
             listener(placements | refresh, targets)
+        self._unwritten |= placements
+        self._unwritten_status |= refresh
+        if (self._unwritten or self._unwritten_status or self._inventory_changed) and not self._write_scheduled:
+            self._write_scheduled = True
+            asyncio.get_running_loop().call_later(WRITE_DELAY, self._write_due)
+
+    async def _write_results(self) -> None:
+        """Slices and statuses of the placements drained since the last write (by the lease holder only;
+        the others keep them for when they lead)."""
         if not self.leadership.held:
+            return
+        placements, self._unwritten = self._unwritten, set()
+        refresh, self._unwritten_status = self._unwritten_status, set()
+        try:
+            for space, name in sorted(placements):
+                if name in self._placements.get(space, {}):
+                    await self._write_slices(space, name)
+                    await self._write_status(space, name)
+            for space, name in sorted(refresh - placements):
+                if name in self._placements.get(space, {}):
+                    await self._write_status(space, name)
+        except BaseException:  # written again on the retry (the writes are idempotent)
             self._unwritten |= placements
             self._unwritten_status |= refresh
-            return False
-        placements, self._unwritten = placements | self._unwritten, set()
-        refresh, self._unwritten_status = refresh | self._unwritten_status, set()
-        for space, name in sorted(placements):
-            if name in self._placements.get(space, {}):
-                await self._write_slices(space, name)
-                await self._write_status(space, name)
-        for space, name in sorted(refresh - placements):
-            if name in self._placements.get(space, {}):
-                await self._write_status(space, name)
+            raise
         if self._inventory_changed:
             self._inventory_changed = False
             await self._write_location_statuses()
-        return False
 
     async def _write_location_statuses(self) -> None:
         """Location status.instances: how many SyncTargets its instanceSelector selects (written on change)."""
