@@ -11,6 +11,7 @@ import uvicorn
 from hub.app import HubSettings, build_app
 from spaces.kubeconfig import ensure_admin
 from spaces.server.endpoint import prepare_endpoint
+from spaces.server.gcpolicy import tune_for_long_lived_heap
 
 log = logging.getLogger(__name__)
 
@@ -33,5 +34,6 @@ def run_from_args(args: argparse.Namespace) -> int:
                                        syncer_heartbeat_timeout=args.syncer_heartbeat_timeout))
     log.info("spacehub hub serving on %s (data %s, store %s); admin kubeconfig: %s", args.listen, data_dir,
              db_url.split("@")[-1], admin.kubeconfig_file)
+    tune_for_long_lived_heap()
     uvicorn.Server(endpoint.uvicorn_config(app)).run()
     return 0

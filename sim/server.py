@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import gc
 import logging
 import socket
 import ssl
@@ -33,6 +32,7 @@ from spaces.kubeconfig import ensure_admin
 from spaces.names import is_dns1123_label
 from spaces.output import format_table
 from spaces.server.endpoint import prepare_endpoint, split_listen
+from spaces.server.gcpolicy import tune_for_long_lived_heap
 from syncer.runner import SyncerSpec, run_syncers
 
 log = logging.getLogger(__name__)
@@ -179,10 +179,7 @@ def run_from_args(args: argparse.Namespace) -> int:
         insecure_http=args.insecure_http, workers=workers,
         kubeconfigs={name: str(kubeconfig_path(data_dir, name).resolve()) for name in own})
 
-    if specs:
-        # Thousands of clusters and syncers make a large, long-lived heap; the default thresholds run
-        # full collections over it every few thousand allocations.
-        gc.set_threshold(100_000, 50, 100)
+    tune_for_long_lived_heap()  # thousands of clusters and syncers make a large, long-lived heap
     app, core = build_app(settings)
     log.info("spacehub sim starting %d cluster(s) on %s%s", len(own), listen,
              f" (process {index + 1} of {processes})" if processes > 1 else "")

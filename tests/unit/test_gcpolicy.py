@@ -1,0 +1,48 @@
+"""The collector policy: what survives a full collection is frozen, garbage made afterwards is still freed."""
+
+from __future__ import annotations
+
+import gc
+import weakref
+from collections.abc import Iterator
+
+import pytest
+
+from spaces.server.gcpolicy import CollectorPolicy
+
+
+class Node:
+    def __init__(self) -> None:
+        self.other: Node | None = None
+
+
+@pytest.fixture
+def policy() -> Iterator[CollectorPolicy]:
+    thresholds = gc.get_threshold()
+    installed = CollectorPolicy()
+    installed.install()
+    try:
+        yield installed
+    finally:
+        installed.uninstall()
+        gc.set_threshold(*thresholds)
+        gc.unfreeze()
+
+
+def cycle() -> weakref.ref[Node]:
+    a, b = Node(), Node()
+    a.other, b.other = b, a
+    return weakref.ref(a)
+
+
+def test_survivors_of_a_full_collection_are_frozen_and_later_cycles_still_collected(policy: CollectorPolicy) -> None:
+    assert gc.get_threshold()[0] >= 10_000  # the young generation runs less often
+    long_lived = [Node() for _ in range(1000)]
+    gc.collect()
+    assert policy.frozen_after_full == 1
+    assert gc.get_freeze_count() >= len(long_lived)
+    garbage = cycle()  # made after the freeze: an ordinary collection frees it
+    gc.collect()
+    assert garbage() is None
+    assert policy.frozen_after_full == 2
+
