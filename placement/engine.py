@@ -263,6 +263,14 @@ class PlacementEngine:
         allowed = self._narrowed.get(ref)
         return sorted(self._holders(ref) if allowed is None else self._holders(ref) & allowed)
 
+    def is_destination(self, ref: ObjectRef, target: str) -> bool:
+        """Whether ``target`` is among :meth:`object_destinations` (without building the list: a report from one
+        cluster asks this, and the fleet's thousand reports must not cost a thousand lists of a thousand)."""
+        allowed = self._narrowed.get(ref)
+        if allowed is not None and target not in allowed:
+            return False
+        return any(target in self._placements[key].target_paths for key in self._selections.placements_needing(ref))
+
     def _holders(self, ref: ObjectRef) -> set[str]:
         """The targets the placements needing ``ref`` reach (before any per-object narrowing)."""
         targets: set[str] = set()

@@ -98,7 +98,7 @@ class ObjectStatus(WorkQueue):
                 self.add(ref)
         for target in targets:
             for ref in self.reports.refs_of(target):
-                if target not in engine.object_destinations(ref):
+                if not engine.is_destination(ref, target):
                     self.reports.drop(ref, target)
                     self.add(ref)
 

@@ -109,7 +109,7 @@ class StatusService:
         ignored = []
         for index, item in enumerate(items):
             ref = item.ref
-            if target not in engine.object_destinations(ref):
+            if not engine.is_destination(ref, target):
                 ignored.append({"index": index, "reason": "NotDesired", "message": _not_desired(ref, target)})
                 continue
             accepted.append((ref, Report(item.status, item.error, item.generation, now, item.drift_corrections,
@@ -134,7 +134,7 @@ class StatusService:
         ignored = []
         for index, event in enumerate(items):
             ref = event.ref
-            if target not in engine.object_destinations(ref):
+            if not engine.is_destination(ref, target):
                 ignored.append({"index": index, "reason": "NotDesired", "message": _not_desired(ref, target)})
                 continue
             involved = await self._involved(ref)

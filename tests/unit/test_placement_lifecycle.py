@@ -406,7 +406,7 @@ def test_an_evicted_target_loses_everything_and_gets_it_back_when_taken_back() -
     engine = common_site()
     engine.set_evicted("florin", True)
     assert refs(engine, "florin") == set() and engine.evicted("florin")
-    assert "florin" not in engine.object_destinations(SITE)
+    assert "florin" not in engine.object_destinations(SITE) and not engine.is_destination(SITE, "florin")
     engine.upsert_location(location("florin", {"loc-name": "florin", "env": "prod", "zone": "a"}))
     assert refs(engine, "florin") == set()  # a Location change does not select it again
     engine.set_evicted("florin", False)
@@ -419,7 +419,9 @@ def test_an_object_naming_its_target_clusters_goes_only_to_those_of_its_destinat
     engine.narrow(cm, frozenset({"guilder"}))
     assert cm not in refs(engine, "florin") and cm in refs(engine, "guilder")
     assert engine.object_destinations(cm) == ["guilder"]
+    assert engine.is_destination(cm, "guilder") and not engine.is_destination(cm, "florin")
     assert [(c.op, c.entry.ref) for c in engine.changes_since("florin", seq["florin"]) or []] == [("delete", cm)]
     engine.narrow(cm, None)
     assert cm in refs(engine, "florin")
+    assert engine.is_destination(cm, "florin") and not engine.is_destination(cm, "no-such-cluster")
     assert [c.op for c in engine.changes_since("florin", seq["florin"]) or []] == ["delete", "upsert"]
