@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import ssl
 from collections.abc import AsyncIterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import httpx
@@ -49,35 +49,32 @@ def _status_error(response: httpx.Response, body: bytes) -> HubError:
                     str(status.get("message") or text or response.reason_phrase))
 
 
-SYNCERS_PER_POOL = 8  # syncers sharing one pool of short-request connections
+REQUEST_CONNECTIONS = 3  # a syncer's heartbeat, status report and events may be under way at once
 
 
 @dataclass
 class HubConnections:
     """HTTP clients for the hub, shareable by many syncers of one hub (the token goes with each request).
 
-    Streams and short requests use separate pools, and short requests several small ones: httpcore scans
-    its whole pool (a readability check per connection) for every request it places, and again for every
-    request queued behind a busy pool, so one pool for the heartbeats and reports of 500 syncers cost more
-    CPU than the syncers' own work.
+    Streams share one pool; short requests (heartbeats, reports, events, upsync) get a small pool per syncer:
+    httpcore checks every connection of a pool (a readability check each) whenever it places a request and
+    whenever a response ends, so one pool for the requests of 500 syncers cost more CPU than their own work,
+    and pools of ten still cost a fifth of a simulator process placing a thousand syncers' reports.
     """
 
+    ssl_context: ssl.SSLContext
     streams: httpx.AsyncClient
-    requests: list[httpx.AsyncClient]
-    handed_out: int = 0
+    requests: list[httpx.AsyncClient] = field(default_factory=list)
 
     @classmethod
     def open(cls, bootstrap: Bootstrap, syncers: int = 1) -> HubConnections:
         ssl_context = bootstrap.ssl_context()
-        pools = -(-max(1, syncers) // SYNCERS_PER_POOL)
-        per_pool = min(syncers, SYNCERS_PER_POOL) + 2
-        return cls(streams=_client(ssl_context, syncers + 2),
-                   requests=[_client(ssl_context, per_pool) for _ in range(pools)])
+        return cls(ssl_context=ssl_context, streams=_client(ssl_context, syncers + 2))
 
     def request_pool(self) -> httpx.AsyncClient:
-        """The short-request pool for one more syncer (round robin)."""
-        pool = self.requests[self.handed_out % len(self.requests)]
-        self.handed_out += 1
+        """A pool of short-request connections for one more syncer."""
+        pool = _client(self.ssl_context, REQUEST_CONNECTIONS)
+        self.requests.append(pool)
         return pool
 
     async def aclose(self) -> None:
