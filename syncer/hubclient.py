@@ -1,30 +1,38 @@
 """The syncer's side of ``/syncer/v1`` (docs/sync-protocol.md): the stream, heartbeats and status.
 
-Only outbound HTTPS. httpx honours ``HTTPS_PROXY``/``NO_PROXY`` (HTTP CONNECT proxies), and nothing
-here assumes the hub is reached directly: a reverse proxy or load balancer in front of it works as
-long as it streams responses (the hub sends ``X-Accel-Buffering: no`` and pings).
+Only outbound HTTPS, with aiohttp, through ``HTTPS_PROXY`` unless ``NO_PROXY`` names the hub (HTTP CONNECT
+proxies; read once, not per request as aiohttp's ``trust_env`` does), and nothing here assumes the hub is
+reached directly: a reverse proxy or load balancer in front of it works as long as it streams responses (the
+hub sends ``X-Accel-Buffering: no`` and pings). aiohttp rather than httpx (which kr8s uses towards the
+cluster) because a syncer's hub requests are its steady cost: a small POST over TLS takes about 80 µs of
+client CPU with aiohttp against 470 µs with httpx, whose connection pool also re-checks every pooled
+connection per request (measured; docs/benchmarks.md, "Syncers").
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import ssl
+import urllib.parse
+import urllib.request
 from collections.abc import AsyncIterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
-import httpx
+import aiohttp
 import orjson
 
 from syncer.bootstrap import Bootstrap
 
-REQUEST_TIMEOUT = httpx.Timeout(30.0)
+REQUEST_TIMEOUT = aiohttp.ClientTimeout(total=30.0)
 # The stream has no read timeout of its own: :meth:`HubClient.stream` watches for silence instead,
 # because the allowed silence (three ping intervals) is only known from the hub's SYNCED message.
-STREAM_TIMEOUT = httpx.Timeout(30.0, read=None)
+STREAM_TIMEOUT = aiohttp.ClientTimeout(total=None, sock_connect=30.0)
 DEFAULT_PING_INTERVAL = 15.0
 SILENT_PINGS = 3  # pings missed before the hub counts as gone
 KEEPALIVE_SECONDS = 120.0
+UNREACHABLE = (aiohttp.ClientError, TimeoutError, OSError)
 
 
 class HubError(Exception):
@@ -37,7 +45,7 @@ class HubError(Exception):
         self.message = message
 
 
-def _status_error(response: httpx.Response, body: bytes) -> HubError:
+def _status_error(code: int, reason_phrase: str, body: bytes) -> HubError:
     try:
         status = orjson.loads(body)
     except orjson.JSONDecodeError:
@@ -45,57 +53,68 @@ def _status_error(response: httpx.Response, body: bytes) -> HubError:
     if not isinstance(status, dict):
         status = {}
     text = body[:200].decode(errors="replace")
-    return HubError(response.status_code, str(status.get("reason") or response.reason_phrase),
-                    str(status.get("message") or text or response.reason_phrase))
-
-
-REQUEST_CONNECTIONS = 3  # a syncer's heartbeat, status report and events may be under way at once
+    return HubError(code, str(status.get("reason") or reason_phrase),
+                    str(status.get("message") or text or reason_phrase))
 
 
 @dataclass
 class HubConnections:
-    """HTTP clients for the hub, shareable by many syncers of one hub (the token goes with each request).
+    """HTTP sessions for the hub, shared by the syncers of one process (the token goes with each request):
+    one for the streams, one for short requests (heartbeats, reports, events, upsync). Open them in the
+    event loop that uses them."""
 
-    Streams share one pool; short requests (heartbeats, reports, events, upsync) get a small pool per syncer:
-    httpcore checks every connection of a pool (a readability check each) whenever it places a request and
-    whenever a response ends, so one pool for the requests of 500 syncers cost more CPU than their own work,
-    and pools of ten still cost a fifth of a simulator process placing a thousand syncers' reports.
-    """
-
-    ssl_context: ssl.SSLContext
-    streams: httpx.AsyncClient
-    requests: list[httpx.AsyncClient] = field(default_factory=list)
+    streams: aiohttp.ClientSession
+    requests: aiohttp.ClientSession
 
     @classmethod
     def open(cls, bootstrap: Bootstrap, syncers: int = 1) -> HubConnections:
-        ssl_context = bootstrap.ssl_context()
-        return cls(ssl_context=ssl_context, streams=_client(ssl_context, syncers + 2))
-
-    def request_pool(self) -> httpx.AsyncClient:
-        """A pool of short-request connections for one more syncer."""
-        pool = _client(self.ssl_context, REQUEST_CONNECTIONS)
-        self.requests.append(pool)
-        return pool
+        ssl_context, proxy = bootstrap.ssl_context(), proxy_for(bootstrap.hub)
+        return cls(streams=_session(ssl_context, proxy, syncers + 2),
+                   requests=_session(ssl_context, proxy, syncers + 2))
 
     async def aclose(self) -> None:
-        await self.streams.aclose()
-        for pool in self.requests:
-            await pool.aclose()
+        await self.streams.close()
+        await self.requests.close()
 
 
-def _client(ssl_context: ssl.SSLContext, max_connections: int) -> httpx.AsyncClient:
+def proxy_for(url: str) -> str | None:
+    """The proxy the environment names for ``url`` (``HTTPS_PROXY``/``HTTP_PROXY``, else ``ALL_PROXY``), or None
+    where ``NO_PROXY`` covers its host. aiohttp's ``trust_env`` would read this, and ``~/.netrc``, in a thread
+    for every request: a sixth of a simulator process's threads with a thousand syncers."""
+    parts = urllib.parse.urlsplit(url)
+    proxies = urllib.request.getproxies_environment()
+    if urllib.request.proxy_bypass_environment(parts.hostname or "", proxies):
+        return None
+    return proxies.get(parts.scheme) or proxies.get("all")
+
+
+def _session(ssl_context: ssl.SSLContext, proxy: str | None, max_connections: int) -> aiohttp.ClientSession:
     # Keep idle connections well past the heartbeat interval: a new TLS handshake per heartbeat costs
     # more CPU than everything else a syncer does while idle.
-    limits = httpx.Limits(max_connections=max_connections, max_keepalive_connections=max_connections,
-                          keepalive_expiry=KEEPALIVE_SECONDS)
-    return httpx.AsyncClient(verify=ssl_context, timeout=REQUEST_TIMEOUT, limits=limits, trust_env=True)
+    connector = aiohttp.TCPConnector(ssl=ssl_context, limit=max_connections, keepalive_timeout=KEEPALIVE_SECONDS)
+    return aiohttp.ClientSession(connector=connector, timeout=REQUEST_TIMEOUT, proxy=proxy)
+
+
+async def _lines(content: aiohttp.StreamReader) -> AsyncIterator[bytes]:
+    """The body's lines, however long (an UPSERT carries a whole object; aiohttp's own line reader stops at
+    its buffer size)."""
+    pending = bytearray()
+    async for chunk in content.iter_any():
+        pending += chunk
+        if b"\n" in chunk:
+            *complete, rest = pending.split(b"\n")
+            pending = rest
+            for line in complete:
+                yield bytes(line)
+    if pending:
+        yield bytes(pending)
 
 
 class HubClient:
     def __init__(self, bootstrap: Bootstrap, connections: HubConnections) -> None:
         self.bootstrap = bootstrap
         self.connections = connections
-        self.requests = connections.request_pool()
+        self.requests = connections.requests
         self.base = f"{bootstrap.hub}/syncer/v1/targets/{bootstrap.sync_target}"
         self.headers = {"Authorization": f"Bearer {bootstrap.token}", "Accept": "application/json"}
         self.ping_interval = DEFAULT_PING_INTERVAL
@@ -104,40 +123,48 @@ class HubClient:
         """The stream's messages until the hub ends it; :class:`HubError` when it fails or falls silent."""
         params = {"since": str(since)} | ({"epoch": epoch} if epoch else {})
         try:
-            async with self.connections.streams.stream("GET", f"{self.base}/stream", params=params,
-                                                       headers=self.headers, timeout=STREAM_TIMEOUT) as response:
-                if response.status_code != 200:
-                    raise _status_error(response, await response.aread())
-                lines = response.aiter_lines().__aiter__()
-                while True:
-                    try:
-                        async with asyncio.timeout(self.ping_interval * SILENT_PINGS):
-                            line = await lines.__anext__()
-                    except StopAsyncIteration:
-                        return
-                    except TimeoutError:
-                        raise HubError(0, "Timeout", f"no message from the hub for "
-                                                     f"{self.ping_interval * SILENT_PINGS:.0f}s") from None
-                    if not line:
-                        continue
-                    message = orjson.loads(line)
-                    if message.get("type") == "SYNCED" and message.get("pingInterval"):
-                        self.ping_interval = float(message["pingInterval"])
-                    yield message
-        except httpx.HTTPError as exc:
+            async with self.connections.streams.get(f"{self.base}/stream", params=params, headers=self.headers,
+                                                    timeout=STREAM_TIMEOUT) as response:
+                if response.status != 200:
+                    raise _status_error(response.status, response.reason or "", await response.read())
+                async with contextlib.aclosing(_lines(response.content)) as lines:
+                    while True:
+                        try:
+                            async with asyncio.timeout(self.ping_interval * SILENT_PINGS):
+                                line = await anext(lines)
+                        except StopAsyncIteration:
+                            return
+                        except TimeoutError:
+                            raise HubError(0, "Timeout", f"no message from the hub for "
+                                                         f"{self.ping_interval * SILENT_PINGS:.0f}s") from None
+                        if not line.strip():
+                            continue
+                        message = orjson.loads(line)
+                        if message.get("type") == "SYNCED" and message.get("pingInterval"):
+                            self.ping_interval = float(message["pingInterval"])
+                        yield message
+        except UNREACHABLE as exc:
             raise HubError(0, "Unavailable", f"hub unreachable: {exc!r}") from None
         except orjson.JSONDecodeError as exc:
             raise HubError(0, "BadResponse", f"the hub sent a line that is not JSON: {exc}") from None
 
     async def _post(self, path: str, body: dict[str, Any]) -> dict[str, Any]:
         try:
-            response = await self.requests.post(f"{self.base}/{path}", content=orjson.dumps(body),
-                                             headers={**self.headers, "Content-Type": "application/json"})
-        except httpx.HTTPError as exc:
+            async with self.requests.post(f"{self.base}/{path}", data=orjson.dumps(body),
+                                          headers={**self.headers, "Content-Type": "application/json"}) as response:
+                code, reason, content = response.status, response.reason or "", await response.read()
+        except UNREACHABLE as exc:
             raise HubError(0, "Unavailable", f"hub unreachable: {exc!r}") from None
-        if response.status_code != 200:
-            raise _status_error(response, response.content)
-        return dict(response.json())
+        if code != 200:
+            raise _status_error(code, reason, content)
+        try:
+            answer = orjson.loads(content)
+        except orjson.JSONDecodeError:
+            answer = None
+        if not isinstance(answer, dict):
+            raise HubError(0, "BadResponse", f"the hub answered {path} with something that is not a JSON object: "
+                                             f"{content[:200].decode(errors='replace')}")
+        return answer
 
     async def heartbeat(self, body: dict[str, Any]) -> dict[str, Any]:
         return await self._post("heartbeat", body)
