@@ -48,6 +48,11 @@ RESOURCE = f"placementstatuses.{GROUP}"
 REPORT_NAMESPACE = "spacehub-report"  # where the summaries of cluster-scoped objects live (KubeStellar's idea)
 MANAGER = "spacehub-status"
 DELAY = 0.2  # seconds a summary waits for more reports before it is written (coalescing)
+# Under load a summary waits longer: LOAD_FACTOR times what its last recomputation took (a thousand clusters'
+# states, the write), so that one busy object's summary takes at most about a sixth of the event loop, and at
+# most MAX_DELAY, so that it stays current within a second of a report.
+LOAD_FACTOR = 5.0
+MAX_DELAY = 0.8
 OBJECT_LABELS = ("group", "resource", "name")
 
 
@@ -74,6 +79,7 @@ class Summaries(WorkQueue):
         # What was last told per (object, cluster): copy error, unknown parameters, conflict.
         self._copy_told: dict[tuple[ObjectRef, str], tuple[str | None, frozenset[str], str | None]] = {}
         self._due: set[ObjectRef] = set()
+        self._took: dict[ObjectRef, float] = {}  # seconds each summary's last recomputation took
         self._bodies: dict[ObjectRef, dict[str, Any]] = {}  # each summary as stored, for the REST API
         self._gate: Gate | None = None
 
@@ -109,7 +115,8 @@ class Summaries(WorkQueue):
         """Recompute ``ref``'s summary soon (the first trigger waits ``DELAY`` for others to join it)."""
         if ref not in self._due:
             self._due.add(ref)
-            asyncio.get_running_loop().call_later(DELAY, self._release, ref)
+            delay = min(MAX_DELAY, max(DELAY, LOAD_FACTOR * self._took.get(ref, 0.0)))
+            asyncio.get_running_loop().call_later(delay, self._release, ref)
 
     def _release(self, ref: ObjectRef) -> None:
         self._due.discard(ref)
@@ -152,6 +159,17 @@ class Summaries(WorkQueue):
 
     async def handle(self, ref: Any) -> bool:
         assert isinstance(ref, ObjectRef)
+        loop = asyncio.get_running_loop()
+        started = loop.time()
+        try:
+            return await self._recompute(ref)
+        finally:
+            if ref in self._targets_of:
+                self._took[ref] = loop.time() - started
+            else:
+                self._took.pop(ref, None)
+
+    async def _recompute(self, ref: ObjectRef) -> bool:
         engine = self.placement.engine
         info = self.placement.object_info(ref)
         if info is None or not engine.selecting(ref):
