@@ -37,6 +37,7 @@ from spaces.patching import apply_patch
 from spaces.registry import ResourceType
 from spaces.selectors import FieldSelector, LabelSelector
 from spaces.store import Compacted, Key, LogRow, LogStore, PreconditionFailed, Write, Writer
+from spaces.store.recent import RecentRows
 from spaces.store.writer import MUST_NOT_EXIST
 from spaces.watch import WatchBus, decode_object
 
@@ -161,6 +162,10 @@ class Objects:
         self.bus = bus
         self.catalog = catalog
         self._executor = executor
+        # Where updates start from: the newest rows of recently written keys (stale ones fail the write's
+        # precondition and are read again from the store).
+        self.recent = RecentRows()
+        bus.add_listener(self.recent.on_commit)
         self.after_create: dict[str, list[Callable[[str, dict[str, Any]], Awaitable[None]]]] = {}
         # Namespace and space lookups on every namespaced create must not cost a SQL query each;
         # these are kept current by the namespace/space index (see spaces.indexes).
@@ -182,6 +187,7 @@ class Objects:
         row = await self.run_sync(self.store.get, self.key(space, rtype, namespace, name))
         if row is None:
             raise errors.not_found(rtype.plural, rtype.group, name)
+        self.recent.offer(row)
         return row
 
     async def get(self, space: str, rtype: ResourceType, namespace: str, name: str) -> dict[str, Any]:
@@ -517,17 +523,37 @@ class Objects:
     async def guaranteed_update(self, space: str, rtype: ResourceType, namespace: str, name: str,
                                 compute: Callable[[dict[str, Any]], dict[str, Any]], opts: WriteOptions, *,
                                 subresource: str = "", precondition_rv: str | None = None) -> dict[str, Any]:
-        """Read, compute, write with the read revision as precondition; retry when someone raced us."""
+        """Read, compute, write with the read revision as precondition; retry when someone raced us.
+
+        Like kube's ``GuaranteedUpdate``, the first try starts from the newest row this process knows
+        (:mod:`spaces.store.recent`) without reading the store; whatever that start decides other than a
+        successful write — a conflict, an error, nothing to change — is decided again from the store."""
+        key = self.key(space, rtype, namespace, name)
+        fresh = False  # whether ``row`` was read from the store
         for _ in range(_UPDATE_RETRIES):
-            row = await self.get_row(space, rtype, namespace, name)
+            row = None if fresh else self.recent.get(key)
+            if row is None:
+                row, fresh = await self.get_row(space, rtype, namespace, name), True
             old = served(rtype, decode_object(row))
             if precondition_rv is not None and precondition_rv != str(row.revision):
+                if not fresh:
+                    fresh = True
+                    continue
                 raise errors.conflict(rtype.plural, rtype.group, name, "the object has been modified; "
                                       "please apply your changes to the latest version and try again")
-            new = compute(copy.deepcopy(old))
-            new = await self._finish_update(space, rtype, old, new, opts, subresource)
+            try:
+                new = compute(copy.deepcopy(old))
+                new = await self._finish_update(space, rtype, old, new, opts, subresource)
+            except StatusError:
+                if fresh:
+                    raise
+                fresh = True
+                continue
             if new is old:
-                return old
+                if fresh:
+                    return old
+                fresh = True
+                continue
             new_meta = new["metadata"]
             finished = bool(new_meta.get("deletionTimestamp")) and not new_meta.get("finalizers")
             if opts.dry_run:
@@ -541,6 +567,7 @@ class Objects:
                     raise errors.conflict(rtype.plural, rtype.group, name, "the object has been modified; "
                                           "please apply your changes to the latest version and try again"
                                           ) from None
+                fresh = True  # the row that beat us may come from another hub process: read it from the store
                 continue
             new["metadata"]["resourceVersion"] = str(written.revision)
             return new
