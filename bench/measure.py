@@ -47,3 +47,8 @@ def tree_cpu_seconds(pid: int) -> float:
 def self_cpu() -> float:
     usage = resource.getrusage(resource.RUSAGE_SELF)
     return usage.ru_utime + usage.ru_stime
+
+
+def tree_rss_mib(pid: int) -> float:
+    """Resident memory of a process and its children, summed (shared pages are counted in each)."""
+    return rss_mib(pid) + sum(tree_rss_mib(child) for child in children(pid))

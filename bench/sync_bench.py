@@ -38,7 +38,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from bench.fleet import FleetSim, fleet_sim, placement, post, raise_open_files_limit, wait_all_ready  # noqa: E402
-from bench.measure import cpu_seconds, ms, pct, rss_mib, self_cpu  # noqa: E402
+from bench.measure import ms, pct, rss_mib, self_cpu, tree_cpu_seconds, tree_rss_mib  # noqa: E402
 from bench.report import write_section  # noqa: E402
 from tests.harness import BIN, Hub, free_port, stop_process, wait_for  # noqa: E402
 from tests.sim_harness import Sim  # noqa: E402
@@ -219,7 +219,7 @@ async def fleet_async(hub: Hub, sim: Sim, result: FleetResult, rounds: int) -> N
 
         # Initial convergence: the probe carries round "0".
         procs = {"hub": hub.proc.pid, "sim": sim.proc.pid}  # type: ignore[union-attr]
-        cpu0 = {k: cpu_seconds(pid) for k, pid in procs.items()}
+        cpu0 = {k: tree_cpu_seconds(pid) for k, pid in procs.items()}
         t0 = time.monotonic()
         r = await hc.post(f"/clusters/{SPACE}/apis/edge.kubestellar.io/v2alpha1/edgeplacements",
                           content=orjson.dumps(configmap_placement("p", {"env": "bench"}, "", "configmaps")),
@@ -233,7 +233,7 @@ async def fleet_async(hub: Hub, sim: Sim, result: FleetResult, rounds: int) -> N
             if not done.is_set():
                 print(f"  converging: {len(watches.arrivals.get('0', {}))}/{n} after {time.monotonic() - t0:.0f} s",
                       flush=True)
-        result.convergence_cpu = {k: cpu_seconds(pid) - cpu0[k] for k, pid in procs.items()}
+        result.convergence_cpu = {k: tree_cpu_seconds(pid) - cpu0[k] for k, pid in procs.items()}
         got = sorted(v - t0 for v in watches.arrivals.get("0", {}).values())
         result.converged = len(got)
         result.convergence_wall_s = time.monotonic() - t0
@@ -258,7 +258,7 @@ async def fleet_async(hub: Hub, sim: Sim, result: FleetResult, rounds: int) -> N
         cpu0, wall0 = {}, time.monotonic()
         for i in range(rounds + 1):
             if i == 1:
-                cpu0 = {k: cpu_seconds(pid) for k, pid in procs.items()}
+                cpu0 = {k: tree_cpu_seconds(pid) for k, pid in procs.items()}
                 cpu0["watch reader"] = self_cpu()
                 wall0 = time.monotonic()
             key = str(i) if i else "warm-up"
@@ -286,7 +286,7 @@ async def fleet_async(hub: Hub, sim: Sim, result: FleetResult, rounds: int) -> N
             await asyncio.sleep(max(0.0, 1.0 - (time.monotonic() - t0)))
         result.rounds = rounds
         result.rounds_wall_s = time.monotonic() - wall0
-        cpu1 = {k: cpu_seconds(pid) for k, pid in procs.items()}
+        cpu1 = {k: tree_cpu_seconds(pid) for k, pid in procs.items()}
         cpu1["watch reader"] = self_cpu()
         result.cpu = {k: cpu1[k] - cpu0[k] for k in cpu0}
         result.reconnects = watches.reconnects
@@ -338,7 +338,7 @@ def baseline_sim_rss(tmp: Path, n: int) -> float:
     sim.start()
     try:
         time.sleep(3)
-        return rss_mib(sim.proc.pid)  # type: ignore[union-attr]
+        return tree_rss_mib(sim.proc.pid)  # type: ignore[union-attr]
     finally:
         sim.stop()
 
@@ -371,7 +371,7 @@ def run_fleet(n: int, rounds: int) -> FleetResult:
                 sample_ps(hub, sim)
             if result.converged == n:
                 status_round_trip(hub, sim, result)
-            result.sim_rss = rss_mib(sim.proc.pid)  # type: ignore[union-attr]
+            result.sim_rss = tree_rss_mib(sim.proc.pid)  # type: ignore[union-attr]
             result.hub_rss = rss_mib(hub.proc.pid)  # type: ignore[union-attr]
         finally:
             if sim is not None:
@@ -502,6 +502,8 @@ def write_report(fleets: list[FleetResult], solo: StandaloneResult, rounds: int)
     for f in fleets:
         if f.clusters < big.clusters and f.samples:
             aim_prop += f" (at {f.clusters:,} clusters: p99 {ms(pct(f.samples, 99))})"
+    aim_fleet = (f"**{'met' if p99_big <= 2.0 else 'not met'}**: p99 {ms(p99_big)}" if big.clusters >= 1000
+                 and big.converged == big.clusters else "not measured")
     worst = max(solo.rss, solo.rss_idle, solo.hwm)
     aim_rss = f"**{'met' if worst <= 60 else 'not met'}**: {worst:.1f} MiB at most"
     cores = os.cpu_count()
@@ -532,7 +534,8 @@ def write_report(fleets: list[FleetResult], solo: StandaloneResult, rounds: int)
         f"{STATUS_REPEATS} times; the time until the hub's placement API `reported` entry for wec1 shows the new "
         "`readyReplicas` (polled every 20 ms; the simulator's pod ready delay is 0, nothing subtracted, so this "
         "is hub → syncer → cluster controllers → syncer status report (batched every 0.2 s) → hub). *Memory*: "
-        "the simulator's RSS with N syncers after the run, against the same simulator with N clusters and no "
+        "the simulator's RSS (summed over its processes) with N syncers after the run, against the same simulator "
+        "with N clusters and no "
         f"syncers (just started); and one standalone `spacehub syncer run` process holding {solo.objects} "
         "ConfigMaps (hub + 1 simulated cluster, no in-process syncers), read from /proc/PID/status.",
         "",
@@ -553,7 +556,8 @@ def write_report(fleets: list[FleetResult], solo: StandaloneResult, rounds: int)
         lines.append(f"| {f.clusters:,} | {f.all_ready_s:.1f} s | {convergence_cell(f)} {prop}| {rtt} |")
     lines += [
         "",
-        "CPU seconds used by each process (2 cores: at most 2 CPU-seconds per second in all), and memory:",
+        "CPU seconds used by each process (the simulator: all its processes; 2 cores: at most 2 CPU-seconds per "
+        "second in all), and memory:",
         "",
         "| clusters | initial convergence window: hub / sim CPU | propagation rounds: wall / hub / sim / watch "
         "reader CPU | hub RSS | sim RSS with syncers | sim RSS without | per in-process syncer |",
@@ -581,7 +585,8 @@ def write_report(fleets: list[FleetResult], solo: StandaloneResult, rounds: int)
         f"idle (peak {solo.hwm:.1f} MiB).",
         "",
         "Aims: propagation p99 ≤ 1 s at 1,000 clusters on 2 cores (Karmada reports p99 989 ms at 100 clusters "
-        f"on 64 vCPUs) — {aim_prop}; syncer ≤ 60 MiB RSS alone — {aim_rss}.",
+        f"on 64 vCPUs) — {aim_prop}; with the simulator across processes, p99 ≤ 2 s at 1,000 clusters — "
+        f"{aim_fleet}; syncer ≤ 60 MiB RSS alone — {aim_rss}.",
         "",
     ]
     write_section(lines)
