@@ -30,6 +30,20 @@ def register_hub_commands(sub: Subparsers, common: argparse.ArgumentParser) -> N
                        metavar="SECONDS", help="seconds between compactions (default 60)")
     serve.add_argument("--insecure-http", action="store_true",
                        help="serve plain HTTP instead of HTTPS (local experiments only)")
+    serve.add_argument("--advertise-url", default=None, metavar="URL",
+                       help="what kubeconfigs, syncer bootstraps, manifests and Space status give clients to dial, "
+                            "e.g. https://hub.example.com:6443 (default: the --listen address)")
+    serve.add_argument("--tls-san", action="append", default=[], metavar="NAME",
+                       help="another DNS name or IP address the generated serving certificate covers (repeatable; "
+                            "the --advertise-url host is covered anyway)")
+    serve.add_argument("--tls-cert-file", type=Path, default=None, metavar="FILE",
+                       help="serve this certificate (PEM, chain included) instead of the generated one, e.g. from "
+                            "cert-manager; re-read when the file changes")
+    serve.add_argument("--tls-key-file", type=Path, default=None, metavar="FILE",
+                       help="the key of --tls-cert-file")
+    serve.add_argument("--tls-ca-file", type=Path, default=None, metavar="FILE",
+                       help="with --tls-cert-file: the CA certificate kubeconfigs and bootstraps carry (default: "
+                            "none, clients trust the certificate through their system's CAs)")
     serve.add_argument("--inventory-space", default="inventory", metavar="NAME",
                        help="the space holding SyncTargets and Locations, created on first start "
                             "(default: inventory)")

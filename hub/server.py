@@ -6,10 +6,9 @@ import argparse
 import logging
 from pathlib import Path
 
-import uvicorn
-
 from hub.app import HubSettings, build_app
 from spaces.kubeconfig import ensure_admin
+from spaces.server.certfiles import CertificateFiles
 from spaces.server.endpoint import prepare_endpoint
 from spaces.server.gcpolicy import tune_for_long_lived_heap
 
@@ -20,7 +19,8 @@ def run_from_args(args: argparse.Namespace) -> int:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     data_dir = Path(args.data_dir)
     data_dir.mkdir(parents=True, exist_ok=True)
-    endpoint = prepare_endpoint(data_dir, args.listen, args.insecure_http)
+    endpoint = prepare_endpoint(data_dir, args.listen, args.insecure_http, advertise_url=args.advertise_url,
+                                tls_sans=args.tls_san, certificate=certificate_files(args))
     db_url = args.db or f"sqlite:///{(data_dir / 'spacehub.db').resolve()}"
     admin = ensure_admin(data_dir, f"{endpoint.base_url}/clusters/root", endpoint.ca_pem)
     app, _core = build_app(HubSettings(db_url=db_url, admin_token=admin.token,
@@ -35,5 +35,21 @@ def run_from_args(args: argparse.Namespace) -> int:
     log.info("spacehub hub serving on %s (data %s, store %s); admin kubeconfig: %s", args.listen, data_dir,
              db_url.split("@")[-1], admin.kubeconfig_file)
     tune_for_long_lived_heap()
-    uvicorn.Server(endpoint.uvicorn_config(app)).run()
+    endpoint.server(app).run()
     return 0
+
+
+def certificate_files(args: argparse.Namespace) -> CertificateFiles | None:
+    """The operator's certificate, when ``--tls-cert-file`` names one (with its key, and no generated SANs)."""
+    if args.tls_cert_file is None and args.tls_key_file is None:
+        if args.tls_ca_file is not None:
+            raise SystemExit("error: --tls-ca-file goes with --tls-cert-file (the generated CA is used otherwise)")
+        return None
+    if args.tls_cert_file is None or args.tls_key_file is None:
+        raise SystemExit("error: --tls-cert-file and --tls-key-file go together")
+    if args.tls_san:
+        raise SystemExit("error: --tls-san names what the generated certificate covers; with --tls-cert-file the "
+                         "certificate's own names are used")
+    if args.insecure_http:
+        raise SystemExit("error: --insecure-http serves no certificate")
+    return CertificateFiles(args.tls_cert_file, args.tls_key_file, args.tls_ca_file)

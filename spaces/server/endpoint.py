@@ -7,12 +7,17 @@ they can dial (a wildcard listen address is not dialable).
 
 from __future__ import annotations
 
+import asyncio
+import ssl
+import urllib.parse
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import uvicorn
 
+from spaces.server.certfiles import CertificateFiles, follow
 from spaces.server.tls import ensure_pki
 
 GRACEFUL_SHUTDOWN_SECONDS = 3
@@ -31,12 +36,35 @@ class Endpoint:
     base_url: str  # what clients dial, without a path: https://127.0.0.1:6443
     ca_pem: bytes | None  # the CA clients must trust (None over plain HTTP)
     ssl: dict[str, str] = field(default_factory=dict)  # uvicorn's ssl_certfile/ssl_keyfile
+    followed: CertificateFiles | None = None  # the operator's certificate files, reloaded when they change
 
     def uvicorn_config(self, app: Any) -> uvicorn.Config:
         return uvicorn.Config(app, host=self.host, port=self.port, log_level="warning", lifespan="on",
                               timeout_keep_alive=IDLE_CONNECTION_SECONDS,
                               timeout_graceful_shutdown=GRACEFUL_SHUTDOWN_SECONDS,
                               **self.ssl)  # type: ignore[arg-type]
+
+    def server(self, app: Any) -> uvicorn.Server:
+        return _FollowingServer(self.uvicorn_config(app), self.followed)
+
+
+class _FollowingServer(uvicorn.Server):
+    """uvicorn's server, loading the operator's certificate files into its TLS context when they change."""
+
+    def __init__(self, config: uvicorn.Config, followed: CertificateFiles | None) -> None:
+        super().__init__(config)
+        self._followed = followed
+        self._following: asyncio.Task[None] | None = None
+
+    async def startup(self, sockets: list[Any] | None = None) -> None:
+        await super().startup(sockets=sockets)
+        if self._followed is not None and isinstance(self.config.ssl, ssl.SSLContext):
+            self._following = asyncio.create_task(follow(self._followed, self.config.ssl))
+
+    async def shutdown(self, sockets: list[Any] | None = None) -> None:
+        if self._following is not None:
+            self._following.cancel()
+        await super().shutdown(sockets=sockets)
 
 
 def split_listen(listen: str) -> tuple[str, int]:
@@ -57,13 +85,37 @@ def client_host(host: str) -> str:
     return host
 
 
-def prepare_endpoint(data_dir: Path, listen: str, insecure_http: bool) -> Endpoint:
-    """The endpoint for ``--listen``: HTTPS with the data dir's CA (created on first use) unless plain HTTP."""
+def advertised(url: str, scheme: str) -> tuple[str, str]:
+    """``--advertise-url`` checked: the base URL clients are given, and its host (for the certificate)."""
+    parts = urllib.parse.urlsplit(url)
+    if parts.scheme != scheme or not parts.hostname or parts.path not in ("", "/") or parts.query or parts.fragment:
+        raise SystemExit(f"error: --advertise-url must be {scheme}://HOST[:PORT] (what clients dial, without a "
+                         f"path), got {url!r}")
+    return f"{parts.scheme}://{parts.netloc}", parts.hostname
+
+
+def prepare_endpoint(data_dir: Path, listen: str, insecure_http: bool, *, advertise_url: str | None = None,
+                     tls_sans: Sequence[str] = (), certificate: CertificateFiles | None = None) -> Endpoint:
+    """The endpoint for ``--listen``: HTTPS with the data dir's CA (created on first use) unless plain HTTP or the
+    operator's own certificate; clients are given ``advertise_url`` when set (a load balancer, a DNS name),
+    else the listen address."""
     host, port = split_listen(listen)
     dial = client_host(host)
     dial_hostport = f"[{dial}]:{port}" if ":" in dial else f"{dial}:{port}"
+    scheme = "http" if insecure_http else "https"
+    base_url, names = f"{scheme}://{dial_hostport}", list(tls_sans)
+    if advertise_url:
+        base_url, advertised_host = advertised(advertise_url, scheme)
+        names.append(advertised_host)
     if insecure_http:
-        return Endpoint(host, port, f"http://{dial_hostport}", None)
-    pki = ensure_pki(data_dir, sorted({dial, "localhost", "127.0.0.1", "::1", host} - {"0.0.0.0", "::"}))
-    return Endpoint(host, port, f"https://{dial_hostport}", pki.ca_cert_pem,
+        return Endpoint(host, port, base_url, None)
+    if certificate is not None:
+        try:
+            certificate.check()
+        except ValueError as exc:
+            raise SystemExit(f"error: {exc}") from None
+        return Endpoint(host, port, base_url, certificate.ca_pem(),
+                        {"ssl_certfile": str(certificate.cert), "ssl_keyfile": str(certificate.key)}, certificate)
+    pki = ensure_pki(data_dir, sorted({dial, "localhost", "127.0.0.1", "::1", host, *names} - {"0.0.0.0", "::"}))
+    return Endpoint(host, port, base_url, pki.ca_cert_pem,
                     {"ssl_certfile": str(pki.cert_file), "ssl_keyfile": str(pki.key_file)})
