@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from spaces.logs import add_log_options
 from spaces.output import Subparsers
 
 DEFAULT_LISTEN = "127.0.0.1:6443"
@@ -58,6 +59,7 @@ def register_hub_commands(sub: Subparsers, common: argparse.ArgumentParser) -> N
     serve.add_argument("--syncer-heartbeat-timeout", type=float, default=60.0, metavar="SECONDS",
                        help="a SyncTarget whose syncer sent no heartbeat for this long turns Ready=False; "
                             "nothing is deleted (default 60)")
+    add_log_options(serve)
     serve.set_defaults(func=_hub_serve)
 
 

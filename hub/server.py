@@ -8,6 +8,7 @@ from pathlib import Path
 
 from hub.app import HubSettings, build_app
 from spaces.kubeconfig import ensure_admin
+from spaces.logs import configure_logging
 from spaces.server.certfiles import CertificateFiles
 from spaces.server.endpoint import prepare_endpoint
 from spaces.server.gcpolicy import tune_for_long_lived_heap
@@ -16,14 +17,14 @@ log = logging.getLogger(__name__)
 
 
 def run_from_args(args: argparse.Namespace) -> int:
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    configure_logging(args.log_format, args.log_level)
     data_dir = Path(args.data_dir)
     data_dir.mkdir(parents=True, exist_ok=True)
     endpoint = prepare_endpoint(data_dir, args.listen, args.insecure_http, advertise_url=args.advertise_url,
                                 tls_sans=args.tls_san, certificate=certificate_files(args))
     db_url = args.db or f"sqlite:///{(data_dir / 'spacehub.db').resolve()}"
     admin = ensure_admin(data_dir, f"{endpoint.base_url}/clusters/root", endpoint.ca_pem)
-    app, _core = build_app(HubSettings(db_url=db_url, admin_token=admin.token,
+    app, core = build_app(HubSettings(db_url=db_url, admin_token=admin.token,
                                        compact_horizon=args.compact_horizon,
                                        compact_interval=args.compact_interval,
                                        public_url=endpoint.base_url, ca_pem=endpoint.ca_pem,
@@ -35,7 +36,7 @@ def run_from_args(args: argparse.Namespace) -> int:
     log.info("spacehub hub serving on %s (data %s, store %s); admin kubeconfig: %s", args.listen, data_dir,
              db_url.split("@")[-1], admin.kubeconfig_file)
     tune_for_long_lived_heap()
-    endpoint.server(app).run()
+    endpoint.server(app, on_shutdown=core.drain).run()
     return 0
 
 

@@ -267,6 +267,12 @@ class PlacementService(WorkQueue):
 
     # --- writing results -----------------------------------------------------------------------
 
+    def wake_streams(self) -> None:
+        """Wake every stream waiting for its target to change (the server is stopping)."""
+        waiters, self._target_waiters = self._target_waiters, {}
+        for waiter in waiters.values():
+            waiter.set()
+
     def refresh_status(self, space: str, name: str) -> None:
         """Write the placement's status again soon (a condition source changed its mind)."""
         self._refresh.add((space, name))

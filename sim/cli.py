@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from spaces.logs import add_log_options
 from spaces.output import Subparsers
 
 DEFAULT_LISTEN = "127.0.0.1:7443"
@@ -63,6 +64,7 @@ def register_sim_commands(sub: Subparsers, common: argparse.ArgumentParser) -> N
     # Set by the first process on the ones it starts (sim.workers), never by a user.
     serve.add_argument("--worker-index", type=int, default=0, help=argparse.SUPPRESS)
     serve.add_argument("--worker-fd", type=int, default=None, help=argparse.SUPPRESS)
+    add_log_options(serve)
     serve.set_defaults(func=_sim_serve)
 
 

@@ -29,9 +29,10 @@ from sim.fleet import FleetError, cluster_labels, register_fleet
 from sim.workers import Workers, bind, parse_processes, slices
 from spaces.builtin.strategies import parse_quantity
 from spaces.kubeconfig import ensure_admin
+from spaces.logs import configure_logging
 from spaces.names import is_dns1123_label
 from spaces.output import format_table
-from spaces.server.endpoint import prepare_endpoint, split_listen
+from spaces.server.endpoint import SpaceServer, prepare_endpoint, split_listen
 from spaces.server.gcpolicy import tune_for_long_lived_heap
 from syncer.runner import SyncerSpec, run_syncers
 
@@ -122,7 +123,7 @@ def startup_table(core: SimCore, data_dir: Path) -> str:
 
 
 def run_from_args(args: argparse.Namespace) -> int:
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    configure_logging(args.log_format, args.log_level)
     logging.getLogger("httpx").setLevel(logging.WARNING)  # the syncers' requests, one line each otherwise
     names = cluster_names(args.prefix, args.clusters)
     if args.ready_delay < 0:
@@ -184,7 +185,8 @@ def run_from_args(args: argparse.Namespace) -> int:
     log.info("spacehub sim starting %d cluster(s) on %s%s", len(own), listen,
              f" (process {index + 1} of {processes})" if processes > 1 else "")
     table = (lambda: startup_table(core, data_dir.resolve())) if index == 0 else (lambda: "")
-    server = _AnnouncingServer(endpoint.uvicorn_config(app), table, specs, data_dir / f"syncers{suffix}.db", workers)
+    server = _AnnouncingServer(endpoint.uvicorn_config(app), table, specs, data_dir / f"syncers{suffix}.db", workers,
+                               on_shutdown=core.runtime.drain)
     server.run(sockets=[sock] if sock is not None else None)
     return 0 if server.started else 1
 
@@ -215,14 +217,14 @@ def _fleet(args: argparse.Namespace, fleet: list[str], kubeconfigs: dict[str, st
         raise _fail(str(exc)) from None
 
 
-class _AnnouncingServer(uvicorn.Server):
+class _AnnouncingServer(SpaceServer):
     """Prints the cluster table once the clusters are up (in every process) and the socket is listening,
     then starts the in-process syncers (they need the clusters' API to be served) and stops them before the
     server; the first of several processes also supervises the others and stops them last."""
 
     def __init__(self, config: uvicorn.Config, table: Callable[[], str], specs: list[SyncerSpec],
-                 state: Path, workers: Workers | None) -> None:
-        super().__init__(config)
+                 state: Path, workers: Workers | None, on_shutdown: Callable[[], None]) -> None:
+        super().__init__(config, on_shutdown=on_shutdown)
         self._table = table
         self._specs = specs
         self._state = state

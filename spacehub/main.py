@@ -17,6 +17,7 @@ from sim.cli import register_sim_commands
 from spacehub.up import register_up_command
 from spaces.cli import register_space_commands
 from spaces.output import Subparsers, run_guarded
+from spaces.version import spacehub_version
 from syncer.cli import register_syncer_commands
 
 Registrar = Callable[[Subparsers, argparse.ArgumentParser], None]
@@ -41,6 +42,7 @@ def build_parser() -> argparse.ArgumentParser:
                         help="kubeconfig to use (default: $KUBECONFIG, else ./.spacehub/admin.kubeconfig)")
     parser = argparse.ArgumentParser(prog="spacehub", parents=[common],
                                      description="Kubernetes-compatible spaces with multi-cluster placement.")
+    parser.add_argument("--version", action="version", version=f"spacehub {spacehub_version()}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for register in COMMAND_GROUPS:
         register(sub, common)

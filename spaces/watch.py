@@ -88,6 +88,12 @@ class Subscription:
     def close(self) -> None:
         self._bus._unsubscribe(self)
 
+    def end(self) -> None:
+        """End the watch now (the server is stopping): its client watches again, elsewhere or later."""
+        if not self.overflowed:
+            self.overflowed = True
+            self.queue.put_nowait(None)
+
 
 class WatchBus:
     def __init__(self, start_revision: int, ring_size: int = 50_000, subscriber_limit: int = 100_000) -> None:
@@ -102,6 +108,14 @@ class WatchBus:
         self.latest_revision = start_revision
         self._listeners: list[Callable[[Sequence[Entry]], None]] = []
         self._internal: dict[str, list[Callable[[Sequence[Entry]], None]]] = {}
+        self._closing = False
+
+    def close_watches(self) -> None:
+        """The server is stopping: end every watch, now and from now on (in-process listeners go on)."""
+        self._closing = True
+        for subs in (*self._subs.values(), self._wildcard):
+            for sub in subs:
+                sub.end()
 
     def add_listener(self, fn: Callable[[Sequence[Entry]], None]) -> None:
         """Synchronous in-process consumers (indexes, controllers' triggers), called per batch."""
@@ -142,6 +156,8 @@ class WatchBus:
         """Subscribe to one kind in one space, or (both None) to everything."""
         key = (space, resource) if space is not None and resource is not None else None
         sub = Subscription(self, key, self._subscriber_limit)
+        if self._closing:
+            sub.end()
         if key is None:
             self._wildcard.add(sub)
         else:

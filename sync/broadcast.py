@@ -80,6 +80,12 @@ class Broadcaster:
             if not streams:
                 del self._attached[attachment.target]
 
+    def hand_all_back(self) -> None:
+        """Wake every parked stream's task (the server is stopping: each ends its stream)."""
+        for streams in self._attached.values():
+            for attachment in streams:
+                attachment.woken.set()
+
     def attached(self) -> int:
         return sum(len(streams) for streams in self._attached.values())
 

@@ -38,6 +38,14 @@ class StreamSource:
         self.broadcaster = Broadcaster(lambda target, seq: service.engine.changes_since(target, seq), self._change,
                                        lambda target: inventory.sync_target(target) is None)
         service.target_listeners.append(self.broadcaster.targets_changed)
+        self.closing = False
+
+    def close(self) -> None:
+        """The server is stopping: every stream ends after what it has sent (its syncer reconnects, to another
+        hub process or to this one restarted, and resumes from its seq)."""
+        self.closing = True
+        self.broadcaster.hand_all_back()
+        self.service.wake_streams()
 
     async def stream(self, target: str, since: int, epoch: str | None,
                      sink: DirectSink | None = None) -> AsyncIterator[bytes]:
@@ -59,7 +67,7 @@ class StreamSource:
         first = True
         sent = loop.time()
         rules_sent: list[dict[str, Any]] | None = None
-        while True:
+        while not self.closing:
             waiter = self.service.target_changed(target)
             changes = engine.changes_since(target, seq) if seq > 0 else None
             if changes is None:
@@ -99,6 +107,7 @@ class StreamSource:
             first = False
             yield _FLUSH
             sent = loop.time()
+        yield _FLUSH
 
     async def _idle(self, target: str, seq: int, sent: float, sink: DirectSink | None,
                     waiter: asyncio.Event) -> tuple[int, float, bool]:

@@ -9,6 +9,7 @@ import logging
 import signal
 from pathlib import Path
 
+from spaces.logs import add_log_options, configure_logging
 from spaces.output import Subparsers
 from syncer.bootstrap import Bootstrap, BootstrapError
 
@@ -33,14 +34,14 @@ def register_syncer_commands(sub: Subparsers, common: argparse.ArgumentParser) -
                      help=f"local state database (default {DEFAULT_STATE_DIR}/<target>.db)")
     run.add_argument("--hub-url", default=None, metavar="URL",
                      help="reach the hub at URL instead of the bootstrap's (a load balancer, a reverse proxy)")
-    run.add_argument("--log-level", default="INFO", choices=["DEBUG", "INFO", "WARNING", "ERROR"])
+    add_log_options(run)
     run.set_defaults(func=_syncer_run)
 
 
 def _syncer_run(args: argparse.Namespace) -> int:
     from syncer.runner import SyncerSpec, run_syncers
 
-    logging.basicConfig(level=args.log_level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    configure_logging(args.log_format, args.log_level)
     logging.getLogger("httpx").setLevel(logging.WARNING)
     try:
         bootstrap = Bootstrap.load(args.bootstrap).with_hub(args.hub_url)

@@ -14,9 +14,9 @@ import asyncio
 import contextlib
 import logging
 from dataclasses import dataclass
-from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
+from spaces.version import spacehub_version
 from syncer.backoff import Backoff
 from syncer.bootstrap import Bootstrap
 from syncer.cluster import GVR, Cluster, ClusterError
@@ -53,13 +53,6 @@ MAX_CORRECTION_DELAY = 300.0
 RECONNECT_MAX_SECONDS = 15.0
 
 
-def syncer_version() -> str:
-    try:
-        return version("spacehub")
-    except PackageNotFoundError:
-        return "0.0.0"
-
-
 @dataclass
 class SyncerOptions:
     status_interval: float = 0.2  # seconds between status report batches
@@ -77,7 +70,7 @@ class Syncer:
         self.held: dict[str, Held] = {ident: Held.from_record(ident, record)
                                       for ident, record in state.held(self.target).items()}
         self.reporter = StatusReporter(hub, self.options.status_interval, self.target)
-        self.heartbeater = Heartbeater(hub, cluster, syncer_version(), self.target)
+        self.heartbeater = Heartbeater(hub, cluster, spacehub_version(), self.target)
         self.drift = DriftWatcher(cluster, self.target, self.held, self)
         self.owned = OwnedIndex(cluster, self.target, self._owned_changed, self._warning)
         self.reporter.associated = self.owned.summary

@@ -17,6 +17,7 @@ from starlette.routing import BaseRoute, Route
 
 from spaces.definitions import schema_release
 from spaces.errors import StatusError
+from spaces.version import spacehub_version
 
 METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE"]
 SpaceHandler = Callable[[Request, str, str], Awaitable[Response]]
@@ -32,7 +33,7 @@ class Core(Protocol):
 
 def version_info() -> dict[str, str]:
     major, minor, patch = schema_release().split(".")
-    return {"major": major, "minor": minor, "gitVersion": f"v{major}.{minor}.{patch}+spacehub",
+    return {"major": major, "minor": minor, "gitVersion": f"v{major}.{minor}.{patch}+spacehub.{spacehub_version()}",
             "gitCommit": "", "gitTreeState": "clean", "buildDate": "", "goVersion": "python",
             "compiler": "cpython", "platform": "linux/amd64"}
 

@@ -8,9 +8,10 @@ they can dial (a wildcard listen address is not dialable).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import ssl
 import urllib.parse
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -39,22 +40,38 @@ class Endpoint:
     followed: CertificateFiles | None = None  # the operator's certificate files, reloaded when they change
 
     def uvicorn_config(self, app: Any) -> uvicorn.Config:
-        return uvicorn.Config(app, host=self.host, port=self.port, log_level="warning", lifespan="on",
+        # log_config=None: uvicorn's loggers go through the process's own handler (spaces.logs).
+        return uvicorn.Config(app, host=self.host, port=self.port, log_level="warning", log_config=None,
+                              lifespan="on",
                               timeout_keep_alive=IDLE_CONNECTION_SECONDS,
                               timeout_graceful_shutdown=GRACEFUL_SHUTDOWN_SECONDS,
                               **self.ssl)  # type: ignore[arg-type]
 
-    def server(self, app: Any) -> uvicorn.Server:
-        return _FollowingServer(self.uvicorn_config(app), self.followed)
+    def server(self, app: Any, on_shutdown: Callable[[], None] | None = None) -> uvicorn.Server:
+        return SpaceServer(self.uvicorn_config(app), self.followed, on_shutdown)
 
 
-class _FollowingServer(uvicorn.Server):
-    """uvicorn's server, loading the operator's certificate files into its TLS context when they change."""
+class SpaceServer(uvicorn.Server):
+    """uvicorn's server, loading the operator's certificate files into its TLS context when they change, and
+    telling the application first when it stops (``on_shutdown``: end watches and streams, which would
+    otherwise hold their connections open through the whole grace period)."""
 
-    def __init__(self, config: uvicorn.Config, followed: CertificateFiles | None) -> None:
+    def __init__(self, config: uvicorn.Config, followed: CertificateFiles | None = None,
+                 on_shutdown: Callable[[], None] | None = None) -> None:
         super().__init__(config)
         self._followed = followed
+        self._on_shutdown = on_shutdown
         self._following: asyncio.Task[None] | None = None
+
+    @contextlib.contextmanager
+    def capture_signals(self) -> Iterator[None]:
+        with super().capture_signals():
+            yield
+            # uvicorn re-raises the SIGTERM it handled once stopped, so the process dies of it (exit 143); a
+            # server that stopped cleanly on request exits 0 instead.
+            captured = getattr(self, "_captured_signals", None)
+            if isinstance(captured, list):
+                captured.clear()
 
     async def startup(self, sockets: list[Any] | None = None) -> None:
         await super().startup(sockets=sockets)
@@ -62,6 +79,8 @@ class _FollowingServer(uvicorn.Server):
             self._following = asyncio.create_task(follow(self._followed, self.config.ssl))
 
     async def shutdown(self, sockets: list[Any] | None = None) -> None:
+        if self._on_shutdown is not None:
+            self._on_shutdown()
         if self._following is not None:
             self._following.cancel()
         await super().shutdown(sockets=sockets)

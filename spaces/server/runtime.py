@@ -97,6 +97,12 @@ class SpaceRuntime:
         await self.lifecycle.ensure_default_namespaces(ROOT_SPACE)
         self._compaction = asyncio.create_task(self._compact_loop(), name="compaction")
 
+    def drain(self) -> None:
+        """The server is stopping: end the watches, so their connections close instead of holding it up."""
+        bus = getattr(self, "bus", None)  # None: stopped before it opened its store
+        if bus is not None:
+            bus.close_watches()
+
     async def stop(self) -> None:
         if self._compaction is not None:
             self._compaction.cancel()
