@@ -46,3 +46,16 @@ def test_the_least_recently_used_keys_are_forgotten() -> None:
     recent.offer(row(3, third))
     assert recent.get(second) is None and recent.get(first) is not None and recent.get(third) is not None
     assert len(recent) == 2
+
+
+def test_values_are_bounded_in_bytes_and_a_very_large_row_is_not_kept() -> None:
+    recent = RecentRows(budget=10, largest_row=8)
+    big = Key("s", "placementstatuses", "app", "big")
+    recent.offer(LogRow(1, big, True, False, 0, b"x" * 6))
+    assert recent.get(big) is not None
+    recent.offer(LogRow(2, big, False, False, 1, b"x" * 9))  # grew past the largest row: forgotten, not stale
+    assert recent.get(big) is None
+    first, second = Key("s", "configmaps", "app", "a"), Key("s", "configmaps", "app", "b")
+    recent.offer(LogRow(3, first, True, False, 0, b"x" * 6))
+    recent.offer(LogRow(4, second, True, False, 0, b"x" * 6))  # 12 bytes > 10: the older one goes
+    assert recent.get(first) is None and recent.get(second) is not None
