@@ -39,18 +39,19 @@ def register_cluster_commands(sub: Subparsers, common: argparse.ArgumentParser) 
     register.add_argument("name", metavar="NAME")
     register.add_argument("--label", action="append", default=[], metavar="KEY=VALUE",
                           help="a label of the SyncTarget and Location (repeatable)")
-    register.add_argument("-o", "--output", choices=REGISTER_FORMATS, default="bootstrap",
-                          help="bootstrap: the syncer bootstrap YAML (default); manifest: a YAML stream to "
-                               "kubectl apply to the cluster, running the syncer there with the bootstrap")
-    register.add_argument("--bootstrap-out", "--out", dest="bootstrap_out", type=Path, default=None,
-                          metavar="FILE", help="write the output to FILE (mode 0600: it holds the credential) "
-                                               "instead of stdout")
-    register.add_argument("--syncer-namespace", default=syncer_manifest.DEFAULT_NAMESPACE, metavar="NAMESPACE",
-                          help="with -o manifest: the namespace of the syncer (default: %(default)s)")
-    register.add_argument("--syncer-image", default=None, metavar="IMAGE",
-                          help="with -o manifest: the syncer's image (default: "
-                               f"{syncer_manifest.IMAGE_REPOSITORY}:<this spacehub's version>)")
+    _add_bootstrap_output(register)
     register.set_defaults(func=_cluster_register)
+
+    rotate = cluster_sub.add_parser(
+        "rotate-credentials", parents=[common], help="issue a new syncer credential; the old one expires",
+        description="Mint a new credential for cluster NAME's syncer and print its bootstrap (or, with -o "
+                    "manifest, the objects that run the syncer with it); the earlier credentials keep working for "
+                    "--grace seconds, then the hub answers them 401.")
+    rotate.add_argument("name", metavar="NAME")
+    rotate.add_argument("--grace", type=float, default=600.0, metavar="SECONDS",
+                        help="how long the earlier credentials keep working (default 600)")
+    _add_bootstrap_output(rotate)
+    rotate.set_defaults(func=_cluster_rotate_credentials)
 
     listing = cluster_sub.add_parser("list", parents=[common], help="list clusters")
     add_output_flag(listing)
@@ -70,6 +71,20 @@ def register_cluster_commands(sub: Subparsers, common: argparse.ArgumentParser) 
         command.set_defaults(func=_cluster_schedule, verb=verb)
 
 
+def _add_bootstrap_output(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("-o", "--output", choices=REGISTER_FORMATS, default="bootstrap",
+                        help="bootstrap: the syncer bootstrap YAML (default); manifest: a YAML stream to "
+                             "kubectl apply to the cluster, running the syncer there with the bootstrap")
+    parser.add_argument("--bootstrap-out", "--out", dest="bootstrap_out", type=Path, default=None,
+                        metavar="FILE", help="write the output to FILE (mode 0600: it holds the credential) "
+                                             "instead of stdout")
+    parser.add_argument("--syncer-namespace", default=syncer_manifest.DEFAULT_NAMESPACE, metavar="NAMESPACE",
+                        help="with -o manifest: the namespace of the syncer (default: %(default)s)")
+    parser.add_argument("--syncer-image", default=None, metavar="IMAGE",
+                        help="with -o manifest: the syncer's image (default: "
+                             f"{syncer_manifest.IMAGE_REPOSITORY}:<this spacehub's version>)")
+
+
 def parse_labels(pairs: Sequence[str]) -> dict[str, str]:
     labels: dict[str, str] = {}
     for pair in pairs:
@@ -82,31 +97,49 @@ def parse_labels(pairs: Sequence[str]) -> dict[str, str]:
 
 def _cluster_register(args: argparse.Namespace) -> int:
     labels = parse_labels(args.label)
-    manifest = args.output == "manifest"
-    if manifest:  # refuse a bad flag before anything is registered
+    _check_bootstrap_output(args)  # refuse a bad flag before anything is registered
+    with client_for(getattr(args, "kubeconfig", None)) as client:
+        result = client.post(f"{API}/clusters", {"name": args.name, "labels": labels})
+    _write_bootstrap(args, result.get("bootstrap") or {}, "registered")
+    return 0
+
+
+def _cluster_rotate_credentials(args: argparse.Namespace) -> int:
+    if args.grace < 0:
+        raise ClientError("--grace must not be negative")
+    _check_bootstrap_output(args)
+    with client_for(getattr(args, "kubeconfig", None)) as client:
+        result = client.post(f"{API}/clusters/{quote(args.name, safe='')}:rotate-credentials",
+                             {"graceSeconds": args.grace})
+    _write_bootstrap(args, result.get("bootstrap") or {},
+                     f"given a new credential (the earlier ones stop in {args.grace:g}s)")
+    return 0
+
+
+def _check_bootstrap_output(args: argparse.Namespace) -> None:
+    if args.output == "manifest":
         try:
             syncer_manifest.check_namespace(args.syncer_namespace)
         except ValueError as exc:
             raise ClientError(f"--syncer-namespace: {exc}") from None
-    with client_for(getattr(args, "kubeconfig", None)) as client:
-        result = client.post(f"{API}/clusters", {"name": args.name, "labels": labels})
-    bootstrap = result.get("bootstrap") or {}
-    if manifest:
+
+
+def _write_bootstrap(args: argparse.Namespace, bootstrap: dict[str, Any], done: str) -> None:
+    if args.output == "manifest":
         objects = syncer_manifest.syncer_manifest(bootstrap, namespace=args.syncer_namespace,
                                                   image=args.syncer_image or syncer_manifest.default_image())
         text, what = syncer_manifest.render(objects), "syncer manifest"
     else:
         text, what = syncer_manifest.bootstrap_yaml(bootstrap), "syncer bootstrap"
     if args.bootstrap_out is None:
-        print(f'cluster "{args.name}" registered', file=sys.stderr)
+        print(f'cluster "{args.name}" {done}', file=sys.stderr)
         sys.stdout.write(text)
-    else:
-        try:
-            atomic_write(args.bootstrap_out, text.encode())  # mode 0600: it holds a credential
-        except OSError as exc:
-            raise ClientError(f"cannot write {args.bootstrap_out}: {exc.strerror or exc}") from None
-        print(f'cluster "{args.name}" registered; {what} written to {args.bootstrap_out}')
-    return 0
+        return
+    try:
+        atomic_write(args.bootstrap_out, text.encode())  # mode 0600: it holds a credential
+    except OSError as exc:
+        raise ClientError(f"cannot write {args.bootstrap_out}: {exc.strerror or exc}") from None
+    print(f'cluster "{args.name}" {done}; {what} written to {args.bootstrap_out}')
 
 
 def _cluster_list(args: argparse.Namespace) -> int:

@@ -15,7 +15,7 @@ from typing import Any, Protocol
 
 import orjson
 
-from inventory.kinds import LOCATIONS, SYNC_TARGETS
+from inventory.kinds import CREDENTIALS_ROTATED, LOCATIONS, SYNC_TARGETS
 from spaces.service import Objects
 from spaces.store import LogRow
 from spaces.watch import Entry
@@ -109,10 +109,12 @@ class Inventory:
                 previous = self._targets.get(name)
                 self._targets[name] = obj  # type: ignore[assignment]
                 # Status (heartbeats) changes often and does not matter to placement, except the capacity that
-                # replica division reads (it changes rarely: a Node added or removed).
+                # replica division reads (it changes rarely: a Node added or removed); a credential rotation
+                # matters to the hub's token cache.
                 changed = previous is None or _labels(previous) != _labels(obj) or \
                     previous.get("spec") != obj.get("spec") or \
-                    _allocatable(previous) != _allocatable(obj)  # type: ignore[arg-type]
+                    _allocatable(previous) != _allocatable(obj) or \
+                    _rotated(previous) != _rotated(obj)  # type: ignore[arg-type]
                 if previous is not None and _ready(previous) != _ready(obj):  # type: ignore[arg-type]
                     for health in self.health_listeners:
                         health(name)
@@ -141,3 +143,7 @@ class Inventory:
 
 def _allocatable(target: dict[str, Any]) -> Any:
     return (target.get("status") or {}).get("allocatable")
+
+
+def _rotated(target: dict[str, Any]) -> Any:
+    return ((target.get("metadata") or {}).get("annotations") or {}).get(CREDENTIALS_ROTATED)

@@ -12,6 +12,8 @@ EDGE_GROUP = "edge.kubestellar.io"  # KubeStellar PoC2023q4's group: the invento
 EDGE_VERSION = "v2alpha1"
 SYNC_TARGETS = f"synctargets.{EDGE_GROUP}"
 LOCATIONS = f"locations.{EDGE_GROUP}"
+# On a SyncTarget: when its syncer credential was last rotated (every hub process then re-reads its tokens).
+CREDENTIALS_ROTATED = "spacehub.io/credentials-rotated"
 CRDS = Path(__file__).parent / "crds"
 
 

@@ -11,7 +11,7 @@ import base64
 from typing import Any
 
 from inventory.credentials import SyncerCredentials
-from inventory.kinds import EDGE_GROUP, EDGE_VERSION, LOCATIONS, SYNC_TARGETS
+from inventory.kinds import CREDENTIALS_ROTATED, EDGE_GROUP, EDGE_VERSION, LOCATIONS, SYNC_TARGETS
 from spaces.catalog import Catalog
 from spaces.errors import StatusError
 from spaces.registry import ResourceType
@@ -52,12 +52,29 @@ class Registration:
             await self._delete_if_present(SYNC_TARGETS, name)
             raise
         token = await self.objects.run_sync(self.credentials.mint, name, now_rfc3339())
-        bootstrap = {
+        return {"name": name, "bootstrap": self._bootstrap(name, token)}
+
+    async def rotate_credentials(self, name: str, grace_seconds: float) -> dict[str, Any]:
+        """A new credential for cluster ``name`` (``{"name", "bootstrap"}``); its earlier ones stop working after
+        ``grace_seconds``. StatusError 404 if the cluster is not registered."""
+        await self.objects.get(self.space, self._type(SYNC_TARGETS), "", name)
+        rotated = now_rfc3339()
+        token = await self.objects.run_sync(self.credentials.rotate, name, rotated, grace_seconds)
+
+        def annotate(obj: dict[str, Any]) -> dict[str, Any]:  # every hub process re-reads the old tokens' expiry
+            obj["metadata"].setdefault("annotations", {})[CREDENTIALS_ROTATED] = rotated
+            return obj
+
+        await self.objects.guaranteed_update(self.space, self._type(SYNC_TARGETS), "", name, annotate,
+                                             WriteOptions(manager=MANAGER))
+        return {"name": name, "bootstrap": self._bootstrap(name, token)}
+
+    def _bootstrap(self, name: str, token: str) -> dict[str, Any]:
+        return {
             "apiVersion": "spacehub.io/v1alpha1", "kind": "SyncerBootstrap", "hub": self.public_url,
             "inventorySpace": self.space, "syncTarget": name, "token": token,
             "certificateAuthorityData": base64.b64encode(self.ca_pem).decode() if self.ca_pem else None,
         }
-        return {"name": name, "bootstrap": bootstrap}
 
     async def delete(self, name: str) -> None:
         """Delete SyncTarget and Location ``name`` and revoke the credential; StatusError 404 if absent."""

@@ -105,6 +105,10 @@ class ClusterRegistry(Protocol):
         """Delete SyncTarget and Location ``name`` and revoke the credential; StatusError 404 if absent."""
         ...
 
+    async def rotate_credentials(self, name: str, grace_seconds: float) -> dict[str, Any]:
+        """A new syncer credential for ``name``; the earlier ones stop after ``grace_seconds``. 404 if absent."""
+        ...
+
     async def schedule(self, name: str, *, unschedulable: bool, drain: bool) -> dict[str, Any]:
         """Cordon, drain or uncordon SyncTarget ``name``; the SyncTarget. StatusError 404 if absent."""
         ...
@@ -209,6 +213,15 @@ def _add_cluster_routes(app: FastAPI, view: PlacementView, clusters: ClusterView
         await registry.delete(name)
         return m.Status(status="Success", code=200,
                         details=m.StatusDetails(name=name, group=EDGE_GROUP, kind=SYNC_TARGETS))
+
+    @app.post("/clusters/{name}:rotate-credentials", response_model=m.RegisteredCluster, tags=["clusters"],
+              summary="Rotate a cluster's syncer credential", responses={**BAD_REQUEST, **NOT_FOUND, **INVALID})
+    async def rotate_credentials(name: ClusterPath,
+                                 request: m.RotateCredentialsRequest | None = None) -> m.RegisteredCluster:
+        """Mint a new credential for the cluster's syncer and return its bootstrap; the earlier credentials keep
+        working for `graceSeconds` (time to hand the syncer the new bootstrap), then get 401."""
+        result = await registry.rotate_credentials(name, (request or m.RotateCredentialsRequest()).grace_seconds)
+        return m.RegisteredCluster(name=name, bootstrap=dict(result.get("bootstrap") or {}))
 
     async def reschedule(name: str, *, unschedulable: bool, drain: bool) -> m.Cluster:
         target = await registry.schedule(name, unschedulable=unschedulable, drain=drain)

@@ -181,6 +181,15 @@ class RegisterClusterRequest(StrictModel):
     model_config = ConfigDict(json_schema_extra={"examples": [{"name": "florin", "labels": {"env": "prod"}}]})
 
 
+class RotateCredentialsRequest(StrictModel):
+    """How long the cluster's earlier credentials keep working."""
+
+    grace_seconds: float = Field(default=600.0, ge=0, description="Seconds the earlier credentials keep working "
+                                                                  "(default 600).")
+
+    model_config = ConfigDict(json_schema_extra={"examples": [{"graceSeconds": 600}]})
+
+
 class RegisteredCluster(ApiModel):
     name: str
     bootstrap: dict[str, Any] = Field(description="What the cluster's syncer needs to dial in: the hub URL, its CA, "

@@ -129,6 +129,12 @@ class FakeView:
         if self._locations.pop(name, None) is not None:
             self.engine.delete_location(name)
 
+    async def rotate_credentials(self, name: str, grace_seconds: float) -> dict[str, Any]:
+        if name not in self._targets:
+            raise not_found("synctargets", EDGE_GROUP, name)
+        return {"name": name, "bootstrap": {"apiVersion": "spacehub.io/v1alpha1", "kind": "SyncerBootstrap",
+                                            "syncTarget": name, "token": f"token-{name}-rotated"}}
+
     async def schedule(self, name: str, *, unschedulable: bool, drain: bool) -> dict[str, Any]:
         if name not in self._targets:
             raise not_found("synctargets", EDGE_GROUP, name)
@@ -514,7 +520,8 @@ def test_openapi_document_is_served_under_the_mount_with_its_server(client: Test
         "/spaces/{space}/placements/{name}", "/spaces/{space}/placements:explain",
         "/spaces/{space}/objects/{resource}/{name}",
         "/spaces/{space}/namespaces/{namespace}/objects/{resource}/{name}", "/spaces/{space}/upsynced",
-        "/conflicts", "/clusters/{name}:cordon", "/clusters/{name}:drain", "/clusters/{name}:uncordon"}
+        "/conflicts", "/clusters/{name}:cordon", "/clusters/{name}:drain", "/clusters/{name}:uncordon",
+        "/clusters/{name}:rotate-credentials"}
     assert doc["components"]["securitySchemes"]["bearerAuth"]["scheme"] == "bearer"
     explain = doc["paths"]["/spaces/{space}/placements:explain"]["post"]
     assert set(explain["responses"]) >= {"200", "400", "401", "403", "404", "422"}
@@ -553,5 +560,5 @@ def test_every_endpoint_conforms_to_the_openapi_document() -> None:
         case.call_and_validate(headers={"Authorization": f"Bearer {TOKEN}"})
 
     failures, operations = fuzz_operations(schema, call, max_examples=10)
-    assert operations == 15
+    assert operations == 16
     assert not failures, "\n\n".join(failures)
