@@ -6,6 +6,7 @@ data dir, wait for ``/readyz`` with a deadline, and talk HTTPS with the generate
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import signal
@@ -14,7 +15,7 @@ import ssl
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
@@ -156,6 +157,23 @@ class Hub:
             r = c.post("/clusters/root/apis/spacehub.io/v1alpha1/spaces",
                        json={"apiVersion": "spacehub.io/v1alpha1", "kind": "Space", "metadata": {"name": name}})
             assert r.status_code in (201, 409), r.text
+
+
+@contextlib.contextmanager
+def hub_processes(db_url: str, tmp_path: Path, count: int) -> Iterator[list[Hub]]:
+    """``count`` hub processes on one database and one data dir (CA, admin credentials), each on its own port,
+    as an operator runs them behind a load balancer; all stopped at the end."""
+    started: list[Hub] = []
+    try:
+        for i in range(count):
+            hub = Hub(data_dir=tmp_path / "data", port=free_port(), home=tmp_path / f"home-{i}",
+                      extra_args=["--db", db_url])
+            hub.start()
+            started.append(hub)
+        yield started
+    finally:
+        for hub in started:
+            hub.stop()
 
 
 def kubectl_yaml(proc: subprocess.CompletedProcess[str]) -> Any:

@@ -11,7 +11,7 @@ import httpx
 import pytest
 import yaml
 
-from tests.harness import Hub, free_port, wait_for
+from tests.harness import Hub, hub_processes, wait_for
 
 GRACE_SECONDS = 3
 
@@ -59,17 +59,8 @@ def test_a_rotated_credential_works_and_the_old_one_stops_after_the_grace_period
 
 @pytest.fixture
 def two_hubs(pg_url: str, tmp_path: Path) -> Iterator[list[Hub]]:
-    started: list[Hub] = []
-    try:
-        for i in range(2):
-            hub = Hub(data_dir=tmp_path / "data", port=free_port(), home=tmp_path / f"home-{i}",
-                      extra_args=["--db", pg_url])
-            hub.start()
-            started.append(hub)
+    with hub_processes(pg_url, tmp_path, 2) as started:
         yield started
-    finally:
-        for hub in started:
-            hub.stop()
 
 
 @pytest.mark.postgres

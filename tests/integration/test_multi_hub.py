@@ -19,7 +19,7 @@ import httpx
 import orjson
 import pytest
 
-from tests.harness import Hub, free_port, wait_for
+from tests.harness import Hub, hub_processes, wait_for
 from tests.integration.test_sync_stream import (
     apply,
     configmap,
@@ -37,17 +37,8 @@ CM = "/clusters/{space}/api/v1/namespaces/default/configmaps"
 
 @pytest.fixture
 def hubs(pg_url: str, tmp_path: Path) -> Iterator[list[Hub]]:
-    started: list[Hub] = []
-    try:
-        for i in range(3):
-            hub = Hub(data_dir=tmp_path / "data", port=free_port(), home=tmp_path / f"home-{i}",
-                      extra_args=["--db", pg_url])
-            hub.start()
-            started.append(hub)
+    with hub_processes(pg_url, tmp_path, 3) as started:
         yield started
-    finally:
-        for hub in started:
-            hub.stop()
 
 
 def leader_of(hubs: list[Hub]) -> Hub:
