@@ -86,6 +86,7 @@ class HubCore:
         self.heartbeats = Heartbeats(self.inventory, self.objects, self.catalog, settings.syncer_heartbeat_timeout)
         self.placement = PlacementService(self.objects, self.catalog, self.inventory, runtime.lifecycle.space_phase,
                                           first_seq=self.bus.latest_revision, slice_size=settings.slice_size)
+        self.placement.drain_timings.append(self.metrics.drains.observe)
         await runtime.run_sync(self.placement.load)
         self.placement.start(runtime.leadership)
         self.status = StatusService(self.placement, self.inventory, self.objects, self.catalog)
@@ -146,6 +147,11 @@ def build_app(settings: HubSettings) -> tuple[object, HubCore]:
         core.metrics.revision.set(core.bus.latest_revision)
         core.metrics.leader.set(1 if core.runtime.leadership.held else 0)
         core.metrics.streams_attached.set(core.syncers.streams.broadcaster.attached())
+        core.metrics.streams_open.set(core.syncers.streams.open)
+        core.metrics.placements.set(core.placement.placement_count())
+        readiness = [core.inventory.ready(t["metadata"]["name"]) for t in core.inventory.sync_targets()]
+        for label, value in (("true", True), ("false", False), ("unknown", None)):
+            core.metrics.sync_targets.labels(label).set(sum(1 for ready in readiness if ready is value))
         return Response(generate_latest(core.metrics.registry), media_type=CONTENT_TYPE_LATEST)
 
     app = Starlette(routes=[

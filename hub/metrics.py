@@ -8,6 +8,8 @@ from typing import Any
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 
+from spaces.api.paths import REQUEST_INFO, RequestInfo
+
 Scope = MutableMapping[str, Any]
 ASGIApp = Callable[[Scope, Callable[[], Awaitable[Any]], Callable[[Any], Awaitable[None]]], Awaitable[None]]
 
@@ -35,8 +37,32 @@ class HubMetrics:
                                         "Changes the broadcaster left to a stream's own task, by reason: "
                                         "slow_reader (its connection's buffer was full) or behind_log",
                                         ["reason"], registry=self.registry)
+        # kube-apiserver's names and labels, so that its dashboards and alerts read a hub's spaces too.
+        self.api_requests = Counter("apiserver_request_total", "Requests to the spaces' Kubernetes API, by verb, "
+                                    "group, version, resource, subresource, scope and HTTP code",
+                                    ["verb", "group", "version", "resource", "subresource", "scope", "code"],
+                                    registry=self.registry)
+        self.api_latency = Histogram("apiserver_request_duration_seconds", "Time to the first response byte of "
+                                     "requests to the spaces' Kubernetes API (watches excluded)",
+                                     ["verb", "group", "version", "resource", "subresource", "scope"],
+                                     registry=self.registry, buckets=(0.005, 0.01, 0.025, 0.05, 0.1, 0.2, 0.4, 0.6,
+                                                                      0.8, 1.0, 1.5, 2, 3, 5, 10, 30, 60))
+        self.placements = Gauge("spacehub_placements", "EdgePlacements in all workload spaces", registry=self.registry)
+        self.drains = Histogram("spacehub_placement_drain_duration_seconds", "Time the placement engine's changes "
+                                "took to reach the streams and listeners, per drain", registry=self.registry,
+                                buckets=(0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5))
+        self.sync_targets = Gauge("spacehub_sync_targets", "Registered clusters (SyncTargets), by readiness",
+                                  ["ready"], registry=self.registry)
+        self.streams_open = Gauge("spacehub_sync_streams", "Syncer streams this process serves",
+                                  registry=self.registry)
         self.leader = Gauge("spacehub_leader", "1 while this process holds the lease (runs the controllers and "
                             "placement writes), else 0", registry=self.registry)
+
+    def _api_request(self, info: RequestInfo, code: str, took: float) -> None:
+        labels = (info.verb, info.group, info.version, info.resource, info.subresource, info.scope)
+        self.api_requests.labels(*labels, code).inc()
+        if info.verb != "WATCH":
+            self.api_latency.labels(*labels).observe(took)
 
     def observe_batch(self, size: int, seconds: float) -> None:
         self.commit_batch.observe(size)
@@ -52,8 +78,13 @@ class HubMetrics:
 
             async def send_wrapper(message: dict[str, Any]) -> None:
                 if message["type"] == "http.response.start":
-                    self.requests.labels(method, str(message["status"])).inc()
-                    self.latency.labels(method).observe(time.perf_counter() - started)
+                    took = time.perf_counter() - started
+                    code = str(message["status"])
+                    self.requests.labels(method, code).inc()
+                    self.latency.labels(method).observe(took)
+                    info = scope.get(REQUEST_INFO)
+                    if isinstance(info, RequestInfo):
+                        self._api_request(info, code, took)
                 await send(message)
 
             await app(scope, receive, send_wrapper)

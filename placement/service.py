@@ -13,6 +13,7 @@ import asyncio
 import dataclasses
 import datetime as dt
 import logging
+import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -96,6 +97,8 @@ class PlacementService(WorkQueue):
         # Called after each drain with the targets whose desired sets changed and those whose upsync rules
         # may have (the syncer streams' broadcaster).
         self.target_listeners: list[Callable[[set[str], set[str]], None]] = []
+        # Told how long each drain took (seconds; the hub's metrics).
+        self.drain_timings: list[Callable[[float], None]] = []
         # Called after each drain with the placements and targets whose results changed (status return).
         self.drain_listeners: list[Callable[[set[tuple[str, str]], set[str]], None]] = []
         # Conditions other parts add to an EdgePlacement's status (upsync clashes), by (space, name).
@@ -281,9 +284,15 @@ class PlacementService(WorkQueue):
     async def handle(self, key: Any) -> bool:
         if key == WRITE:
             await self._write_results()
-        else:
-            await self._drain()
+            return False
+        started = time.perf_counter()
+        await self._drain()
+        for timing in self.drain_timings:
+            timing(time.perf_counter() - started)
         return False
+
+    def placement_count(self) -> int:
+        return sum(len(placements) for placements in self._placements.values())
 
     async def _drain(self) -> None:
         """Take the engine's changes: wake the changed targets' streams and tell the listeners now; the

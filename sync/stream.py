@@ -39,6 +39,7 @@ class StreamSource:
                                        lambda target: inventory.sync_target(target) is None)
         service.target_listeners.append(self.broadcaster.targets_changed)
         self.closing = False
+        self.open = 0  # streams being served now
 
     def close(self) -> None:
         """The server is stopping: every stream ends after what it has sent (its syncer reconnects, to another
@@ -52,11 +53,15 @@ class StreamSource:
         """The response body for ``GET …/targets/{target}/stream?since=…&epoch=…``, chunk by chunk; while the
         syncer is up to date, the broadcaster writes its changes to ``sink`` (when there is one)."""
         buffer = bytearray()
-        async for line in self._lines(target, since, epoch, sink):
-            if buffer and (not line or len(buffer) + len(line) > CHUNK_BYTES):
-                yield bytes(buffer)
-                buffer.clear()
-            buffer += line
+        self.open += 1
+        try:
+            async for line in self._lines(target, since, epoch, sink):
+                if buffer and (not line or len(buffer) + len(line) > CHUNK_BYTES):
+                    yield bytes(buffer)
+                    buffer.clear()
+                buffer += line
+        finally:
+            self.open -= 1
 
     async def _lines(self, target: str, since: int, epoch: str | None,
                      sink: DirectSink | None) -> AsyncIterator[bytes]:

@@ -23,7 +23,7 @@ from spaces.api.codec import (
 )
 from spaces.api.openapiv2 import openapi_v2_response
 from spaces.api.params import optional_query_bool, query_bool
-from spaces.api.paths import ResourcePath, parse_resource_path
+from spaces.api.paths import REQUEST_INFO, RequestInfo, ResourcePath, parse_resource_path
 from spaces.api.tables import to_table
 from spaces.api.watchstream import WatchRequest, WatchStream, watch_timeout
 from spaces.catalog import Catalog
@@ -78,6 +78,17 @@ def _verb(request: Request, rp: ResourcePath) -> str:
     if method == "DELETE":
         return "delete" if rp.name is not None else "deletecollection"
     return {"POST": "create", "PUT": "update", "PATCH": "patch"}.get(method, method.lower())
+
+
+def _request_info(request: Request, rp: ResourcePath, verb: str) -> RequestInfo:
+    if verb in ("get", "list", "watch", "deletecollection"):
+        label = verb.upper()
+    elif request.method == "PATCH" and request.headers.get("content-type", "").startswith(APPLY_PATCH):
+        label = "APPLY"
+    else:
+        label = request.method
+    scope = "resource" if rp.name is not None else ("namespace" if rp.namespace is not None else "cluster")
+    return RequestInfo(label, rp.group, rp.version, rp.plural, rp.subresource, scope)
 
 
 def _scale_of(rtype: ResourceType, obj: dict[str, Any]) -> dict[str, Any]:
@@ -201,6 +212,7 @@ class SpaceAPI:
             raise self._not_served()
         ns = namespace or ""
         verb = _verb(request, rp)
+        request.scope[REQUEST_INFO] = _request_info(request, rp, verb)
         if verb not in rtype.verbs:
             raise errors.method_not_allowed("the server does not allow this method on the requested resource")
         if rtype.terminating and verb == "create" and not rp.subresource:

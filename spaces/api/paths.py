@@ -15,6 +15,21 @@ class ResourcePath:
     subresource: str
 
 
+REQUEST_INFO = "spacehub.request_info"  # ASGI scope key: the RequestInfo of a resource request, for metrics
+
+
+@dataclass(frozen=True)
+class RequestInfo:
+    """What a resource request did, labelled as kube-apiserver labels ``apiserver_request_total``."""
+
+    verb: str  # GET LIST WATCH POST PUT PATCH APPLY DELETE DELETECOLLECTION
+    group: str
+    version: str
+    resource: str
+    subresource: str
+    scope: str  # resource (one object), namespace or cluster
+
+
 def parse_resource_path(segments: list[str]) -> ResourcePath | None:
     """``segments`` follow ``api/v1`` or ``apis/<group>/<version>``; None if the path addresses no resource."""
     if segments and segments[0] == "api":
