@@ -6,6 +6,7 @@ import argparse
 import asyncio
 import contextlib
 import logging
+import re
 import signal
 from pathlib import Path
 
@@ -34,8 +35,14 @@ def register_syncer_commands(sub: Subparsers, common: argparse.ArgumentParser) -
                      help=f"local state database (default {DEFAULT_STATE_DIR}/<target>.db)")
     run.add_argument("--hub-url", default=None, metavar="URL",
                      help="reach the hub at URL instead of the bootstrap's (a load balancer, a reverse proxy)")
+    run.add_argument("--metrics-listen", default=None, metavar="HOST:PORT",
+                     help="serve /metrics (Prometheus), /healthz and /readyz (in sync with the hub) there "
+                          "(default: not served)")
     add_log_options(run)
     run.set_defaults(func=_syncer_run)
+
+
+LISTEN = re.compile(r"(\[[0-9a-fA-F:]+\]|[^:\s]*):\d{1,5}")  # HOST:PORT, [v6]:PORT or :PORT
 
 
 def _syncer_run(args: argparse.Namespace) -> int:
@@ -49,6 +56,8 @@ def _syncer_run(args: argparse.Namespace) -> int:
         raise SystemExit(f"error: {exc}") from None
     if args.kubeconfig is not None and not Path(args.kubeconfig).is_file():
         raise SystemExit(f"error: kubeconfig {args.kubeconfig} does not exist")
+    if args.metrics_listen is not None and not LISTEN.fullmatch(args.metrics_listen):
+        raise SystemExit(f"error: --metrics-listen must be HOST:PORT, got {args.metrics_listen!r}")
     state = args.state or DEFAULT_STATE_DIR / f"{bootstrap.sync_target}.db"
     spec = SyncerSpec(bootstrap, args.kubeconfig, args.context)
 
@@ -60,7 +69,7 @@ def _syncer_run(args: argparse.Namespace) -> int:
             loop.add_signal_handler(sig, task.cancel)
         logging.getLogger(__name__).info("syncer %s: hub %s, state %s", bootstrap.sync_target, bootstrap.hub,
                                          state)
-        await run_syncers([spec], state)
+        await run_syncers([spec], state, metrics_listen=args.metrics_listen)
 
     with contextlib.suppress(asyncio.CancelledError):
         asyncio.run(main())

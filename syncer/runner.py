@@ -16,6 +16,7 @@ from syncer.backoff import Backoff
 from syncer.bootstrap import Bootstrap
 from syncer.cluster import Cluster
 from syncer.hubclient import HubClient, HubConnections
+from syncer.observe import serve_observer
 from syncer.state import StateStore
 from syncer.syncer import Syncer, SyncerOptions
 
@@ -48,20 +49,25 @@ async def connect_cluster(spec: SyncerSpec) -> Cluster:
             await asyncio.sleep(delay)
 
 
-async def run_syncers(specs: list[SyncerSpec], state_path: Path, options: SyncerOptions | None = None) -> None:
-    """Run every spec's syncer until cancelled."""
+async def run_syncers(specs: list[SyncerSpec], state_path: Path, options: SyncerOptions | None = None,
+                      metrics_listen: str | None = None) -> None:
+    """Run every spec's syncer until cancelled; with ``metrics_listen`` (HOST:PORT), serve their /metrics,
+    /healthz and /readyz there."""
     if not specs:
         return
     state = StateStore(state_path)
     hub = HubConnections.open(specs[0].bootstrap, len(specs))
     wave = asyncio.Semaphore(STARTUP_WAVE)
     clusters: list[Cluster] = []
+    running: list[Syncer] = []
+    observer = await serve_observer(metrics_listen, lambda: running) if metrics_listen else None
 
     async def run_one(spec: SyncerSpec) -> None:
         async with wave:
             cluster = await connect_cluster(spec)
             clusters.append(cluster)
             syncer = Syncer(spec.bootstrap, cluster, HubClient(spec.bootstrap, hub), state, options)
+            running.append(syncer)
             task = asyncio.create_task(syncer.run(), name=f"syncer {spec.bootstrap.sync_target}")
             try:
                 with contextlib.suppress(TimeoutError):
@@ -79,6 +85,8 @@ async def run_syncers(specs: list[SyncerSpec], state_path: Path, options: Syncer
     try:
         await asyncio.gather(*(run_one(spec) for spec in specs))
     finally:
+        if observer is not None:
+            await observer.cleanup()
         await asyncio.gather(*(cluster.close() for cluster in clusters), return_exceptions=True)
         await hub.aclose()
         state.close()

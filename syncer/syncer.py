@@ -81,6 +81,8 @@ class Syncer:
         self.snapshot: set[str] | None = None  # the sources of a RESET … SYNCED in progress
         self.resumed_from = 0  # the seq the current connection started from
         self.in_sync = asyncio.Event()  # set at the first SYNCED: the fleet starts syncers in waves by it
+        self.applies = 0  # objects applied to the cluster, and applies that failed (its /metrics)
+        self.apply_errors = 0
         self.retry_wake = asyncio.Event()
 
     # --- running --------------------------------------------------------------------------------
@@ -167,6 +169,20 @@ class Syncer:
         elif kind == "UPSYNC":
             self.upsyncer.set_rules(list(message.get("rules") or []))
 
+
+    # --- what its operator sees (syncer/observe.py) -----------------------------------------------
+
+    def connected(self) -> bool:
+        return self.reporter.connected.is_set()
+
+    def seq(self) -> int:
+        return self.position.seq
+
+    def managed(self) -> int:
+        return sum(1 for held in self.held.values() if not held.deleting)
+
+    def failing(self) -> int:
+        return sum(1 for held in self.held.values() if held.error and not held.deleting)
 
     def _advance(self, seq: int) -> None:
         self.position = Position(seq, self.position.epoch)
@@ -284,6 +300,7 @@ class Syncer:
         nor for Namespaces the cluster already had)."""
         if held.error:
             log.info("syncer %s: %s applied after earlier failures", self.target, held.describe())
+        self.applies += 1
         held.live_fp = fingerprint(held.applied, live) if held.owned and corrected else "-"
         held.applied_rv = resource_version(live)
         held.error = None
@@ -292,6 +309,7 @@ class Syncer:
         self.reporter.offer(held, live)
 
     def _failed(self, held: Held, exc: ClusterError) -> None:
+        self.apply_errors += 1
         held.error = f"{exc.reason}: {exc.message}" if exc.code else exc.message
         held.retry_delay = min(MAX_RETRY_DELAY, max(1.0, held.retry_delay * 2))
         held.retry_at = asyncio.get_running_loop().time() + held.retry_delay

@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -34,6 +35,7 @@ class SyncerProcess:
     log_path: Path
     hub_url: str | None = None
     env: dict[str, str] = field(default_factory=dict)
+    extra_args: Sequence[str] = ()
     proc: subprocess.Popen[bytes] | None = None
 
     def start(self) -> None:
@@ -41,6 +43,7 @@ class SyncerProcess:
                str(self.kubeconfig), "--state", str(self.state)]
         if self.hub_url:
             cmd += ["--hub-url", self.hub_url]
+        cmd += list(self.extra_args)
         with self.log_path.open("ab") as log:
             log.write(f"--- start {' '.join(cmd)}\n".encode())
             self.proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=self.env)
@@ -106,13 +109,14 @@ class World:
         return str(yaml.safe_load((self.base / f"{name}-bootstrap.yaml").read_text())["token"])
 
     def join(self, name: str, sim_cluster: str, labels: dict[str, str], *, start: bool = True,
-             hub_url: str | None = None, env: dict[str, str] | None = None) -> SyncerProcess:
+             hub_url: str | None = None, env: dict[str, str] | None = None,
+             extra_args: Sequence[str] = ()) -> SyncerProcess:
         """Register hub cluster ``name`` and run its syncer against simulated cluster ``sim_cluster``."""
         bootstrap = self.register(name, **labels)
         syncer = SyncerProcess(name=name, bootstrap=bootstrap, kubeconfig=self.sim.kubeconfig(sim_cluster),
                                state=self.base / "syncer-state" / f"{name}.db",
                                log_path=self.base / f"syncer-{name}.log", hub_url=hub_url,
-                               env=env if env is not None else self.syncer_env())
+                               env=env if env is not None else self.syncer_env(), extra_args=extra_args)
         self.syncers[name] = syncer
         self.cluster_of[name] = sim_cluster
         if start:

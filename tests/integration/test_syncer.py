@@ -10,8 +10,9 @@ from pathlib import Path
 
 import httpx
 import pytest
+from prometheus_client.parser import text_string_to_metric_families
 
-from tests.harness import wait_for
+from tests.harness import free_port, wait_for
 from tests.syncer_harness import (
     COUNT,
     World,
@@ -225,3 +226,27 @@ def test_apply_errors_are_reported_and_retried_until_the_cluster_accepts(world: 
     world.wait_present("florin", cm_path("app", "blocked"), timeout=60)
     wait_for(lambda: world.placement_view("errors", "app", "configmaps", "blocked")["reported"][0]["error"] is None,
              timeout=30, message="the error cleared after the retry")
+
+
+def test_the_syncer_serves_its_metrics_and_health(world: World) -> None:
+    port = free_port()
+    world.join("florin", "wec1", dict(env="prod"), extra_args=["--metrics-listen", f"127.0.0.1:{port}"])
+    world.hub.create_space("observed")
+    world.apply("observed", namespace("app"), configmap("cfg", "app", k="v"),
+                placement("p", {"env": "prod"}, [{"apiGroup": "", "resources": ["configmaps"],
+                                                  "namespaces": ["app"]}]))
+    world.wait_present("florin", cm_path("app", "cfg"))
+    base = f"http://127.0.0.1:{port}"
+
+    def scraped() -> dict[str, float] | None:
+        text = httpx.get(f"{base}/metrics", timeout=5).text
+        found = {s.name: s.value for family in text_string_to_metric_families(text) for s in family.samples
+                 if s.labels.get("target") == "florin"}
+        return found if found.get("spacehub_syncer_objects", 0) >= 2 else None  # the namespace and the ConfigMap
+
+    found = wait_for(scraped, timeout=30, message="the syncer's metrics")
+    assert found["spacehub_syncer_connected"] == 1
+    assert found["spacehub_syncer_applies_total"] >= 2 and found["spacehub_syncer_seq"] > 0
+    assert found["spacehub_syncer_apply_errors_total"] == 0 and found["spacehub_syncer_objects_failing"] == 0
+    assert httpx.get(f"{base}/healthz", timeout=5).status_code == 200
+    assert httpx.get(f"{base}/readyz", timeout=5).status_code == 200
