@@ -16,7 +16,6 @@ from syncer.backoff import Backoff
 from syncer.bootstrap import Bootstrap
 from syncer.cluster import Cluster
 from syncer.hubclient import HubClient, HubConnections
-from syncer.observe import serve_observer
 from syncer.state import StateStore
 from syncer.syncer import Syncer, SyncerOptions
 
@@ -60,7 +59,12 @@ async def run_syncers(specs: list[SyncerSpec], state_path: Path, options: Syncer
     wave = asyncio.Semaphore(STARTUP_WAVE)
     clusters: list[Cluster] = []
     running: list[Syncer] = []
-    observer = await serve_observer(metrics_listen, lambda: running) if metrics_listen else None
+    observer = None
+    if metrics_listen:
+        # Imported only then: aiohttp's server and prometheus_client are ~3 MiB a syncer without them saves.
+        from syncer.observe import serve_observer
+
+        observer = await serve_observer(metrics_listen, lambda: running)
 
     async def run_one(spec: SyncerSpec) -> None:
         async with wave:
