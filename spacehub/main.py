@@ -8,6 +8,7 @@ never as a traceback (``spaces.output.run_guarded``).
 from __future__ import annotations
 
 import argparse
+import sys
 from collections.abc import Callable, Sequence
 
 from hub.cli import register_hub_commands
@@ -21,6 +22,7 @@ from spaces.version import spacehub_version
 from syncer.cli import register_syncer_commands
 
 Registrar = Callable[[Subparsers, argparse.ArgumentParser], None]
+COMPLETION_SHELLS = ("bash", "zsh")
 
 # Top-level command groups, in the order ``--help`` lists them. Each leaf command sets ``func`` (taking
 # the parsed namespace, returning the exit status) with set_defaults.
@@ -46,7 +48,20 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for register in COMMAND_GROUPS:
         register(sub, common)
+    completion = sub.add_parser("completion", help="print the shell completion script (bash or zsh)",
+                                description="Print a completion script for SHELL, e.g. "
+                                            "source <(spacehub completion bash), or for zsh save it as _spacehub "
+                                            "in a directory of $fpath.")
+    completion.add_argument("shell", choices=COMPLETION_SHELLS, metavar="SHELL", help="bash or zsh")
+    completion.set_defaults(func=lambda args: print_completion(parser, args.shell))
     return parser
+
+
+def print_completion(parser: argparse.ArgumentParser, shell: str) -> int:
+    import shtab  # only for this command
+
+    sys.stdout.write(shtab.complete(parser, shell=shell))
+    return 0
 
 
 def main(argv: Sequence[str] | None = None) -> int:
