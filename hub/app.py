@@ -19,7 +19,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Mount, Route
 
-from hub.auth import TokenAuth
+from hub.auth import UNAUTHENTICATED_PATHS, TokenAuth
 from hub.limits import InflightLimit
 from hub.metrics import HubMetrics
 from inventory.clusters import Inventory
@@ -28,6 +28,7 @@ from inventory.health import Heartbeats
 from inventory.kinds import inventory_types
 from inventory.registration import Registration
 from placement.api import build_placement_api
+from placement.apidocs import public_paths
 from placement.desired_view import DesiredSetAPI
 from placement.kinds import placement_types
 from placement.service import PlacementService
@@ -42,6 +43,7 @@ from sync.routes import keeping_server_send, streams_unlimited, syncer_routes
 from sync.server import SyncServer
 
 log = logging.getLogger(__name__)
+PLACEMENT_API = "/placement/v1"  # where the placement REST API is mounted
 
 
 @dataclass
@@ -158,10 +160,12 @@ def build_app(settings: HubSettings) -> tuple[object, HubCore]:
         *probe_routes(core), Route("/metrics", metrics),
         Route("/clusters/{space}/synctargets/{target}/{path:path}", desired_endpoint, methods=METHODS),
         *space_routes(lambda: core.api.handle),
-        Mount("/placement/v1", app=_LazyPlacementAPI(core)),
+        Mount(PLACEMENT_API, app=_LazyPlacementAPI(core)),
         Mount("/syncer/v1", routes=syncer_routes(lambda: core.syncers)),
     ], lifespan=lifespan_of(core), exception_handlers=STATUS_HANDLERS)
     metered = core.metrics.middleware(app)
     limited = streams_unlimited(InflightLimit(metered, settings.max_requests_inflight), metered)
-    wrapped = TokenAuth(limited, settings.admin_token, lambda: core.credentials, settings.inventory_space)
+    docs, docs_prefixes = public_paths(PLACEMENT_API)
+    wrapped = TokenAuth(limited, settings.admin_token, lambda: core.credentials, settings.inventory_space,
+                        UNAUTHENTICATED_PATHS | docs, docs_prefixes)
     return keeping_server_send(wrapped), core

@@ -32,14 +32,19 @@ class TokenAuth:
     """ASGI middleware: identifies the bearer token and enforces what it may reach."""
 
     def __init__(self, app: Callable[..., Any], admin_token: str, credentials: Callable[[], SyncerCredentials],
-                 inventory_space: str) -> None:
+                 inventory_space: str, public: frozenset[str] = UNAUTHENTICATED_PATHS,
+                 public_prefixes: tuple[str, ...] = ()) -> None:
+        """``public``, ``public_prefixes``: paths served without a token (probes, the API's documentation)."""
         self.app = app
+        self.public = public
+        self.public_prefixes = public_prefixes
         self.admin_token = admin_token
         self.credentials = credentials  # looked up per request: the store opens at startup
         self.inventory_space = inventory_space
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
-        if scope["type"] != "http" or scope["path"] in UNAUTHENTICATED_PATHS:
+        path = scope.get("path", "")
+        if scope["type"] != "http" or path in self.public or path.startswith(self.public_prefixes):
             await self.app(scope, receive, send)
             return
         header = next((v for k, v in scope["headers"] if k == b"authorization"), b"")

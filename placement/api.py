@@ -26,6 +26,7 @@ from starlette.routing import BaseRoute
 
 from inventory.kinds import EDGE_GROUP
 from placement import api_models as m
+from placement.apidocs import add_docs
 from placement.conflicts import Conflict
 from placement.model import ObjectRef
 from placement.where import LocationIndex, compile_location
@@ -163,13 +164,14 @@ def build_placement_api(view: PlacementView, clusters: ClusterView, registry: Cl
                         reports: ReportedStates | None = None, upsynced: UpsyncedCopies | None = None) -> FastAPI:
     """The FastAPI application the hub mounts at ``/placement/v1``."""
     app = FastAPI(title="spacehub placement API", version="v1", description=DESCRIPTION,
-                  openapi_url="/openapi.json", docs_url="/docs", redoc_url=None,
+                  openapi_url="/openapi.json", docs_url=None, redoc_url=None,
                   responses=AUTH_ERRORS, generate_unique_id_function=operation_id,
                   openapi_tags=[{"name": "clusters", "description": "SyncTargets: register, list, desired sets."},
                                 {"name": "placements", "description": "EdgePlacements: results and explain."},
                                 {"name": "objects", "description": "Where one workload object goes."}])
     _install_error_handlers(app)
     _document_security(app)
+    add_docs(app)
     _add_cluster_routes(app, view, clusters, registry)
     _add_placement_routes(app, view)
     _add_object_routes(app, view, reports)
