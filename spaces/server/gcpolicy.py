@@ -9,8 +9,10 @@ So: after each full collection, what survived it is moved to the permanent gener
 where later collections do not walk it; they look only at objects made since. Reference counting still
 frees frozen objects when their last reference goes (the hub's long-lived state is plain dicts, lists and
 dataclasses without reference cycles); only a reference cycle among frozen objects would outlive its
-use. The young-generation threshold is raised too, so the collector runs less often under allocation
-bursts (decoding a thousand reports). Pauses over :data:`SLOW_PAUSE` are logged.
+use, so once every :data:`SWEEP_EVERY` seconds the frozen objects are handed back and the next full
+collection walks everything (one long pause an hour bounds what such cycles can hold). The young-generation
+threshold is raised too, so the collector runs less often under allocation bursts (decoding a thousand
+reports). Pauses over :data:`SLOW_PAUSE` are logged.
 """
 
 from __future__ import annotations
@@ -24,12 +26,16 @@ log = logging.getLogger(__name__)
 
 THRESHOLDS = (50_000, 20, 10)
 SLOW_PAUSE = 0.25  # seconds
+SWEEP_EVERY = 3600.0  # seconds between full collections over the frozen objects too
 
 
 class CollectorPolicy:
-    def __init__(self) -> None:
+    def __init__(self, sweep_every: float = SWEEP_EVERY) -> None:
         self._started = 0.0
+        self.sweep_every = sweep_every
+        self._last_sweep = time.monotonic()
         self.frozen_after_full = 0  # full collections after which the survivors were frozen
+        self.sweeps = 0  # times the frozen objects were handed back for a full collection
 
     def install(self) -> None:
         gc.set_threshold(*THRESHOLDS)
@@ -48,9 +54,15 @@ class CollectorPolicy:
         if paused > SLOW_PAUSE:
             log.warning("garbage collection of generation %d paused the process %.0f ms (%d objects freed)",
                         info["generation"], paused * 1000, info["collected"])
-        if info["generation"] == 2:
-            gc.freeze()
-            self.frozen_after_full += 1
+        if info["generation"] != 2:
+            return
+        if time.monotonic() - self._last_sweep >= self.sweep_every:
+            gc.unfreeze()  # the next full collection walks everything
+            self._last_sweep = time.monotonic()
+            self.sweeps += 1
+            return
+        gc.freeze()
+        self.frozen_after_full += 1
 
 
 def tune_for_long_lived_heap() -> CollectorPolicy:

@@ -46,3 +46,18 @@ def test_survivors_of_a_full_collection_are_frozen_and_later_cycles_still_collec
     assert garbage() is None
     assert policy.frozen_after_full == 2
 
+
+
+def test_once_a_sweep_is_due_the_frozen_objects_are_handed_back_to_the_collector() -> None:
+    thresholds = gc.get_threshold()
+    policy = CollectorPolicy(sweep_every=0.0)
+    policy.install()
+    try:
+        gc.freeze()
+        assert gc.get_freeze_count() > 0
+        gc.collect()
+        assert policy.sweeps == 1 and gc.get_freeze_count() == 0
+    finally:
+        policy.uninstall()
+        gc.set_threshold(*thresholds)
+        gc.unfreeze()
