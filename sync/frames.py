@@ -19,11 +19,13 @@ MAX_LINES = 4096
 Key = tuple[int, DesiredEntry, str | None]
 
 
+_DELETE: dict[str, Any] = {}  # the "object" of every DELETE line: it is the same for every target
+
+
 class SharedLines:
     def __init__(self, capacity: int = MAX_LINES) -> None:
         self.capacity = capacity
         self._lines: dict[Key, tuple[dict[str, Any], bytes]] = {}
-        self._deletions: dict[tuple[int, DesiredEntry], bytes] = {}
 
     def line(self, seq: int, entry: DesiredEntry, obj: dict[str, Any], revision: str | None,
              encode: Callable[[], bytes]) -> bytes:
@@ -41,14 +43,7 @@ class SharedLines:
 
     def deletion(self, seq: int, entry: DesiredEntry, encode: Callable[[], bytes]) -> bytes:
         """The DELETE line of (seq, entry): the same for every target, so encoded once."""
-        key = (seq, entry)
-        line = self._deletions.get(key)
-        if line is None:
-            line = encode()
-            if len(self._deletions) >= self.capacity:
-                del self._deletions[next(iter(self._deletions))]
-            self._deletions[key] = line
-        return line
+        return self.line(seq, entry, _DELETE, None, encode)
 
     def __len__(self) -> int:
-        return len(self._lines) + len(self._deletions)
+        return len(self._lines)
