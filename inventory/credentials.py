@@ -32,7 +32,6 @@ from sqlalchemy import (
     update,
 )
 
-from inventory.kinds import CREDENTIALS_ROTATED
 from spaces.identity import AUTHENTICATED, Identity
 from spaces.store.logstore import create_schema
 
@@ -70,7 +69,6 @@ class SyncerCredentials:
         _add_expiry_column(engine)
         self._lock = threading.Lock()
         self._cache: dict[str, tuple[str, float | None]] = {}  # token digest -> (sync target, expiry)
-        self._rotations: dict[str, str] = {}  # sync target -> the rotation annotation last seen
 
     def sync_target_of(self, token: str) -> str | None:
         """The SyncTarget a token belongs to, or None (blocking on a cache miss: one short SQL read)."""
@@ -119,21 +117,15 @@ class SyncerCredentials:
         with self._lock:
             self._cache = {k: v for k, v in self._cache.items() if v[0] != sync_target}
 
-    # Inventory listener: a SyncTarget deleted through another hub process had its tokens revoked there;
-    # this process's cache must not keep accepting them.
+    # Inventory listener: a SyncTarget deleted through another hub process had its tokens revoked there, and
+    # one rotated there (annotated) had expiries set: this process's cache must not keep accepting them. The
+    # inventory tells of deletions, rotations and label/spec changes only (not heartbeats), so the target's
+    # tokens are simply read again.
     def location_changed(self, _name: str, _location: dict[str, Any] | None) -> None:
         return
 
-    # A rotation through another hub process annotated the SyncTarget: the expiries it set are read again.
-    def sync_target_changed(self, name: str, target: dict[str, Any] | None) -> None:
-        if target is None:
-            self._rotations.pop(name, None)
-            self._forget(name)
-            return
-        rotated = str(((target.get("metadata") or {}).get("annotations") or {}).get(CREDENTIALS_ROTATED) or "")
-        if self._rotations.get(name, "") != rotated:
-            self._rotations[name] = rotated
-            self._forget(name)
+    def sync_target_changed(self, name: str, _target: dict[str, Any] | None) -> None:
+        self._forget(name)
 
 
 def _add_expiry_column(engine: Engine) -> None:
