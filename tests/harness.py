@@ -159,6 +159,24 @@ class Hub:
             assert r.status_code in (201, 409), r.text
 
 
+Samples = dict[tuple[str, frozenset[tuple[str, str]]], float]
+
+
+def metric_samples(hub: Hub) -> Samples:
+    """The hub's /metrics, parsed: (series name, labels) -> value."""
+    from prometheus_client.parser import text_string_to_metric_families
+
+    with hub.client() as c:
+        text = c.get("/metrics").text
+    return {(s.name, frozenset(s.labels.items())): s.value
+            for family in text_string_to_metric_families(text) for s in family.samples}
+
+
+def metric_value(found: Samples, name: str, **labels: str) -> float:
+    """The sum of the series ``name`` whose labels include ``labels``."""
+    return sum(v for (n, ls), v in found.items() if n == name and set(labels.items()) <= ls)
+
+
 @contextlib.contextmanager
 def hub_processes(db_url: str, tmp_path: Path, count: int) -> Iterator[list[Hub]]:
     """``count`` hub processes on one database and one data dir (CA, admin credentials), each on its own port,

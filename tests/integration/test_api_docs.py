@@ -26,6 +26,5 @@ def test_the_docs_page_and_its_assets_come_from_the_hub_and_calls_still_need_a_t
         assert document.status_code == 200
         assert document.json()["components"]["securitySchemes"]["bearerAuth"]["scheme"] == "bearer"  # Authorize
         assert anonymous.get(f"{API}/clusters").status_code == 401
-        assert anonymous.get(f"{API}/docs-assets/../clusters").status_code in (401, 404)
     with hub.client() as c:
         assert c.get(f"{API}/clusters").status_code == 200

@@ -5,9 +5,7 @@ from __future__ import annotations
 
 import threading
 
-from prometheus_client.parser import text_string_to_metric_families
-
-from tests.harness import Hub, wait_for
+from tests.harness import Hub, Samples, metric_samples, metric_value, wait_for
 
 PLACEMENT = """apiVersion: edge.kubestellar.io/v2alpha1
 kind: EdgePlacement
@@ -16,17 +14,6 @@ spec:
   locationSelectors: [{matchLabels: {env: metrics}}]
   downsync: [{apiGroup: "", resources: [configmaps], namespaces: [default]}]
 """
-
-
-def samples(hub: Hub) -> dict[tuple[str, frozenset[tuple[str, str]]], float]:
-    with hub.client() as c:
-        text = c.get("/metrics").text
-    return {(s.name, frozenset(s.labels.items())): s.value
-            for family in text_string_to_metric_families(text) for s in family.samples}
-
-
-def value(found: dict[tuple[str, frozenset[tuple[str, str]]], float], name: str, **labels: str) -> float:
-    return sum(v for (n, ls), v in found.items() if n == name and set(labels.items()) <= ls)
 
 
 def test_request_placement_and_sync_series_follow_a_workload(hub: Hub, space: str) -> None:
@@ -46,9 +33,9 @@ def test_request_placement_and_sync_series_follow_a_workload(hub: Hub, space: st
                     done.wait(timeout=30)
                     return
 
-    def placement_counted() -> dict[tuple[str, frozenset[tuple[str, str]]], float] | None:
-        found = samples(hub)
-        return found if value(found, "spacehub_placements") >= 1 else None
+    def placement_counted() -> Samples | None:
+        found = metric_samples(hub)
+        return found if metric_value(found, "spacehub_placements") >= 1 else None
 
     holder = threading.Thread(target=hold_stream)
     holder.start()
@@ -58,12 +45,12 @@ def test_request_placement_and_sync_series_follow_a_workload(hub: Hub, space: st
     finally:
         done.set()
         holder.join(timeout=20)
-    assert value(found, "apiserver_request_total", verb="POST", resource="configmaps", code="201") >= 1
-    assert value(found, "apiserver_request_total", verb="LIST", resource="configmaps", scope="namespace",
+    assert metric_value(found, "apiserver_request_total", verb="POST", resource="configmaps", code="201") >= 1
+    assert metric_value(found, "apiserver_request_total", verb="LIST", resource="configmaps", scope="namespace",
                  code="200") >= 1
-    assert value(found, "apiserver_request_total", verb="APPLY", group="edge.kubestellar.io",
+    assert metric_value(found, "apiserver_request_total", verb="APPLY", group="edge.kubestellar.io",
                  resource="edgeplacements") >= 1
-    assert value(found, "apiserver_request_duration_seconds_count", verb="LIST", resource="configmaps") >= 1
-    assert value(found, "spacehub_sync_targets") >= 1
-    assert value(found, "spacehub_sync_streams") >= 1
-    assert value(found, "spacehub_placement_drain_duration_seconds_count") >= 1
+    assert metric_value(found, "apiserver_request_duration_seconds_count", verb="LIST", resource="configmaps") >= 1
+    assert metric_value(found, "spacehub_sync_targets") >= 1
+    assert metric_value(found, "spacehub_sync_streams") >= 1
+    assert metric_value(found, "spacehub_placement_drain_duration_seconds_count") >= 1

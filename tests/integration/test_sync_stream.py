@@ -18,7 +18,7 @@ import orjson
 import pytest
 import yaml
 
-from tests.harness import Hub, wait_for
+from tests.harness import Hub, metric_samples, metric_value, wait_for
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "crds"
 EDGE = "edge.kubestellar.io/v2alpha1"
@@ -520,10 +520,8 @@ def test_deleting_the_cluster_sends_its_deletes_and_ends_the_stream(hub: Hub, sp
         assert c.get("/syncer/v1/targets/ss-gone/stream").status_code == 404
 
 
-def metric(hub: Hub, name: str) -> float:
-    with hub.client() as c:
-        text = c.get("/metrics").text
-    return sum(float(line.rsplit(" ", 1)[1]) for line in text.splitlines() if line.startswith(name))
+def metric(hub: Hub, name: str, **labels: str) -> float:
+    return metric_value(metric_samples(hub), name, **labels)
 
 
 def test_idle_streams_are_written_by_the_broadcaster_and_a_slow_reader_loses_nothing(
@@ -537,7 +535,7 @@ def test_idle_streams_are_written_by_the_broadcaster_and_a_slow_reader_loses_not
     s = streams(hub, "ss-slow", token)
     synced = s.wait_synced()
     wait_for(lambda: metric(hub, "spacehub_sync_streams_direct") >= 1, message="the stream parked")
-    slow_before = metric(hub, 'spacehub_sync_stream_handbacks_total{reason="slow_reader"}')
+    slow_before = metric(hub, "spacehub_sync_stream_handbacks_total", reason="slow_reader")
     with hub.client() as c:
         def create(name: str, size: int) -> None:
             r = c.post(f"/clusters/{space}/api/v1/namespaces/default/configmaps",
@@ -551,7 +549,7 @@ def test_idle_streams_are_written_by_the_broadcaster_and_a_slow_reader_loses_not
         names = [f"big-{i:02d}" for i in range(30)]
         for name in names:
             create(name, 700_000)
-        wait_for(lambda: metric(hub, 'spacehub_sync_stream_handbacks_total{reason="slow_reader"}') > slow_before,
+        wait_for(lambda: metric(hub, "spacehub_sync_stream_handbacks_total", reason="slow_reader") > slow_before,
                  timeout=60, message="the broadcaster to hand the slow stream back to its task")
         s.resume()
         last_big = s.wait(named(space, "configmaps", names[-1], "UPSERT"), synced, timeout=60, what="the last big one")

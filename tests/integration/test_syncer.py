@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
+import orjson
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
@@ -228,9 +229,10 @@ def test_apply_errors_are_reported_and_retried_until_the_cluster_accepts(world: 
              timeout=30, message="the error cleared after the retry")
 
 
-def test_the_syncer_serves_its_metrics_and_health(world: World) -> None:
+def test_the_syncer_serves_its_metrics_and_health_and_logs_json(world: World) -> None:
     port = free_port()
-    world.join("florin", "wec1", dict(env="prod"), extra_args=["--metrics-listen", f"127.0.0.1:{port}"])
+    world.join("florin", "wec1", dict(env="prod"),
+               extra_args=["--metrics-listen", f"127.0.0.1:{port}", "--log-format", "json"])
     world.hub.create_space("observed")
     world.apply("observed", namespace("app"), configmap("cfg", "app", k="v"),
                 placement("p", {"env": "prod"}, [{"apiGroup": "", "resources": ["configmaps"],
@@ -250,3 +252,6 @@ def test_the_syncer_serves_its_metrics_and_health(world: World) -> None:
     assert found["spacehub_syncer_apply_errors_total"] == 0 and found["spacehub_syncer_objects_failing"] == 0
     assert httpx.get(f"{base}/healthz", timeout=5).status_code == 200
     assert httpx.get(f"{base}/readyz", timeout=5).status_code == 200
+    logged = [orjson.loads(line) for line in world.syncers["florin"].log().splitlines()
+              if line.strip() and not line.startswith("--- start")]  # the harness's own line
+    assert logged and all({"time", "level", "logger", "msg"} <= entry.keys() for entry in logged)
