@@ -86,6 +86,15 @@ class NamespaceStrategy(BuiltinStrategy):
 MAX_DATA_SIZE = 1024 * 1024
 
 
+def _unwrap_base64(values: Any) -> None:
+    """Base64 values as Go's decoder reads them: line breaks ignored (kustomize wraps generated Secrets at 70
+    columns); kube stores the bytes and encodes them back unwrapped, so the stored form is unwrapped too."""
+    if isinstance(values, dict):
+        for key, value in values.items():
+            if isinstance(value, str) and ("\n" in value or "\r" in value):
+                values[key] = value.replace("\r", "").replace("\n", "")
+
+
 def _decoded(value: Any) -> bytes:
     try:
         return base64.b64decode(value if isinstance(value, str) else "", validate=True)
@@ -112,6 +121,9 @@ def _validate_immutable_data(new: Obj, old: Obj, fields: Iterable[str]) -> list[
 
 
 class ConfigMapStrategy(BuiltinStrategy):
+    def default(self, obj: Obj) -> None:
+        _unwrap_base64(obj.get("binaryData"))
+
     def validate(self, obj: Obj) -> list[Cause]:
         causes = _validate_data_keys(obj.get("data"), "data")
         causes += _validate_data_keys(obj.get("binaryData"), "binaryData")
@@ -142,6 +154,7 @@ _SECRET_REQUIRED_KEYS = {
 class SecretStrategy(BuiltinStrategy):
     def default(self, obj: Obj) -> None:
         _default(obj, "type", "Opaque")
+        _unwrap_base64(obj.get("data"))
         # stringData is a write-only convenience: it lands in data, encoded, and is never stored.
         string_data = obj.pop("stringData", None)
         if isinstance(string_data, dict) and string_data:
