@@ -11,9 +11,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Protocol
 
+from spaces.errors import StatusError
 from spaces.identity import Identity
 
 EVERYTHING = "*"
+PARENT_SPACE = "root"  # every space is a Space object in root, so entering one is a permission there
+SPACES_GROUP = "spacehub.io"
 
 
 @dataclass(frozen=True)
@@ -84,3 +87,32 @@ class AdminsOnly:
             return Rules()
         return Rules((ResourceRule((EVERYTHING,), (EVERYTHING,), (EVERYTHING,)),),
                      (NonResourceRule((EVERYTHING,), (EVERYTHING,)),))
+
+
+def entering(space: str) -> Attributes:
+    """What entering ``space`` asks of its parent, as kcp asks ``access`` on ``workspaces/content``."""
+    return Attributes(verb="access", group=SPACES_GROUP, resource="spaces", subresource="content", name=space)
+
+
+def require(authorizer: Authorizer, space: str, who: Identity, attributes: Attributes) -> None:
+    """Raise kube's 403 unless ``who`` may enter ``space`` and do what ``attributes`` describe there."""
+    if space != PARENT_SPACE and not authorizer.authorize(PARENT_SPACE, who, entering(space)).allowed:
+        raise _forbidden(who, entering(space), f'entering space "{space}" needs "access" on spaces/content '
+                                               f'"{space}" in space "{PARENT_SPACE}"')
+    if not authorizer.authorize(space, who, attributes).allowed:
+        raise _forbidden(who, attributes)
+
+
+def _forbidden(who: Identity, attrs: Attributes, reason: str = "") -> StatusError:
+    """kube-apiserver's ``responsewriters.Forbidden``: the message names the user, verb and resource."""
+    if not attrs.resource_request:
+        message = f'forbidden: User "{who.name}" cannot {attrs.verb} path "{attrs.path}"'
+        return StatusError(403, "Forbidden", message + (f": {reason}" if reason else ""))
+    resource = f"{attrs.resource}/{attrs.subresource}" if attrs.subresource else attrs.resource
+    where = f'in the namespace "{attrs.namespace}"' if attrs.namespace else "at the cluster scope"
+    qualified = f"{attrs.resource}.{attrs.group}" if attrs.group else attrs.resource
+    subject = f'{qualified} "{attrs.name}"' if attrs.name else qualified
+    message = (f'{subject} is forbidden: User "{who.name}" cannot {attrs.verb} resource "{resource}" in API group '
+               f'"{attrs.group}" {where}')
+    return StatusError(403, "Forbidden", message + (f": {reason}" if reason else ""), name=attrs.name,
+                       group=attrs.group, kind=attrs.resource)

@@ -32,6 +32,7 @@ from spaces.crdschema import prune
 from spaces.errors import Cause, StatusError
 from spaces.fieldmanager import update_managed_fields
 from spaces.fieldvalidation import type_errors, unknown_fields
+from spaces.identity import Identity
 from spaces.names import name_rule, validate_annotations, validate_labels, validate_object_name
 from spaces.patching import apply_patch
 from spaces.registry import ResourceType
@@ -70,6 +71,7 @@ class WriteOptions:
     warnings: list[str] = field(default_factory=list)
     # Server-side apply computed managedFields itself (an Apply entry); do not record an Update.
     apply: bool = False
+    user: Identity | None = None  # who asked (None: the server itself); admission may check what they hold
 
 
 @dataclass

@@ -21,7 +21,7 @@ from inventory.kinds import EDGE_GROUP
 from placement.api import validation_status
 from placement.model import ObjectRef
 from spaces import errors
-from spaces.api.codec import json_response, status_response
+from spaces.api.codec import answering_errors, json_response
 from spaces.identity import of_request
 from status.service import ClusterEvent, ObjectReport
 from status.upsync import UpsyncItem
@@ -194,24 +194,14 @@ def _ref(item: ReportedObject | ForwardedEvent) -> ObjectRef:
                      item.name)
 
 
-def _guarded(handler: Callable[[Request], Awaitable[Response]]) -> Callable[[Request], Awaitable[Response]]:
-    async def endpoint(request: Request) -> Response:
-        try:
-            return await handler(request)
-        except errors.StatusError as exc:
-            return status_response(exc)
-
-    return endpoint
-
-
 def syncer_routes(hub: Callable[[], SyncServer]) -> list[Route]:
     """The routes to mount at ``/syncer/v1``; ``hub`` gives the started ``SyncServer`` at request time."""
     api = SyncerAPI(hub)
-    return [Route("/targets/{name}/stream", _guarded(api.stream), methods=["GET"]),
-            Route("/targets/{name}/heartbeat", _guarded(api.heartbeat), methods=["POST"]),
-            Route("/targets/{name}/status", _guarded(api.status), methods=["POST"]),
-            Route("/targets/{name}/events", _guarded(api.events), methods=["POST"]),
-            Route("/targets/{name}/upsync", _guarded(api.upsync), methods=["POST"])]
+    return [Route("/targets/{name}/stream", answering_errors(api.stream), methods=["GET"]),
+            Route("/targets/{name}/heartbeat", answering_errors(api.heartbeat), methods=["POST"]),
+            Route("/targets/{name}/status", answering_errors(api.status), methods=["POST"]),
+            Route("/targets/{name}/events", answering_errors(api.events), methods=["POST"]),
+            Route("/targets/{name}/upsync", answering_errors(api.upsync), methods=["POST"])]
 
 
 def is_stream(scope: dict[str, Any]) -> bool:

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import orjson
 import yaml
+from starlette.requests import Request
 from starlette.responses import Response
 
 from spaces import errors
@@ -79,6 +81,17 @@ def json_response(obj: Any, status: int = 200, headers: dict[str, str] | None = 
 def status_response(err: errors.StatusError) -> Response:
     headers = {"Retry-After": str(err.retry_after)} if err.retry_after is not None else None
     return json_response(err.to_status(), err.code, headers)
+
+
+def answering_errors(handler: Callable[[Request], Awaitable[Response]]) -> Callable[[Request], Awaitable[Response]]:
+    """A Starlette endpoint that answers a ``StatusError`` raised by ``handler`` as its ``Status``."""
+    async def endpoint(request: Request) -> Response:
+        try:
+            return await handler(request)
+        except errors.StatusError as exc:
+            return status_response(exc)
+
+    return endpoint
 
 
 def success_status(details: dict[str, Any] | None = None) -> dict[str, Any]:

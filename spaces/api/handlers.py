@@ -10,7 +10,7 @@ from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 
 from spaces import errors, jsonpath
-from spaces.access import Authorizer
+from spaces.access import Attributes, Authorizer, require
 from spaces.api import discovery, reviews
 from spaces.api.codec import (
     PROTOBUF,
@@ -27,7 +27,7 @@ from spaces.api.paths import REQUEST_INFO, RequestInfo, ResourcePath, parse_reso
 from spaces.api.tables import to_table
 from spaces.api.watchstream import WatchRequest, WatchStream, watch_timeout
 from spaces.catalog import Catalog
-from spaces.identity import of_request
+from spaces.identity import Identity, of_request
 from spaces.openapi import group_version_path, openapi_document, openapi_index
 from spaces.openapi_v2 import openapi_v2
 from spaces.patching import apply_patch
@@ -57,7 +57,8 @@ def _write_options(request: Request) -> WriteOptions:
     validation = request.query_params.get("fieldValidation") or "Warn"
     if validation not in ("Strict", "Warn", "Ignore"):
         raise errors.bad_request(f'Invalid fieldValidation "{validation}": must be one of Strict, Warn, Ignore')
-    return WriteOptions(dry_run=bool(dry), manager=_manager(request), field_validation=validation)
+    return WriteOptions(dry_run=bool(dry), manager=_manager(request), field_validation=validation,
+                        user=of_request(request.scope))
 
 
 def _warning_headers(opts: WriteOptions) -> dict[str, str] | None:
@@ -119,12 +120,36 @@ class SpaceAPI:
 
     async def handle(self, request: Request, space: str, path: str) -> Response:
         try:
+            segs = [s for s in path.split("/") if s]
+            # Authorization first: someone who may not enter a space learns nothing of it, not even whether
+            # it exists.
+            self._authorize(request, space, segs)
             if self.space_phase(space) is None:
                 raise errors.StatusError(404, "NotFound", f'spaces.spacehub.io "{space}" not found',
                                          name=space, group="spacehub.io", kind="spaces")
-            return await self._route(request, space, [s for s in path.split("/") if s])
+            return await self._route(request, space, segs)
         except errors.StatusError as exc:
             return status_response(exc)
+
+    def _authorize(self, request: Request, space: str, segs: list[str]) -> None:
+        """kube's authorization filter: the request's attributes against the authorizer, 403 if not allowed."""
+        who: Identity = of_request(request.scope) or reviews.ANONYMOUS
+        rp = parse_resource_path(segs)
+        if rp is None:
+            # Discovery, OpenAPI and /version are non-resource requests, as on kube-apiserver.
+            attributes = Attributes(verb=request.method.lower(), path="/" + "/".join(segs))
+        else:
+            verb = _verb(request, rp)
+            attributes = Attributes(verb=verb, namespace=rp.namespace or "", group=rp.group, version=rp.version,
+                                    resource=rp.plural, subresource=rp.subresource, name=rp.name or "")
+        try:
+            require(self.authorizer, space, who, attributes)
+        except errors.StatusError:
+            # Denials are counted by verb and resource like every answer, for resources that exist (labels
+            # from arbitrary paths would have no bound).
+            if rp is not None and self.catalog.lookup(space, rp.group, rp.version, rp.plural) is not None:
+                request.scope[REQUEST_INFO] = _request_info(request, rp, attributes.verb)
+            raise
 
     async def _route(self, request: Request, space: str, segs: list[str]) -> Response:
         types = self.catalog.types(space)

@@ -18,7 +18,19 @@ from spaces.admission.policy import CompiledPolicy
 from spaces.catalog import Catalog
 from spaces.registry import ResourceType
 from spaces.selectors import label_selector_from_object
-from spaces.service import Objects, WriteOptions
+from spaces.service import AdmitHook, Objects, WriteOptions
+
+
+class AdmissionChain:
+    """Several admission steps as one ``Objects.admit``: each runs in turn, the first refusal wins."""
+
+    def __init__(self, *steps: AdmitHook) -> None:
+        self.steps = steps
+
+    async def __call__(self, space: str, rtype: ResourceType, operation: str, obj: dict[str, Any] | None,
+                       old: dict[str, Any] | None, opts: WriteOptions, subresource: str) -> None:
+        for step in self.steps:
+            await step(space, rtype, operation, obj, old, opts, subresource)
 
 
 class AdmissionHook:

@@ -25,13 +25,19 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
+from spaces.access import AdminsOnly, Authorizer
 from spaces.admission.engine import AdmissionEngine
 from spaces.catalog import ROOT_SPACE, Catalog
 from spaces.controllers.crds import CRDController
 from spaces.controllers.gc import GarbageCollector
 from spaces.controllers.lifecycle import Lifecycle
 from spaces.errors import StatusError
-from spaces.server.admission import AdmissionHook
+from spaces.identity import ADMINS
+from spaces.rbac import bootstrap
+from spaces.rbac.authorizer import RBACAuthorizer
+from spaces.rbac.escalation import EscalationCheck
+from spaces.rbac.policy import PolicyIndex
+from spaces.server.admission import AdmissionChain, AdmissionHook
 from spaces.service import Objects, WriteOptions
 from spaces.store import LogStore, open_writer
 from spaces.store.feed import LogFeed, LogNotices
@@ -52,6 +58,9 @@ class RuntimeSettings:
     compact_horizon: int = 10_000  # revisions of history kept for watches
     compact_interval: float = 60.0  # seconds between compactions
     thread_prefix: str = "spacehub-read"
+    # Kubernetes RBAC in every space (default roles, escalation checks); off, only administrators may act.
+    rbac: bool = False
+    privileged_groups: tuple[str, ...] = (ADMINS,)  # identities RBAC lets do anything
 
 
 class SpaceRuntime:
@@ -83,18 +92,34 @@ class SpaceRuntime:
         self.gc = GarbageCollector(self.objects, self.catalog)
         self.crds = CRDController(self.objects, self.catalog)
         self.admission = AdmissionEngine(self.store)
+        self.policy: PolicyIndex | None = PolicyIndex() if self.settings.rbac else None
+        self.authorizer: Authorizer = AdminsOnly() if self.policy is None else \
+            RBACAuthorizer(self.policy, self.settings.privileged_groups)
 
     async def start(self, loads: Sequence[Callable[[], None]] = ()) -> None:
         """Load the controllers and ``loads`` (the owner's components) from the store, then start the
         controllers, admission and compaction, and make sure the root space has its namespaces."""
-        for load in (self.lifecycle.load, self.gc.load, self.crds.load, self.admission.load, *loads):
+        policy_load = [] if self.policy is None else [lambda: self.policy.load(self.store.list_resource_everywhere)]
+        for load in (self.lifecycle.load, self.gc.load, self.crds.load, self.admission.load, *policy_load, *loads):
             await self.run_sync(load)
         self.bus.add_listener(self.admission.on_commit)
-        self.objects.admit = AdmissionHook(self.admission, self.objects, self.catalog)
+        policies = AdmissionHook(self.admission, self.objects, self.catalog)
+        if self.policy is None:
+            self.objects.admit = policies
+        else:
+            assert isinstance(self.authorizer, RBACAuthorizer)
+            self.bus.add_listener(self.policy.on_commit)
+            self.objects.admit = AdmissionChain(EscalationCheck(self.policy, self.authorizer), policies)
         self.lifecycle.start(self.leadership)
         self.gc.start(self.leadership)
         self.crds.start(self.leadership)
         await self.lifecycle.ensure_default_namespaces(ROOT_SPACE)
+        if self.policy is not None:
+            self.objects.after_create.setdefault(SPACES, []).append(
+                lambda _root, space: self.ensure_default_roles(space["metadata"]["name"]))
+            for space, phase in list(self.lifecycle.spaces.items()):
+                if phase == "Active":
+                    await self.ensure_default_roles(space)
         self._compaction = asyncio.create_task(self._compact_loop(), name="compaction")
 
     def drain(self) -> None:
@@ -135,6 +160,23 @@ class SpaceRuntime:
                 if exc.code != 409:  # another hub process on the same database created it just now
                     raise
         return phase
+
+    async def ensure_default_roles(self, space: str) -> None:
+        """Create the default ClusterRoles and bindings (``spaces.rbac.bootstrap``) that ``space`` lacks."""
+        assert self.policy is not None
+        for objects, present, plural in (
+                (bootstrap.cluster_roles(), self.policy.has_cluster_role, "clusterroles"),
+                (bootstrap.cluster_role_bindings(), self.policy.has_cluster_role_binding, "clusterrolebindings")):
+            rtype = self.catalog.by_group_resource(space, f"{plural}.rbac.authorization.k8s.io")
+            assert rtype is not None
+            for obj in objects:
+                if present(space, obj["metadata"]["name"]):
+                    continue
+                try:
+                    await self.objects.create(space, rtype, "", obj, WriteOptions(manager="spacehub"))
+                except StatusError as exc:
+                    if exc.code != 409:  # another hub process created it just now
+                        raise
 
     def fatal(self, reason: str) -> None:
         """End the process at once: it cannot go on serving correctly (its supervisor restarts it)."""
