@@ -13,17 +13,20 @@ import logging
 from dataclasses import dataclass
 from typing import Any
 
-from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+from prometheus_client import CONTENT_TYPE_LATEST
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Mount, Route
 
-from hub.auth import UNAUTHENTICATED_PATHS, TokenAuth
+from hub.access import EndpointAuthorization
+from hub.auth import UNAUTHENTICATED_PATHS, TokenAuth, send_status
 from hub.limits import InflightLimit
 from hub.metrics import HubMetrics
+from hub.users import UserTokens
+from hub.users_api import user_routes
 from inventory.clusters import Inventory
-from inventory.credentials import SyncerCredentials
+from inventory.credentials import SYNCERS, SyncerCredentials
 from inventory.health import Heartbeats
 from inventory.kinds import inventory_types
 from inventory.registration import Registration
@@ -32,10 +35,10 @@ from placement.apidocs import public_paths
 from placement.desired_view import DesiredSetAPI
 from placement.kinds import placement_types
 from placement.service import PlacementService
-from spaces.access import AdminsOnly
 from spaces.api.asgi import METHODS, STATUS_HANDLERS, lifespan_of, probe_routes, space_routes, version_info
 from spaces.api.handlers import SpaceAPI
 from spaces.catalog import Catalog
+from spaces.identity import ADMINS
 from spaces.server.runtime import RuntimeSettings, SpaceRuntime
 from status.kinds import status_types
 from status.service import StatusService
@@ -68,7 +71,8 @@ class HubCore:
         self.catalog = Catalog(extra_types=inventory_types() + placement_types() + status_types())
         self.runtime = SpaceRuntime(self.catalog, RuntimeSettings(
             db_url=settings.db_url, public_url=settings.public_url, compact_horizon=settings.compact_horizon,
-            compact_interval=settings.compact_interval), observe_batch=self.metrics.observe_batch)
+            compact_interval=settings.compact_interval, rbac=True, privileged_groups=(ADMINS, SYNCERS)),
+            observe_batch=self.metrics.observe_batch)
         self.ready = False
 
     async def start(self) -> None:
@@ -79,6 +83,8 @@ class HubCore:
         settings = self.settings
         await runtime.ensure_space(settings.inventory_space, manager="spacehub")
         self.credentials = await runtime.run_sync(SyncerCredentials, runtime.store.engine)
+        self.users = await runtime.run_sync(UserTokens, runtime.store.engine)
+        await runtime.run_sync(self.users.adopt_admin, settings.admin_token)
         self.inventory = Inventory(self.objects, settings.inventory_space)
         await runtime.run_sync(self.inventory.load)
         self.inventory.start()
@@ -100,7 +106,7 @@ class HubCore:
         self.heartbeats.start(runtime.leadership)
         self.desired_view = DesiredSetAPI(self.placement, version_info())
         self.api = SpaceAPI(self.objects, self.catalog, runtime.lifecycle.space_phase, version_info(),
-                            AdminsOnly())
+                            runtime.authorizer)
         self.ready = True
 
     def drain(self) -> None:
@@ -145,16 +151,7 @@ def build_app(settings: HubSettings) -> tuple[object, HubCore]:
         return await core.desired_view.handle(request, params["target"], params.get("path", ""))
 
     async def metrics(_request: Request) -> Response:
-        core.metrics.watchers.set(core.bus.watcher_count())
-        core.metrics.revision.set(core.bus.latest_revision)
-        core.metrics.leader.set(1 if core.runtime.leadership.held else 0)
-        core.metrics.streams_attached.set(core.syncers.streams.broadcaster.attached())
-        core.metrics.streams_open.set(core.syncers.streams.open)
-        core.metrics.placements.set(core.placement.placement_count())
-        readiness = [core.inventory.ready(t["metadata"]["name"]) for t in core.inventory.sync_targets()]
-        for label, value in (("true", True), ("false", False), ("unknown", None)):
-            core.metrics.sync_targets.labels(label).set(sum(1 for ready in readiness if ready is value))
-        return Response(generate_latest(core.metrics.registry), media_type=CONTENT_TYPE_LATEST)
+        return Response(await core.metrics.exposition(core), media_type=CONTENT_TYPE_LATEST)
 
     app = Starlette(routes=[
         *probe_routes(core), Route("/metrics", metrics),
@@ -162,10 +159,13 @@ def build_app(settings: HubSettings) -> tuple[object, HubCore]:
         *space_routes(lambda: core.api.handle),
         Mount(PLACEMENT_API, app=_LazyPlacementAPI(core)),
         Mount("/syncer/v1", routes=syncer_routes(lambda: core.syncers)),
+        *user_routes(lambda: core.users, lambda: core.runtime.run_sync),
     ], lifespan=lifespan_of(core), exception_handlers=STATUS_HANDLERS)
     metered = core.metrics.middleware(app)
     limited = streams_unlimited(InflightLimit(metered, settings.max_requests_inflight), metered)
     docs, docs_prefixes = public_paths(PLACEMENT_API)
-    wrapped = TokenAuth(limited, settings.admin_token, lambda: core.credentials, settings.inventory_space,
+    authorized = EndpointAuthorization(limited, lambda: core.runtime.authorizer, settings.inventory_space,
+                                       send_status)
+    wrapped = TokenAuth(authorized, lambda: core.users, lambda: core.credentials, settings.inventory_space,
                         UNAUTHENTICATED_PATHS | docs, docs_prefixes)
     return keeping_server_send(wrapped), core

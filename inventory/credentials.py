@@ -36,6 +36,7 @@ from spaces.identity import AUTHENTICATED, Identity
 from spaces.store.logstore import create_schema
 
 SYNCERS = "spacehub:syncers"  # the group of every syncer identity
+SYNCER_TOKEN_PREFIX = "st-"  # so that the authenticator looks up a syncer's token in the right table first
 
 metadata = MetaData()
 tokens_table = Table(
@@ -88,7 +89,7 @@ class SyncerCredentials:
         return None if expires is not None and time.time() >= expires else target
 
     def mint(self, sync_target: str, created: str) -> str:
-        token = "st-" + secrets.token_urlsafe(32)
+        token = SYNCER_TOKEN_PREFIX + secrets.token_urlsafe(32)
         with self.engine.begin() as conn:
             conn.execute(insert(tokens_table).values(token_sha256=_digest(token), sync_target=sync_target,
                                                      created=created))
@@ -97,7 +98,7 @@ class SyncerCredentials:
     def rotate(self, sync_target: str, created: str, grace_seconds: float) -> str:
         """A new token for ``sync_target``; its other tokens stop working ``grace_seconds`` from now (sooner if
         they were to expire sooner already)."""
-        token = "st-" + secrets.token_urlsafe(32)
+        token = SYNCER_TOKEN_PREFIX + secrets.token_urlsafe(32)
         until = time.time() + max(0.0, grace_seconds)
         with self.engine.begin() as conn:
             conn.execute(update(tokens_table).where(

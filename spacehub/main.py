@@ -12,6 +12,7 @@ import sys
 from collections.abc import Callable, Sequence
 
 from hub.cli import register_hub_commands
+from hub.users_cli import register_user_commands
 from inventory.cli import register_cluster_commands
 from placement.cli import register_placement_commands
 from sim.cli import register_sim_commands
@@ -31,6 +32,7 @@ COMMAND_GROUPS: list[Registrar] = [
     register_space_commands,
     register_placement_commands,
     register_cluster_commands,
+    register_user_commands,
     register_sim_commands,
     register_syncer_commands,
     register_up_command,
