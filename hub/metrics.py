@@ -1,17 +1,64 @@
-"""Prometheus metrics of the hub process (served at /metrics)."""
+"""Prometheus metrics of the hub process (served at /metrics).
+
+Requests are counted as they are served; everything else is read from the hub's parts when scraped (the
+gauges, and the series :meth:`HubMetrics.exposition` builds), so that the paths taken per change carry no
+metric work beyond a few counters.
+"""
 
 from __future__ import annotations
 
+import asyncio
 import time
-from collections.abc import Awaitable, Callable, MutableMapping
-from typing import Any
+from collections.abc import Awaitable, Callable, Iterator, MutableMapping, Sequence
+from typing import Any, Protocol
 
-from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
+from prometheus_client.core import (
+    CounterMetricFamily,
+    GaugeHistogramMetricFamily,
+    GaugeMetricFamily,
+    Metric,
+    SummaryMetricFamily,
+)
+from prometheus_client.registry import Collector
 
+from inventory.clusters import Inventory
+from placement.service import PlacementService
 from spaces.api.paths import REQUEST_INFO, RequestInfo
+from spaces.server.runtime import SpaceRuntime
+from spaces.watch import WatchBus
+from status.service import StatusService
+from sync.server import SyncServer
 
 Scope = MutableMapping[str, Any]
 ASGIApp = Callable[[Scope, Callable[[], Awaitable[Any]], Callable[[Any], Awaitable[None]]], Awaitable[None]]
+API_LABELS = ["verb", "group", "version", "resource", "subresource", "scope"]
+# Counting the stored objects reads every key of the database, so a count serves the scrapes of this many
+# seconds (kube-apiserver too counts its storage once a minute).
+STORAGE_COUNT_PERIOD = 60.0
+# Bounds of the desired-set sizes (entries) the clusters are counted by.
+DESIRED_BUCKETS = (0, 1, 10, 100, 1000, 10_000, 100_000)
+
+
+class Scraped(Protocol):
+    """What a scrape reads of the started hub (``hub.app.HubCore``)."""
+
+    runtime: SpaceRuntime
+    bus: WatchBus
+    inventory: Inventory
+    placement: PlacementService
+    syncers: SyncServer
+    status: StatusService
+
+
+class _Families(Collector):
+    """Series made afresh at each scrape: per-cluster and per-resource ones drop what is gone."""
+
+    def __init__(self) -> None:
+        self.families: Sequence[Metric] = ()
+
+    def collect(self) -> Iterator[Metric]:
+        yield from self.families
 
 
 class HubMetrics:
@@ -40,13 +87,15 @@ class HubMetrics:
         # kube-apiserver's names and labels, so that its dashboards and alerts read a hub's spaces too.
         self.api_requests = Counter("apiserver_request_total", "Requests to the spaces' Kubernetes API, by verb, "
                                     "group, version, resource, subresource, scope and HTTP code",
-                                    ["verb", "group", "version", "resource", "subresource", "scope", "code"],
-                                    registry=self.registry)
+                                    [*API_LABELS, "code"], registry=self.registry)
         self.api_latency = Histogram("apiserver_request_duration_seconds", "Time to the first response byte of "
                                      "requests to the spaces' Kubernetes API (watches excluded)",
-                                     ["verb", "group", "version", "resource", "subresource", "scope"],
-                                     registry=self.registry, buckets=(0.005, 0.01, 0.025, 0.05, 0.1, 0.2, 0.4, 0.6,
-                                                                      0.8, 1.0, 1.5, 2, 3, 5, 10, 30, 60))
+                                     API_LABELS, registry=self.registry,
+                                     buckets=(0.005, 0.01, 0.025, 0.05, 0.1, 0.2, 0.4, 0.6, 0.8, 1.0, 1.5, 2, 3, 5,
+                                              10, 30, 60))
+        self.longrunning = Gauge("apiserver_longrunning_requests", "Open long-running requests to the spaces' "
+                                 "Kubernetes API (watches), by verb, group, version, resource, subresource and "
+                                 "scope", API_LABELS, registry=self.registry)
         self.placements = Gauge("spacehub_placements", "EdgePlacements in all workload spaces", registry=self.registry)
         self.drains = Histogram("spacehub_placement_drain_duration_seconds", "Time the placement engine's changes "
                                 "took to reach the streams and listeners, per drain", registry=self.registry,
@@ -57,12 +106,42 @@ class HubMetrics:
                                   registry=self.registry)
         self.leader = Gauge("spacehub_leader", "1 while this process holds the lease (runs the controllers and "
                             "placement writes), else 0", registry=self.registry)
+        self._scraped = _Families()
+        self.registry.register(self._scraped)
+        self._storage: tuple[float, dict[str, int]] | None = None  # (when counted, objects by resource)
+        self._counting = asyncio.Lock()
 
-    def _api_request(self, info: RequestInfo, code: str, took: float) -> None:
+    async def exposition(self, hub: Scraped) -> bytes:
+        """The text of /metrics, with everything read from ``hub`` now (the storage counts at most
+        :data:`STORAGE_COUNT_PERIOD` old)."""
+        self.watchers.set(hub.bus.watcher_count())
+        self.revision.set(hub.bus.latest_revision)
+        self.leader.set(1 if hub.runtime.leadership.held else 0)
+        streams = hub.syncers.streams
+        self.streams_attached.set(streams.broadcaster.attached())
+        self.streams_open.set(streams.open)
+        self.placements.set(hub.placement.placement_count())
+        readiness = [hub.inventory.ready(t["metadata"]["name"]) for t in hub.inventory.sync_targets()]
+        for label, value in (("true", True), ("false", False), ("unknown", None)):
+            self.sync_targets.labels(label).set(sum(1 for ready in readiness if ready is value))
+        stored = await self._stored_objects(hub.runtime)
+        # No await from here on: the series are of one moment, and a concurrent scrape cannot swap them.
+        self._scraped.families = [_storage_objects(stored), *_placement_families(hub.placement),
+                                  *_sync_families(hub)]
+        return generate_latest(self.registry)
+
+    async def _stored_objects(self, runtime: SpaceRuntime) -> dict[str, int]:
+        async with self._counting:  # one count at a time; scrapes meanwhile take its answer
+            if self._storage is None or time.monotonic() - self._storage[0] >= STORAGE_COUNT_PERIOD:
+                self._storage = (time.monotonic(), await runtime.run_sync(runtime.store.count_by_resource))
+            return self._storage[1]
+
+    def _api_request(self, info: RequestInfo, code: str, took: float) -> tuple[str, ...]:
         labels = (info.verb, info.group, info.version, info.resource, info.subresource, info.scope)
         self.api_requests.labels(*labels, code).inc()
         if info.verb != "WATCH":
             self.api_latency.labels(*labels).observe(took)
+        return labels
 
     def observe_batch(self, size: int, seconds: float) -> None:
         self.commit_batch.observe(size)
@@ -75,8 +154,10 @@ class HubMetrics:
                 return
             started = time.perf_counter()
             method = scope["method"]
+            watch: Gauge | None = None  # where a watch counts as long-running until it ends
 
             async def send_wrapper(message: dict[str, Any]) -> None:
+                nonlocal watch
                 if message["type"] == "http.response.start":
                     took = time.perf_counter() - started
                     code = str(message["status"])
@@ -84,9 +165,70 @@ class HubMetrics:
                     self.latency.labels(method).observe(took)
                     info = scope.get(REQUEST_INFO)
                     if isinstance(info, RequestInfo):
-                        self._api_request(info, code, took)
+                        labels = self._api_request(info, code, took)
+                        if info.verb == "WATCH":
+                            watch = self.longrunning.labels(*labels)
+                            watch.inc()
                 await send(message)
 
-            await app(scope, receive, send_wrapper)
+            try:
+                await app(scope, receive, send_wrapper)
+            finally:
+                if watch is not None:
+                    watch.dec()
 
         return wrapped
+
+
+def _storage_objects(counts: dict[str, int]) -> Metric:
+    family = GaugeMetricFamily("apiserver_storage_objects", "Objects stored in every space, by resource (counted "
+                               f"at most every {STORAGE_COUNT_PERIOD:.0f} s)", labels=["resource"])
+    for resource, count in sorted(counts.items()):
+        family.add_metric([resource], count)
+    return family
+
+
+def _placement_families(placement: PlacementService) -> list[Metric]:
+    engine = placement.engine
+    by_size = dict.fromkeys(DESIRED_BUCKETS, 0)
+    clusters = entries = 0
+    for size, targets in engine.desired_set_sizes():
+        clusters += targets
+        entries += size * targets
+        for bound in DESIRED_BUCKETS:
+            if size <= bound:
+                by_size[bound] += targets
+    # Cumulative, as Prometheus buckets are; a gauge histogram: clusters move between buckets both ways.
+    buckets = [(str(bound), float(by_size[bound])) for bound in DESIRED_BUCKETS] + [("+Inf", float(clusters))]
+    return [
+        GaugeMetricFamily("spacehub_placement_destinations", "Destinations of all EdgePlacements (their "
+                          "SinglePlacementSlices' entries: one per matched Location and SyncTarget)",
+                          value=engine.destination_count()),
+        GaugeHistogramMetricFamily("spacehub_desired_objects", "Clusters (SyncTargets) by the number of entries "
+                                   "of their desired set; _gsum: the entries of all clusters together",
+                                   buckets=buckets, gsum_value=float(entries)),
+        SummaryMetricFamily("spacehub_placement_write_duration_seconds", "Writes of the drained placements' "
+                            "SinglePlacementSlices and statuses by the lease holder, coalesced (what clusters "
+                            "get does not wait for them: see spacehub_placement_drain_duration_seconds)",
+                            count_value=placement.writes, sum_value=placement.write_seconds),
+    ]
+
+
+def _sync_families(hub: Scraped) -> list[Metric]:
+    streams = hub.syncers.streams
+    changes = GaugeMetricFamily("spacehub_sync_lag_sequences", "Sequenced changes the cluster's stream has yet "
+                                "to send to reach the newest of its desired set (the whole desired set while it "
+                                "must start over from a snapshot; 0: up to date)", labels=["cluster"])
+    seconds = GaugeMetricFamily("spacehub_sync_lag_seconds", "How long the cluster's stream has been behind: "
+                                "since the first change it has not been sent reached the streams, at most since "
+                                "the stream opened (0: up to date)", labels=["cluster"])
+    for cluster, lag in sorted(streams.lag().items()):
+        changes.add_metric([cluster], lag.changes)
+        seconds.add_metric([cluster], lag.seconds)
+    return [
+        changes, seconds,
+        CounterMetricFamily("spacehub_sync_frames_sent", "Messages (NDJSON lines) sent to the syncers' streams",
+                            value=streams.frames_sent + streams.broadcaster.frames_sent),
+        GaugeMetricFamily("spacehub_sync_objects_failing", "Placed objects whose cluster last reported that "
+                          "applying them failed (one per object and cluster)", value=hub.status.reports.failing),
+    ]

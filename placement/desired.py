@@ -284,6 +284,24 @@ class DesiredSets:
             self.desired_cache.popitem(last=False)
         return ordered
 
+    def sizes(self) -> list[tuple[int, int]]:
+        """(entries of the desired set, targets holding it) for every cover with targets, counted without building
+        the sets that are not cached (for metrics: no sorting, and the cache keeps what streams use)."""
+        out = []
+        for cover in self.covers.values():
+            if not cover.members:
+                continue
+            cached = self.desired_cache.get(cover.key)
+            if cached is not None:
+                out.append((len(cached), len(cover.members)))
+                continue
+            refs: set[ObjectRef] = set()
+            for p in cover.key:
+                refs.update(self._placements[p].selected)
+            implicit = sum(1 for ns in cover.nscount if namespace_ref(ns) not in refs)
+            out.append((len(refs) + implicit, len(cover.members)))
+        return out
+
     def track(self, name: str, target: TargetRecord | None) -> ChangeLog:
         """The target's change log, started at first contact; from then on its cover's changes reach it."""
         log = self._logs.get(name)

@@ -330,6 +330,20 @@ class PlacementEngine:
         return {"tracked_targets": len(self._changes.logs), "covers": len(self._desired.covers),
                 "cached_desired_sets": len(self._desired.desired_cache)}
 
+    def destination_count(self) -> int:
+        """The destinations of every placement together (their SinglePlacementSlices' entries), counted without
+        listing them."""
+        return sum(len(pairs) for p in self._placements.values() for pairs in p.destinations.values())
+
+    def desired_set_sizes(self) -> list[tuple[int, int]]:
+        """(entries, targets) per distinct desired set: how many entries so many targets must hold, before
+        objects' own target-cluster narrowing."""
+        return self._desired.sizes()
+
+    def last_seq(self) -> int:
+        """The newest seq handed out to any target's change log."""
+        return self._changes.seq
+
     def forget_cached_desired_sets(self) -> None:
         """Drop the desired-set cache (it refills on demand); for measuring a cold ``desired``."""
         self._desired.desired_cache.clear()

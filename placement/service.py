@@ -99,6 +99,10 @@ class PlacementService(WorkQueue):
         self.target_listeners: list[Callable[[set[str], set[str]], None]] = []
         # Told how long each drain took (seconds; the hub's metrics).
         self.drain_timings: list[Callable[[float], None]] = []
+        # The writes of slices and statuses by this process: how many and how long in all (seconds), for the
+        # hub's metrics to read when scraped.
+        self.writes = 0
+        self.write_seconds = 0.0
         # Called after each drain with the placements and targets whose results changed (status return).
         self.drain_listeners: list[Callable[[set[tuple[str, str]], set[str]], None]] = []
         # Conditions other parts add to an EdgePlacement's status (upsync clashes), by (space, name).
@@ -283,7 +287,11 @@ class PlacementService(WorkQueue):
 
     async def handle(self, key: Any) -> bool:
         if key == WRITE:
+            started = time.perf_counter()
             await self._write_results()
+            if self.leadership.held:  # the others wrote nothing
+                self.writes += 1
+                self.write_seconds += time.perf_counter() - started
             return False
         started = time.perf_counter()
         await self._drain()

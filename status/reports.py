@@ -32,9 +32,14 @@ class ReportStore:
         self._by_object: dict[ObjectRef, dict[str, Report]] = {}
         self._by_target: dict[str, set[ObjectRef]] = {}
         self.on_drop: Callable[[ObjectRef, str, Report], None] | None = None  # told of each report dropped
+        # Reports carrying an apply error, kept as they come and go so that metrics need not look at them all.
+        self.failing = 0
 
     def put(self, ref: ObjectRef, target: str, report: Report) -> None:
-        self._by_object.setdefault(ref, {})[target] = report
+        reports = self._by_object.setdefault(ref, {})
+        previous = reports.get(target)
+        self.failing += (report.error is not None) - (previous is not None and previous.error is not None)
+        reports[target] = report
         self._by_target.setdefault(target, set()).add(ref)
 
     def get(self, ref: ObjectRef, target: str) -> Report | None:
@@ -60,6 +65,8 @@ class ReportStore:
         dropped = reports.pop(target, None) if reports is not None else None
         if reports is not None and not reports:
             del self._by_object[ref]
+        if dropped is not None and dropped.error is not None:
+            self.failing -= 1
         if dropped is not None and self.on_drop is not None:
             self.on_drop(ref, target, dropped)
         refs = self._by_target.get(target)

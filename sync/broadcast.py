@@ -66,6 +66,7 @@ class Broadcaster:
         self._task: asyncio.Task[None] | None = None
         # Told why a stream went back to its task: "slow_reader" (the write was refused) or "behind_log".
         self.on_handback: Callable[[str], None] = lambda reason: None
+        self.frames_sent = 0  # message lines written (the hub's metrics read it)
 
     def attach(self, target: str, seq: int, sent: float, sink: DirectSink) -> Attachment:
         attachment = Attachment(target, seq, sent, sink)
@@ -138,5 +139,6 @@ class Broadcaster:
             return
         attachment.seq = changes[-1].seq
         attachment.sent = asyncio.get_running_loop().time()
+        self.frames_sent += len(lines)
         if self._target_gone(target):
             attachment.woken.set()  # its DELETEs are written: the task ends the stream

@@ -4,19 +4,27 @@ Owns the order and content of the messages of one connection (docs/sync-protocol
 is due, what each change carries, when to ping and when the stream ends (its SyncTarget is gone). It
 reads the engine only from the event loop, each decision without an intervening ``await``, so a desired
 set and its seq always belong together. Never writes anything.
+
+Also keeps what the hub's metrics show of the streams, read when scraped: each open stream's position
+(the seq its syncer was last sent), the message lines sent, and when the drains published which seqs, so
+that a stream's lag is known in seqs and in seconds without any work per change beyond a counter.
 """
 
 from __future__ import annotations
 
 import asyncio
+from bisect import bisect_right
+from collections import deque
 from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from time import monotonic
 from typing import Any
 
 from inventory.clusters import Inventory
 from placement.model import Change, DesiredEntry
 from placement.service import PlacementService
 from sync import messages
-from sync.broadcast import Broadcaster
+from sync.broadcast import Attachment, Broadcaster
 from sync.direct import DirectSink
 from sync.frames import SharedLines
 from sync.messages import EntryTypes
@@ -24,6 +32,36 @@ from sync.messages import EntryTypes
 # Lines are gathered into chunks of about this size; a chunk is also sent whenever the stream would wait.
 CHUNK_BYTES = 64 * 1024
 _FLUSH = b""  # an empty line: send what was gathered
+# Drains remembered for the lag in seconds: a stream further behind than the oldest shows at least its age.
+PUBLISHED_DRAINS = 4096
+
+
+@dataclass(eq=False)
+class StreamPosition:
+    """One open stream: its target, the seq of the last message its syncer was sent (the attachment's while
+    the broadcaster writes for it) and when it opened (``time.monotonic``)."""
+
+    target: str
+    seq: int
+    opened: float
+    attachment: Attachment | None = None
+
+    @property
+    def sent(self) -> int:
+        return self.attachment.seq if self.attachment is not None else self.seq
+
+
+@dataclass(frozen=True)
+class Lag:
+    """How far a target's stream trails its desired set: the changes it has yet to send (the whole desired set
+    when it must start over from a snapshot), and the seconds since the first of them was published to the
+    streams (at most since the stream opened)."""
+
+    changes: int
+    seconds: float
+
+
+UP_TO_DATE = Lag(0, 0.0)
 
 
 class StreamSource:
@@ -38,8 +76,13 @@ class StreamSource:
         self.broadcaster = Broadcaster(lambda target, seq: service.engine.changes_since(target, seq), self._change,
                                        lambda target: inventory.sync_target(target) is None)
         service.target_listeners.append(self.broadcaster.targets_changed)
+        service.target_listeners.append(self._published)
         self.closing = False
         self.open = 0  # streams being served now
+        self.positions: set[StreamPosition] = set()
+        self.frames_sent = 0  # message lines the streams' tasks sent (the broadcaster counts its own)
+        # (newest seq, monotonic time) after each drain that changed desired sets: when each seq reached the streams.
+        self._drains: deque[tuple[int, float]] = deque(maxlen=PUBLISHED_DRAINS)
 
     def close(self) -> None:
         """The server is stopping: every stream ends after what it has sent (its syncer reconnects, to another
@@ -53,22 +96,29 @@ class StreamSource:
         """The response body for ``GET …/targets/{target}/stream?since=…&epoch=…``, chunk by chunk; while the
         syncer is up to date, the broadcaster writes its changes to ``sink`` (when there is one)."""
         buffer = bytearray()
+        lines = 0
+        position = StreamPosition(target, since if epoch in (None, self.epoch) else 0, monotonic())
         self.open += 1
+        self.positions.add(position)
         try:
-            async for line in self._lines(target, since, epoch, sink):
+            async for line in self._lines(position, sink):
                 if buffer and (not line or len(buffer) + len(line) > CHUNK_BYTES):
                     yield bytes(buffer)
                     buffer.clear()
-                buffer += line
+                    self.frames_sent += lines
+                    lines = 0
+                if line:
+                    buffer += line
+                    lines += 1
         finally:
             self.open -= 1
+            self.positions.discard(position)
 
-    async def _lines(self, target: str, since: int, epoch: str | None,
-                     sink: DirectSink | None) -> AsyncIterator[bytes]:
+    async def _lines(self, position: StreamPosition, sink: DirectSink | None) -> AsyncIterator[bytes]:
         """Message lines; ``_FLUSH`` wherever what was produced must reach the syncer before going on."""
         engine = self.service.engine
         loop = asyncio.get_running_loop()
-        seq = since if epoch in (None, self.epoch) else 0
+        target, seq = position.target, position.seq
         first = True
         sent = loop.time()
         rules_sent: list[dict[str, Any]] | None = None
@@ -103,7 +153,7 @@ class StreamSource:
                 rules_sent = rules
                 yield messages.upsync_rules(seq, rules)
             else:
-                seq, sent, ping_due = await self._idle(target, seq, sent, sink, waiter)
+                seq, sent, ping_due = await self._idle(position, seq, sent, sink, waiter)
                 if ping_due:
                     yield messages.ping(seq)
                     yield _FLUSH
@@ -112,18 +162,20 @@ class StreamSource:
             first = False
             yield _FLUSH
             sent = loop.time()
+            position.seq = seq  # sent: the flush returns once the chunk is written
         yield _FLUSH
 
-    async def _idle(self, target: str, seq: int, sent: float, sink: DirectSink | None,
+    async def _idle(self, position: StreamPosition, seq: int, sent: float, sink: DirectSink | None,
                     waiter: asyncio.Event) -> tuple[int, float, bool]:
         """Wait, everything sent so far, for more to send: ``(seq, sent, ping due)`` after it. With a sink the
         broadcaster writes the changes meanwhile (advancing seq and sent); without, the next change wakes us."""
         if sink is not None:
-            attachment = self.broadcaster.attach(target, seq, sent, sink)
+            attachment = position.attachment = self.broadcaster.attach(position.target, seq, sent, sink)
             try:
                 ping_due = await attachment.until_woken(self.ping_interval)
             finally:
                 self.broadcaster.detach(attachment)
+                position.attachment, position.seq = None, attachment.seq
             return attachment.seq, attachment.sent, ping_due
         loop = asyncio.get_running_loop()
         try:
@@ -131,6 +183,42 @@ class StreamSource:
         except TimeoutError:
             return seq, sent, True
         return seq, sent, False
+
+    def _published(self, changed: set[str], _rules_changed: set[str]) -> None:
+        """After a drain: every seq up to the engine's newest has now reached the streams (or their tasks)."""
+        if changed:
+            self._drains.append((self.service.engine.last_seq(), monotonic()))
+
+    def lag(self) -> dict[str, Lag]:
+        """Per target with an open stream, the lag of its most advanced stream (the one that serves it; another
+        may be a connection its syncer has left). Read when the metrics are scraped: a seq compared per stream;
+        for those behind, their changes counted and the drains searched.
+
+        Changes are counted rather than seqs subtracted: seqs come from one counter for all targets, so their
+        difference grows with every other cluster's changes too."""
+        engine = self.service.engine
+        now = monotonic()
+        out: dict[str, Lag] = {}
+        for position in self.positions:
+            target, seq = position.target, position.sent
+            lag = UP_TO_DATE
+            if seq != engine.current_seq(target):
+                changes = engine.changes_since(target, seq)
+                if changes is None:  # it starts over from a snapshot: its whole desired set, there all along
+                    behind, since = len(engine.desired(target)), position.opened
+                else:
+                    # Empty (up to date) when the log moved on only with changes not for this cluster (objects
+                    # naming their own target clusters). Their time: the first drain after seq (none yet: now).
+                    behind, since = len(changes), now
+                    published = bisect_right(self._drains, seq, key=lambda drain: drain[0])
+                    if published < len(self._drains):
+                        since = self._drains[published][1]
+                if behind:
+                    lag = Lag(behind, now - max(since, position.opened))
+            known = out.get(target)
+            if known is None or (lag.changes, lag.seconds) < (known.changes, known.seconds):
+                out[target] = lag
+        return out
 
     async def _upsert(self, seq: int, entry: DesiredEntry, target: str) -> bytes | None:
         """The UPSERT of ``target``'s copy; a HOLD when that copy cannot be made (the cluster keeps what it

@@ -306,6 +306,16 @@ class LogStore:
             for r in conn.execute(text(sql), {"rev": rev, "f": False, "internal": INTERNAL_SPACE}):
                 yield _row(r)
 
+    def count_by_resource(self) -> dict[str, int]:
+        """Live objects of every space by resource (``deployments.apps``), the hub's internal records excepted:
+        one pass over the key index, for metrics (callers keep the answer a while; it reads every key)."""
+        sql = ("SELECT l.resource, COUNT(*) FROM kv_log l JOIN (SELECT MAX(id) AS mid FROM kv_log "
+               "WHERE space != :internal GROUP BY space, resource, namespace, name) m ON l.id = m.mid "
+               "WHERE l.deleted = :f GROUP BY l.resource")
+        with self.engine.connect() as conn:
+            return {str(resource): int(count) for resource, count in
+                    conn.execute(text(sql), {"internal": INTERNAL_SPACE, "f": False})}
+
     # --- history -----------------------------------------------------------------------------
 
     def history(self, after: int, *, space: str | None = None, resource: str | None = None,

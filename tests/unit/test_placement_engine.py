@@ -5,6 +5,7 @@ incremental results equal to a computation from scratch (the scenario is tests.p
 from __future__ import annotations
 
 import random
+from collections import Counter
 from typing import Any
 
 import pytest
@@ -385,6 +386,14 @@ def _build(world: dict[str, Any]) -> PlacementEngine:
     return engine
 
 
+def _sizes(engine: PlacementEngine) -> Counter[int]:
+    """How many targets hold a desired set of each size, from the engine's counts."""
+    out: Counter[int] = Counter()
+    for size, targets in engine.desired_set_sizes():
+        out[size] += targets
+    return out
+
+
 @pytest.mark.parametrize("seed", range(12))
 def test_incremental_equals_from_scratch_and_logs_replay(seed: int) -> None:
     rng = random.Random(seed)
@@ -494,6 +503,13 @@ def test_incremental_equals_from_scratch_and_logs_replay(seed: int) -> None:
             for r in world["objects"]:
                 assert engine.object_destinations(r) == fresh.object_destinations(r)
                 assert engine.wants_singleton_status(r) == fresh.wants_singleton_status(r)
+            # The metrics' counts equal the listed results, whether the desired sets are cached or not.
+            sizes = Counter(len(fresh.desired(t)) for t in world["targets"])
+            for e in (engine, fresh):
+                assert _sizes(e) == sizes, (seed, step)
+                e.forget_cached_desired_sets()
+                assert _sizes(e) == sizes, (seed, step)
+            assert engine.destination_count() == sum(len(engine.destinations(*key)) for key in world["placements"])
             for t in list(seqs):
                 sync(t)
                 expected = {e.ref: (e.kind, e.implicit, None if e.implicit else revision(e.ref))
