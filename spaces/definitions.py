@@ -25,7 +25,8 @@ Definitions = dict[str, dict[str, Any]]
 _REF_PREFIX = re.compile(r"^.*#/\$defs/")
 
 
-def _schema_dir() -> str:
+def schema_dir() -> str:
+    """The newest Kubernetes release's schemas kubernetes-validate ships (the image keeps only this one)."""
     import kubernetes_validate
 
     base = os.path.join(os.path.dirname(kubernetes_validate.__file__), "kubernetes-json-schema")
@@ -38,7 +39,7 @@ def _schema_dir() -> str:
 
 def schema_release() -> str:
     """The Kubernetes release whose schemas are served, e.g. ``1.37.0``."""
-    return os.path.basename(_schema_dir())[1:-len("-local")]
+    return os.path.basename(schema_dir())[1:-len("-local")]
 
 
 def _normalise(node: Any) -> Any:
@@ -57,7 +58,7 @@ def _normalise(node: Any) -> Any:
 
 @functools.cache
 def load_definitions() -> Definitions:
-    with open(os.path.join(_schema_dir(), "_definitions.json"), "rb") as f:
+    with open(os.path.join(schema_dir(), "_definitions.json"), "rb") as f:
         raw = orjson.loads(f.read())
     return _normalise(raw["$defs"])
 
