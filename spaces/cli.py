@@ -6,7 +6,8 @@ Both are thin callers of ``spaces.client`` and ``spaces.kubeconfig``; printing g
 The plugin moves a kubeconfig between spaces, like kcp's ``kubectl ws``. kubectl runs ``kubectl-space``
 from ``$PATH`` with only the plugin's own arguments and the environment, so it reads ``--kubeconfig`` from
 its own argv, then ``$KUBECONFIG``, then ``~/.kube/config`` (kubectl's default; ``spacehub`` itself
-defaults to the hub's admin kubeconfig).
+defaults to the hub's admin kubeconfig). Several files in ``$KUBECONFIG`` are merged and written back as
+kubectl does (``kubeconfig.Kubeconfig``).
 
 Entering a space rewrites the ``server`` of the *current context's cluster* to
 ``<hub>/clusters/<space>``; kubectl then sends every request there without knowing about spaces.
@@ -16,6 +17,11 @@ The space left behind is remembered as a context named ``spacehub-previous`` who
 ``workspace.kcp.io/previous``. A context was chosen over ``preferences.extensions`` because
 ``kubectl config`` round-trips contexts faithfully and the user can still
 ``kubectl --context spacehub-previous …``. ``kubectl space use -`` swaps the two.
+
+A space can be deleted while a kubeconfig still points at it; kubectl then only gets 404s for everything.
+``current`` asks the hub whether the current space still exists and ``list`` notices it missing from
+the list, and both say how to get out (``use root``, ``use ..`` and ``use <other>`` need nothing from the
+space left behind).
 """
 
 from __future__ import annotations
@@ -31,7 +37,7 @@ from typing import Any, TextIO
 
 from spaces import client as hub_client
 from spaces import kubeconfig
-from spaces.client import ClientError, HubClient, client_for
+from spaces.client import ClientError, HubClient, HubError, client_for
 from spaces.durations import age
 from spaces.output import STRUCTURED_FORMATS, Subparsers, add_output_flag, print_list, run_guarded
 
@@ -137,6 +143,18 @@ class SpaceUnavailable(ClientError):
     """The target space does not exist or cannot be entered."""
 
 
+class SpaceMissing(SpaceUnavailable):
+    """The space does not exist (or no longer does)."""
+
+
+class SpaceTerminating(SpaceUnavailable):
+    """The space is being deleted."""
+
+
+def gone_message(name: str) -> str:
+    return f"the current space \"{name}\" no longer exists; run 'kubectl space use {ROOT}'"
+
+
 def validate_name(name: str) -> None:
     if len(name) > 253 or not _NAME.match(name):
         raise SpaceUnavailable(f'invalid space name "{name}": must be a lowercase DNS-1123 name')
@@ -222,9 +240,9 @@ def remote_check(client: HubClient) -> SpaceCheck:
     def check(name: str) -> None:
         space = hub_client.find_space(client, name)
         if space is None:
-            raise SpaceUnavailable(f'space "{name}" does not exist')
+            raise SpaceMissing(f'space "{name}" does not exist')
         if hub_client.space_phase(space) == "Terminating":
-            raise SpaceUnavailable(f'space "{name}" is being deleted')
+            raise SpaceTerminating(f'space "{name}" is being deleted')
 
     return check
 
@@ -232,49 +250,65 @@ def remote_check(client: HubClient) -> SpaceCheck:
 # --- commands ------------------------------------------------------------------------------------
 
 def _cmd_use(args: argparse.Namespace) -> int:
-    path, cfg = _load(args)
-    with HubClient.from_kubeconfig(cfg, path.parent) as client:
-        name = use_space(cfg, args.name, remote_check(client))
-    kubeconfig.save(path, cfg)
+    config = _load(args)
+    with HubClient.from_access(config.access()) as client:
+        name = use_space(config.view, args.name, remote_check(client))
+    config.save()
     print(f'Current space is "{name}".')
     return 0
 
 
 def _cmd_current(args: argparse.Namespace) -> int:
-    _, cfg = _load(args)
-    name, server = current_space(cfg)
+    config = _load(args)
+    name, server = current_space(config.view)
+    if name != ROOT:  # root always exists; elsewhere only the hub knows whether the space is still there
+        with HubClient.from_access(config.access()) as client:
+            try:
+                remote_check(client)(name)
+            except SpaceMissing:
+                raise SpaceUnavailable(gone_message(name)) from None
+            except SpaceTerminating as exc:
+                # Still served until its contents are gone: say so, but it is still where kubectl goes.
+                print(f"Warning: {exc}", file=sys.stderr)
+            except HubError as exc:
+                # Someone who may not read Spaces in root cannot be told; where they are is still known.
+                if exc.code != 403:
+                    raise
     print(f"{name} {server}" if args.verbose else name)
     return 0
 
 
 def _cmd_list(args: argparse.Namespace) -> int:
-    path, cfg = _load(args)
-    with HubClient.from_kubeconfig(cfg, path.parent) as client:
+    config = _load(args)
+    with HubClient.from_access(config.access()) as client:
         spaces = hub_client.list_spaces(client)
     print_spaces(spaces, args.output)
+    _, current = kubeconfig.split_server(kubeconfig.current_server(config.view))
+    listed = {(item.get("metadata") or {}).get("name") for item in spaces.get("items") or []}
+    if current is not None and current != ROOT and current not in listed:
+        print(f"Warning: {gone_message(current)}", file=sys.stderr)
     return 0
 
 
 def _cmd_create(args: argparse.Namespace) -> int:
     validate_name(args.name)
-    path, cfg = _load(args)
-    with HubClient.from_kubeconfig(cfg, path.parent) as client:
+    config = _load(args)
+    with HubClient.from_access(config.access()) as client:
         hub_client.create_space(client, args.name)
         print(f"{SPACE_RESOURCE_NAME}/{args.name} created")
         if not args.enter:
             return 0
         if hub_client.wait_space_ready(client, args.name, args.timeout) is None:
             raise ClientError(f'space "{args.name}" did not become Ready within {args.timeout:g}s')
-        name = use_space(cfg, args.name, remote_check(client))
-    kubeconfig.save(path, cfg)
+        name = use_space(config.view, args.name, remote_check(client))
+    config.save()
     print(f'Current space is "{name}".')
     return 0
 
 
-def _load(args: argparse.Namespace) -> tuple[Path, dict[str, Any]]:
-    path = kubeconfig.resolve_path(getattr(args, "kubeconfig", None),
-                                   default=PLUGIN_DEFAULT_KUBECONFIG.expanduser())
-    return path, kubeconfig.load(path)
+def _load(args: argparse.Namespace) -> kubeconfig.Kubeconfig:
+    return kubeconfig.load_merged(kubeconfig.kubeconfig_paths(
+        getattr(args, "kubeconfig", None), default=PLUGIN_DEFAULT_KUBECONFIG.expanduser()))
 
 
 def build_plugin_parser() -> argparse.ArgumentParser:

@@ -3,15 +3,18 @@
 A space is addressed purely by the path of the kubeconfig ``server`` URL
 (``https://<hub>/clusters/<space>``); kubectl prepends that path to every request, so switching
 space means rewriting one URL. This module owns that convention, locating the kubeconfig a
-command should use, and the hub's own admin credentials (``admin.token``, ``admin.kubeconfig``).
+command should use (several files in ``$KUBECONFIG`` merged as kubectl merges them, see
+:class:`Kubeconfig`), and the hub's own admin credentials (``admin.token``, ``admin.kubeconfig``).
 """
 
 from __future__ import annotations
 
 import base64
 import binascii
+import copy
 import os
 import secrets
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -27,6 +30,11 @@ DEFAULT_KUBECONFIG = Path(".spacehub") / "admin.kubeconfig"
 ADMIN_TOKEN_FILE = "admin.token"
 ADMIN_KUBECONFIG_FILE = "admin.kubeconfig"
 ADMIN_NAME = "spacehub"
+# The sections kubectl merges by entry name, and the key holding each entry's body.
+SECTIONS = {"clusters": "cluster", "contexts": "context", "users": "user"}
+# Fields naming files: kubectl resolves them against the directory of the file defining the entry.
+_FILE_FIELDS = {"clusters": ("certificate-authority",),
+                "users": ("client-certificate", "client-key", "tokenFile")}
 
 
 class KubeconfigError(UserError):
@@ -70,30 +78,155 @@ def build_kubeconfig(server: str, ca_pem: bytes | None, token: str, name: str, *
     }
 
 
-def resolve_path(explicit: str | None, default: Path | None = None) -> Path:
-    """The kubeconfig file a command reads and rewrites.
+def kubeconfig_paths(explicit: str | None, default: Path | None = None) -> list[Path]:
+    """The kubeconfig files a command reads, in kubectl's precedence.
 
-    ``--kubeconfig`` wins, then the first entry of ``$KUBECONFIG`` (the file kubectl would write
-    to), then ``default`` (``./.spacehub/admin.kubeconfig`` unless the caller picks another).
+    ``--kubeconfig`` alone, else every entry of ``$KUBECONFIG`` (duplicates dropped, as client-go
+    does), else ``default`` (``./.spacehub/admin.kubeconfig`` unless the caller picks another).
     """
     if explicit:
-        return Path(explicit).expanduser()
-    for entry in os.environ.get("KUBECONFIG", "").split(os.pathsep):
-        if entry.strip():
-            return Path(entry.strip()).expanduser()
-    return default if default is not None else DEFAULT_KUBECONFIG
+        return [Path(explicit).expanduser()]
+    entries = [e.strip() for e in os.environ.get("KUBECONFIG", "").split(os.pathsep) if e.strip()]
+    if entries:
+        return [Path(e).expanduser() for e in dict.fromkeys(entries)]
+    return [default if default is not None else DEFAULT_KUBECONFIG]
+
+
+def resolve_path(explicit: str | None, default: Path | None = None) -> Path:
+    """The first file of :func:`kubeconfig_paths` (the only one unless ``$KUBECONFIG`` lists several)."""
+    return kubeconfig_paths(explicit, default)[0]
 
 
 def load_selected(explicit: str | None) -> tuple[Path, dict[str, Any]]:
-    """The kubeconfig a ``spacehub`` command uses (``--kubeconfig``, ``$KUBECONFIG``, the default) and its path."""
-    path = resolve_path(explicit)
+    """The kubeconfig a ``spacehub`` command uses (``--kubeconfig``, ``$KUBECONFIG``, the default).
+
+    Returns the first file read and the merged view, whose file references are absolute, so resolving
+    them against that file's directory (as :func:`access` does) finds the file wherever it was named.
+    """
+    paths = kubeconfig_paths(explicit)
     try:
-        return path, load(path)
+        merged = load_merged(paths)
     except KubeconfigError as exc:
-        if path == DEFAULT_KUBECONFIG and not path.exists():
+        if paths == [DEFAULT_KUBECONFIG] and not DEFAULT_KUBECONFIG.exists():
             raise KubeconfigError(f"{exc} (start a hub here with 'spacehub hub serve', or pass "
                                   "--kubeconfig or set KUBECONFIG)") from None
         raise
+    return next(iter(merged.files)), merged.view
+
+
+@dataclass
+class Kubeconfig:
+    """A kubeconfig as kubectl reads it: one file, or the files of ``$KUBECONFIG`` merged.
+
+    client-go's loading rules: files in the list that do not exist are skipped; a cluster, context or user
+    comes whole from the first file that defines its name; ``current-context`` from the first file that
+    sets one. In ``view`` file references are absolute, each resolved against the directory of the file
+    that defines it. :meth:`save` writes changes back as ``kubectl config`` does.
+    """
+
+    files: dict[Path, dict[str, Any]]  # the files that exist, in precedence order, as read
+    view: dict[str, Any]
+    origins: dict[tuple[str, str], Path]  # (section, entry name) -> the file defining it
+    loaded: dict[str, Any]  # ``view`` as read, to tell what changed
+
+    def access(self) -> ClusterAccess:
+        return access(self.view)
+
+    def save(self) -> list[Path]:
+        """Write each cluster, context or user that changed in ``view`` to its file; return the files written.
+
+        A changed entry goes to the file that defines it, and only its changed fields are written, so the
+        rest of the file stays as the user wrote it. A new entry goes beside the current context's entry of
+        the same section (its cluster, its user, the context itself): kubectl would create it in the first
+        file, but the entries ``kubectl space`` creates are copies of those and reference them, so they
+        belong in the same file (a preferences-only file first in ``$KUBECONFIG`` stays untouched).
+        ``current-context`` and ``preferences`` are never changed here.
+        """
+        written: dict[Path, dict[str, Any]] = {}
+        for section, key in SECTIONS.items():
+            before = {e.get("name"): e for e in self.loaded.get(section) or []}
+            for entry in self.view.get(section) or []:
+                name = entry.get("name")
+                old = before.get(name)
+                if old == entry:
+                    continue
+                dest = self.origins.get((section, name)) or self._new_entry_file(section)
+                raw = written.setdefault(dest, copy.deepcopy(self.files[dest]))
+                _write_entry(raw, section, key, entry, old, dest.absolute().parent)
+        for path, cfg in written.items():
+            save(path, cfg)
+        return list(written)
+
+    def _new_entry_file(self, section: str) -> Path:
+        context_name = self.loaded.get("current-context") or ""
+        context = (named(self.loaded, "contexts", context_name) or {}).get("context") or {}
+        beside = {"contexts": context_name, "clusters": context.get("cluster"), "users": context.get("user")}
+        origin = self.origins.get((section, str(beside[section])))
+        if origin is not None:
+            return origin
+        # kubectl's rule for what is new: the first file that exists (load_merged read at least one).
+        return next(iter(self.files))
+
+
+def load_merged(paths: Sequence[Path]) -> Kubeconfig:
+    """Read ``paths`` (see :class:`Kubeconfig`); a lone path must exist, of several at least one."""
+    files: dict[Path, dict[str, Any]] = {}
+    for path in paths:
+        if len(paths) > 1 and not path.exists():
+            continue
+        files[path] = load(path)
+    if not files:
+        raise KubeconfigError("none of the kubeconfig files in KUBECONFIG exist: "
+                              + ", ".join(str(p) for p in paths))
+    view: dict[str, Any] = {section: [] for section in SECTIONS}
+    origins: dict[tuple[str, str], Path] = {}
+    for path, cfg in files.items():
+        base = path.absolute().parent
+        if not view.get("current-context") and cfg.get("current-context"):
+            view["current-context"] = cfg["current-context"]
+        for section, key in SECTIONS.items():
+            for entry in cfg.get(section) or []:
+                name = entry.get("name") if isinstance(entry, dict) else None
+                if not isinstance(name, str) or (section, name) in origins:
+                    continue
+                origins[(section, name)] = path
+                resolved = copy.deepcopy(entry)
+                if isinstance(resolved.get(key), dict):
+                    for ref in _FILE_FIELDS.get(section, ()):
+                        if isinstance(resolved[key].get(ref), str) and resolved[key][ref]:
+                            resolved[key][ref] = str(base / Path(resolved[key][ref]).expanduser())
+                view[section].append(resolved)
+    return Kubeconfig(files=files, view=view, origins=origins, loaded=copy.deepcopy(view))
+
+
+def _write_entry(raw: dict[str, Any], section: str, key: str, entry: dict[str, Any],
+                 old: dict[str, Any] | None, base: Path) -> None:
+    """Put ``entry`` (from a merged view) into the file contents ``raw`` of a file in ``base``."""
+    body = {f: _file_form(section, f, v, base) for f, v in (entry.get(key) or {}).items()}
+    existing = named(raw, section, entry["name"])
+    if existing is None:
+        raw.setdefault(section, []).append({"name": entry["name"], key: body})
+        return
+    if old is None or not isinstance(existing.get(key), dict):
+        existing[key] = body
+        return
+    old_body = old.get(key) or {}
+    target = existing[key]
+    for name, value in body.items():
+        if (entry.get(key) or {}).get(name) != old_body.get(name):
+            target[name] = value
+    for name in old_body:
+        if name not in body:
+            target.pop(name, None)
+
+
+def _file_form(section: str, name: str, value: Any, base: Path) -> Any:
+    """A file reference as written into a file in ``base``: relative when it lies below ``base``
+    (client-go relativizes only without ``..``), else absolute."""
+    if name not in _FILE_FIELDS.get(section, ()) or not isinstance(value, str):
+        return value
+    path = Path(value)
+    return str(path.relative_to(base)) if path.is_absolute() and path.is_relative_to(base) else value
 
 
 def load(path: Path | str) -> dict[str, Any]:

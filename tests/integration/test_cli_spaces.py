@@ -6,6 +6,7 @@ Needs the ``hub`` fixture from ``tests/conftest.py`` (an object with ``kubeconfi
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import shutil
@@ -205,3 +206,77 @@ def test_kubectl_space_plugin(tools: Tools) -> None:
     finally:
         for name in (first, second):
             tools.spacehub("space", "delete", name, "--wait", ok=False)
+
+
+def test_a_deleted_current_space_says_how_to_leave_it(tools: Tools) -> None:
+    name = _name("gone")
+    tools.spacehub("space", "create", name)
+    tools.wait_ready(name)
+    tools.kubectl("space", "use", name)
+    tools.spacehub("space", "delete", name, "--wait")
+    gone = f"the current space \"{name}\" no longer exists; run 'kubectl space use root'"
+
+    for argv in (("space", "current"), ("space",)):  # a bare `kubectl space` is `current`
+        current = tools.kubectl(*argv, ok=False)
+        assert (current.returncode, current.stdout, current.stderr) == (1, "", f"error: {gone}\n")
+    # Listing still works (it is how one finds where to go) and says the same on stderr.
+    listing = tools.kubectl("space", "list")
+    assert listing.stdout.splitlines()[0].split() == ["NAME", "PHASE", "AGE"]
+    assert name not in _space_names(listing.stdout)
+    assert listing.stderr == f"Warning: {gone}\n"
+    # Going back into it is refused like any missing space.
+    again = tools.kubectl("space", "use", name, ok=False)
+    assert (again.returncode, again.stderr) == (1, f'error: space "{name}" does not exist\n')
+
+    assert tools.kubectl("space", "use", "root").stdout == 'Current space is "root".\n'
+    assert tools.kubectl("space", "current").stdout == "root\n"
+    assert tools.kubectl("space", "list").stderr == ""
+    tools.kubectl("get", "namespaces")
+    # `..` leaves a deleted space too, and `-` does not lead back into it.
+    tools.kubectl("space", "create", name, "--enter")
+    tools.spacehub("space", "delete", name, "--wait")
+    assert tools.kubectl("space", "use", "..").stdout == 'Current space is "root".\n'
+    back = tools.kubectl("space", "use", "-", ok=False)
+    assert (back.returncode, back.stderr) == (1, f'error: space "{name}" does not exist\n')
+
+
+def test_use_with_several_files_in_kubeconfig_writes_where_kubectl_would(tools: Tools, tmp_path: Path) -> None:
+    """KUBECONFIG=a:b, a holding only preferences and b the hub's context, with its CA as a file next to it."""
+    prefs = tmp_path / "prefs" / "config"
+    prefs.parent.mkdir()
+    prefs.write_text("apiVersion: v1\nkind: Config\npreferences: {}\n")
+    hub_dir = tmp_path / "hub"
+    hub_dir.mkdir()
+    cfg = yaml.safe_load(tools.kubeconfig.read_text())
+    cluster = cfg["clusters"][0]["cluster"]
+    (hub_dir / "ca.crt").write_bytes(base64.b64decode(cluster.pop("certificate-authority-data")))
+    cluster["certificate-authority"] = "ca.crt"  # relative: kubectl resolves it against b's directory
+    admin = hub_dir / "config"
+    admin.write_text(yaml.safe_dump(cfg, sort_keys=False))
+    env = {**tools.env, "KUBECONFIG": f"{prefs}{os.pathsep}{admin}"}
+    merged = Tools(kubeconfig=admin, base_url=tools.base_url, env=env)
+
+    name, namespace = _name("multi"), _name("only-in")
+    merged.spacehub("space", "create", name)  # `spacehub` merges the same way
+    merged.wait_ready(name)
+    merged.kubectl("--server", f"{tools.base_url}/clusters/{name}", "create", "--validate=false", "-f", "-",
+                   stdin=f"apiVersion: v1\nkind: Namespace\nmetadata: {{name: {namespace}}}\n")
+    try:
+        assert merged.kubectl("space", "use", name).stdout == f'Current space is "{name}".\n'
+        assert prefs.read_text() == "apiVersion: v1\nkind: Config\npreferences: {}\n"
+        written = yaml.safe_load(admin.read_text())
+        servers = {c["name"]: c["cluster"] for c in written["clusters"]}
+        assert servers["spacehub"] == {"server": f"{tools.base_url}/clusters/{name}",
+                                       "certificate-authority": "ca.crt"}
+        assert servers["spacehub-previous"]["server"] == f"{tools.base_url}/clusters/root"
+        assert written["current-context"] == "spacehub"
+
+        # kubectl itself, merging a and b, now talks to the space.
+        assert f"namespace/{namespace}" in merged.kubectl("get", "namespaces", "-o", "name").stdout.split()
+        assert merged.server() == f"{tools.base_url}/clusters/{name}"
+        assert merged.kubectl("space", "current").stdout == f"{name}\n"
+        assert merged.kubectl("space", "use", "-").stdout == 'Current space is "root".\n'
+        assert f"namespace/{namespace}" not in merged.kubectl("get", "namespaces", "-o", "name").stdout.split()
+        assert prefs.read_text() == "apiVersion: v1\nkind: Config\npreferences: {}\n"
+    finally:
+        merged.spacehub("space", "delete", name, "--wait", ok=False)
