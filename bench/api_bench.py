@@ -25,12 +25,13 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from bench.report import write_section  # noqa: E402
-from tests.harness import Hub, free_port  # noqa: E402
+from tests.harness import Hub, free_port, stop_process, wait_for  # noqa: E402
 
 SECONDS_PER_LEVEL = 10
 WRK = shutil.which("wrk")
 WATCHERS = 100
 WATCH_EVENTS = 300
+FLOOR_CLIENTS = 100
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -38,9 +39,11 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
 
 
-def creates_per_second(hub: Hub, space: str, clients: int, seconds: int) -> tuple[float, int, str]:
-    """Creates/s from wrk (a C load generator, so the client does not compete for the 2 cores)."""
-    url = f"{hub.base_url}/clusters/{space}/api/v1/namespaces/default/configmaps"
+def creates_per_second(hub: Hub, space: str, clients: int, seconds: int,
+                       base_url: str | None = None) -> tuple[float, int, str]:
+    """Creates/s from wrk (a C load generator, so the client does not compete for the 2 cores); ``base_url``:
+    another server to send the same requests to (the floor)."""
+    url = f"{base_url or hub.base_url}/clusters/{space}/api/v1/namespaces/default/configmaps"
     out = subprocess.run(
         [WRK, "-t", str(min(2, clients)), "-c", str(clients), "-d", f"{seconds}s", "--latency",
          "-s", str(ROOT / "bench" / "create_configmaps.lua"), "-H", f"Authorization: Bearer {hub.token}",
@@ -101,6 +104,8 @@ def main() -> None:
                 rate, failed, p99 = creates_per_second(hub, f"bench-{clients}", clients, SECONDS_PER_LEVEL)
                 results.append((clients, rate, failed, p99))
                 print(f"creates: {clients:>3} clients  {rate:8.0f}/s  p99 {p99}  failed {failed}", flush=True)
+            floor = floor_creates(hub, FLOOR_CLIENTS)
+            print(f"floor (bench/create_floor.py): {FLOOR_CLIENTS} clients  {floor:8.0f}/s", flush=True)
             hub.create_space("bench-watch")
             lat = asyncio.run(watch_latency(hub, "bench-watch", WATCHERS, WATCH_EVENTS))
             p50, p99w = percentile(lat, 0.5) * 1000, percentile(lat, 0.99) * 1000
@@ -108,10 +113,28 @@ def main() -> None:
                   f"p99 {p99w:.1f} ms, mean {statistics.mean(lat) * 1000:.1f} ms", flush=True)
         finally:
             hub.stop()
-    write_report(results, p50, p99w, len(lat))
+    write_report(results, floor, p50, p99w, len(lat))
 
 
-def write_report(creates: list[tuple[int, float, int, str]], p50: float, p99: float, samples: int) -> None:
+def floor_creates(hub: Hub, clients: int) -> float:
+    """The same wrk run against ``bench/create_floor.py`` (same TLS, same uvicorn; nothing behind it)."""
+    port = free_port()
+    proc = subprocess.Popen([sys.executable, str(ROOT / "bench" / "create_floor.py"), "--listen",
+                             f"127.0.0.1:{port}", "--data-dir", str(hub.data_dir)])
+    base = f"https://127.0.0.1:{port}"
+    try:
+        wait_for(lambda: httpx.get(f"{base}/", verify=hub.ssl_context(), timeout=2).status_code == 200,
+                 message="the floor server")
+        rate, failed, _ = creates_per_second(hub, "floor", clients, SECONDS_PER_LEVEL, base)
+        assert failed == 0, f"{failed} requests to the floor server failed"
+        return rate
+    finally:
+        stop_process(proc)
+
+
+def write_report(creates: list[tuple[int, float, int, str]], floor: float, p50: float, p99: float,
+                 samples: int) -> None:
+    at_floor_clients = next(rate for clients, rate, _, _ in creates if clients == FLOOR_CLIENTS)
     section = [
         "## Space API (`bench/api_bench.py`)",
         "",
@@ -124,6 +147,11 @@ def write_report(creates: list[tuple[int, float, int, str]], p50: float, p99: fl
         "| concurrent clients | creates/s | p99 latency | failed |",
         "|---:|---:|---:|---:|",
         *[f"| {c} | {r:.0f} | {p} | {f} |" for c, r, f, p in creates],
+        "",
+        f"Floor in the same run (`bench/create_floor.py`: the same uvicorn server, TLS certificate and `wrk` "
+        f"requests, answered by an ASGI endpoint that only decodes the body and returns a ConfigMap-sized "
+        f"object): **{floor:.0f}/s** at {FLOOR_CLIENTS} clients; the hub reaches "
+        f"**{at_floor_clients / floor:.2f}x** of it.",
         "",
         f"Watch delivery latency (commit request sent → event received), {WATCHERS} watchers of one kind, "
         f"{WATCH_EVENTS} creates at ~100/s: p50 **{p50:.1f} ms**, p99 **{p99:.1f} ms** ({samples} samples).",

@@ -27,11 +27,12 @@ PLACEMENT_API = "/placement/v1"
 
 def attributes_for(method: str, path: str, inventory_space: str) -> tuple[str, Attributes] | None:
     """(space, attributes) of a request; None for the spaces' API, which authorizes itself."""
-    parts = [p for p in path.split("/") if p]
-    if parts[:1] == ["clusters"]:
-        if len(parts) >= 4 and parts[1] == inventory_space and parts[2] == "synctargets":
-            return inventory_space, Attributes(verb="get", group=EDGE_GROUP, resource="synctargets", name=parts[3])
+    if path.startswith("/clusters/"):  # checked first: almost every request is one
+        parts = path.split("/", 5)  # "", "clusters", space, "synctargets", name, …
+        if len(parts) >= 5 and parts[2] == inventory_space and parts[3] == "synctargets" and parts[4]:
+            return inventory_space, Attributes(verb="get", group=EDGE_GROUP, resource="synctargets", name=parts[4])
         return None
+    parts = [p for p in path.split("/") if p]
     if path.startswith(PLACEMENT_API + "/"):
         rest = parts[2:]
         if rest[:1] == ["spaces"] and len(rest) >= 2:

@@ -35,7 +35,7 @@ from placement.apidocs import public_paths
 from placement.desired_view import DesiredSetAPI
 from placement.kinds import placement_types
 from placement.service import PlacementService
-from spaces.api.asgi import METHODS, STATUS_HANDLERS, lifespan_of, probe_routes, space_routes, version_info
+from spaces.api.asgi import METHODS, STATUS_HANDLERS, lifespan_of, probe_routes, spaces_first, version_info
 from spaces.api.handlers import SpaceAPI
 from spaces.catalog import Catalog
 from spaces.identity import ADMINS
@@ -156,12 +156,13 @@ def build_app(settings: HubSettings) -> tuple[object, HubCore]:
     app = Starlette(routes=[
         *probe_routes(core), Route("/metrics", metrics),
         Route("/clusters/{space}/synctargets/{target}/{path:path}", desired_endpoint, methods=METHODS),
-        *space_routes(lambda: core.api.handle),
         Mount(PLACEMENT_API, app=_LazyPlacementAPI(core)),
         Mount("/syncer/v1", routes=syncer_routes(lambda: core.syncers)),
         *user_routes(lambda: core.users, lambda: core.runtime.run_sync),
     ], lifespan=lifespan_of(core), exception_handlers=STATUS_HANDLERS)
-    metered = core.metrics.middleware(app)
+    # A syncer's desired set (at /clusters/<space>/synctargets/…) is the router's; the rest of /clusters is the spaces'.
+    served = spaces_first(lambda: core.api.handle, app, lambda rest: rest.startswith("synctargets/"))
+    metered = core.metrics.middleware(served)
     limited = streams_unlimited(InflightLimit(metered, settings.max_requests_inflight), metered)
     docs, docs_prefixes = public_paths(PLACEMENT_API)
     authorized = EndpointAuthorization(limited, lambda: core.runtime.authorizer, settings.inventory_space,

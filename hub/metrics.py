@@ -110,6 +110,7 @@ class HubMetrics:
         self.registry.register(self._scraped)
         self._storage: tuple[float, dict[str, int]] | None = None  # (when counted, objects by resource)
         self._counting = asyncio.Lock()
+        self._children: dict[tuple[int, tuple[str, ...]], Any] = {}  # labelled series, see _child
 
     async def exposition(self, hub: Scraped) -> bytes:
         """The text of /metrics, with everything read from ``hub`` now (the storage counts at most
@@ -138,10 +139,19 @@ class HubMetrics:
 
     def _api_request(self, info: RequestInfo, code: str, took: float) -> tuple[str, ...]:
         labels = (info.verb, info.group, info.version, info.resource, info.subresource, info.scope)
-        self.api_requests.labels(*labels, code).inc()
+        self._child(self.api_requests, (*labels, code)).inc()
         if info.verb != "WATCH":
-            self.api_latency.labels(*labels).observe(took)
+            self._child(self.api_latency, labels).observe(took)
         return labels
+
+    def _child(self, metric: Any, labels: tuple[str, ...]) -> Any:
+        """``metric.labels(*labels)``, remembered: prometheus_client checks and locks on every call, which on
+        the request path cost more than the observation itself."""
+        key = (id(metric), labels)
+        child = self._children.get(key)
+        if child is None:
+            child = self._children[key] = metric.labels(*labels)
+        return child
 
     def observe_batch(self, size: int, seconds: float) -> None:
         self.commit_batch.observe(size)
@@ -161,8 +171,8 @@ class HubMetrics:
                 if message["type"] == "http.response.start":
                     took = time.perf_counter() - started
                     code = str(message["status"])
-                    self.requests.labels(method, code).inc()
-                    self.latency.labels(method).observe(took)
+                    self._child(self.requests, (method, code)).inc()
+                    self._child(self.latency, (method,)).observe(took)
                     info = scope.get(REQUEST_INFO)
                     if isinstance(info, RequestInfo):
                         labels = self._api_request(info, code, took)

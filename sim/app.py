@@ -28,7 +28,7 @@ from sim.faults import FaultError, FaultInjection, Faults, FaultTable
 from sim.kinds import SimCatalog
 from sim.workers import Workers
 from spaces.access import AdminsOnly
-from spaces.api.asgi import STATUS_HANDLERS, lifespan_of, probe_routes, space_routes, version_info
+from spaces.api.asgi import STATUS_HANDLERS, lifespan_of, probe_routes, spaces_first, version_info
 from spaces.api.handlers import SpaceAPI
 from spaces.errors import StatusError, bad_request, not_found
 from spaces.server.runtime import RuntimeSettings, SpaceRuntime
@@ -181,8 +181,8 @@ def build_app(settings: SimSettings) -> tuple[object, SimCore]:
         *probe_routes(core),
         Route("/sim/v1/clusters", clusters),
         Route("/sim/v1/clusters/{name}/faults", faults, methods=["GET", "PUT", "DELETE"]),
-        *space_routes(lambda: core.api.handle if workers is None else _redirecting(core.api.handle, workers)),
     ], lifespan=lifespan_of(core), exception_handlers=STATUS_HANDLERS)
-    wrapped = FaultInjection(ClusterAuth(app, settings.admin_token, settings.cluster_tokens,
+    served = spaces_first(lambda: core.api.handle if workers is None else _redirecting(core.api.handle, workers), app)
+    wrapped = FaultInjection(ClusterAuth(served, settings.admin_token, settings.cluster_tokens,
                                          allow_anonymous=settings.insecure_http), core.faults)
     return wrapped, core

@@ -17,11 +17,12 @@ Owns what decides and records ownership (the field paths and sets themselves liv
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
+
+import orjson
 
 from spaces.definitions import ref_name, resolve
 from spaces.fieldpath import FieldSet, Path, PathElement, format_path, go_json, go_json_string
@@ -68,8 +69,16 @@ _KEY_DEFAULTS: dict[tuple[str, str], Any] = {
 }
 
 
+# Views of referring schema nodes, computed once per node: every write walks them (a create's managedFields
+# resolved ObjectMeta's reference anew each time). Keyed by identity, holding the objects so that their ids
+# cannot be reused; started over when a long run of CRD changes has made it large.
+_VIEW_CACHE: dict[tuple[int, int], tuple[Any, Any, Mapping[str, Any]]] = {}
+_VIEW_CACHE_LIMIT = 100_000
+
+
 def schema_view(node: Mapping[str, Any] | None, defs: Mapping[str, dict]) -> Mapping[str, Any] | None:
-    """The schema node with ``$ref`` followed; extensions on the referring node win."""
+    """The schema node with ``$ref`` followed; extensions on the referring node win. The result is shared:
+    callers must not mutate it."""
     if node is None:
         return None
     target: Mapping[str, Any] = node
@@ -77,10 +86,16 @@ def schema_view(node: Mapping[str, Any] | None, defs: Mapping[str, dict]) -> Map
         target = node["allOf"][0]
     if "$ref" not in target:
         return node
-    resolved = resolve(defs, dict(target))
-    merged = dict(resolved)
-    merged.update((k, v) for k, v in node.items() if k.startswith("x-kubernetes-"))
-    return merged
+    key = (id(node), id(defs))
+    cached = _VIEW_CACHE.get(key)
+    if cached is None:
+        resolved = resolve(defs, dict(target))
+        merged = dict(resolved)
+        merged.update((k, v) for k, v in node.items() if k.startswith("x-kubernetes-"))
+        if len(_VIEW_CACHE) >= _VIEW_CACHE_LIMIT:
+            _VIEW_CACHE.clear()
+        cached = _VIEW_CACHE[key] = (node, defs, merged)
+    return cached[2]
 
 
 def _ref_of(node: Mapping[str, Any] | None) -> str | None:
@@ -521,7 +536,7 @@ def decode_managed_fields(entries: Any) -> dict[str, OwnedFields] | None:
 def encode_managed_fields(managed: Mapping[str, OwnedFields]) -> list[dict[str, Any]]:
     entries = []
     for key, owned in managed.items():
-        ident = json.loads(key)
+        ident = orjson.loads(key)
         entry: dict[str, Any] = {"manager": ident.get("manager", ""), "operation": ident["operation"],
                                  "apiVersion": owned.api_version}
         if owned.time:
@@ -531,8 +546,9 @@ def encode_managed_fields(managed: Mapping[str, OwnedFields]) -> list[dict[str, 
         if ident.get("subresource"):
             entry["subresource"] = ident["subresource"]
         entries.append(entry)
-    entries.sort(key=lambda e: (e["operation"], _seconds(e.get("time")), e["manager"], e["apiVersion"],
-                                e.get("subresource", "")))
+    if len(entries) > 1:
+        entries.sort(key=lambda e: (e["operation"], _seconds(e.get("time")), e["manager"], e["apiVersion"],
+                                    e.get("subresource", "")))
     return entries
 
 
@@ -557,7 +573,9 @@ def _is_reset(sent: Any) -> bool:
 def cap_update_managers(managed: dict[str, OwnedFields]) -> None:
     """Fold the oldest Update managers into one ``ancient-changes`` entry per version, keeping at
     most MAX_UPDATE_MANAGERS of them (the apiserver's cap)."""
-    updaters = [k for k in managed if json.loads(k)["operation"] == "Update"]
+    if len(managed) <= MAX_UPDATE_MANAGERS:  # the common case, without parsing a key
+        return
+    updaters = [k for k in managed if orjson.loads(k)["operation"] == "Update"]
     if len(updaters) <= MAX_UPDATE_MANAGERS:
         return
     updaters.sort(key=lambda k: (_seconds(managed[k].time), k))

@@ -7,6 +7,7 @@ The hub and the cluster simulator compose their own apps from these pieces plus 
 from __future__ import annotations
 
 import contextlib
+import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any, Protocol
 
@@ -14,12 +15,15 @@ from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import BaseRoute, Route
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from spaces.definitions import schema_release
 from spaces.errors import StatusError
 from spaces.version import spacehub_version
 
 METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE"]
+CLUSTERS = "/clusters/"
+log = logging.getLogger(__name__)
 SpaceHandler = Callable[[Request, str, str], Awaitable[Response]]
 
 
@@ -64,15 +68,27 @@ def probe_routes(core: Core) -> list[BaseRoute]:
             Route("/version", version)]
 
 
-def space_routes(handle: Callable[[], SpaceHandler]) -> list[BaseRoute]:
-    """``/clusters/<space>[/…]`` to the space API (``handle`` is looked up per request: the core
-    builds it at startup)."""
-    async def endpoint(request: Request) -> Response:
-        params = request.path_params
-        return await handle()(request, params["space"], params.get("path", ""))
+def spaces_first(handle: Callable[[], SpaceHandler], app: ASGIApp,
+                 elsewhere: Callable[[str], bool] = lambda _rest: False) -> ASGIApp:
+    """``/clusters/<space>[/…]`` straight to the space API (``handle`` is looked up per request: the core builds
+    it at startup), everything else to ``app``, and so are the space paths ``elsewhere`` claims (given what
+    follows the space name). The space API answers its errors itself; going around the router and the
+    framework's middleware saves a sixth of the CPU of a create, the hottest request there is."""
+    async def dispatch(scope: Scope, receive: Receive, send: Send) -> None:
+        path: str = scope.get("path", "") if scope["type"] == "http" else ""
+        space, _, rest = path[len(CLUSTERS):].partition("/")
+        if not path.startswith(CLUSTERS) or not space or elsewhere(rest):
+            await app(scope, receive, send)
+            return
+        try:
+            response = await handle()(Request(scope, receive), space, rest)
+        except Exception:  # a bug, not the client's: kube's 500, and the traceback in the log
+            log.exception("%s %s failed", scope.get("method"), path)
+            response = JSONResponse(StatusError(500, "InternalError", "an error on the server prevented the "
+                                                "request from succeeding").to_status(), status_code=500)
+        await response(scope, receive, send)
 
-    return [Route("/clusters/{space}", endpoint, methods=METHODS),
-            Route("/clusters/{space}/{path:path}", endpoint, methods=METHODS)]
+    return dispatch
 
 
 async def _not_found(_request: Request, _exc: Exception) -> Response:

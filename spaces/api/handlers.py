@@ -6,6 +6,7 @@ import copy
 from collections.abc import Callable
 from typing import Any
 
+from starlette.datastructures import QueryParams
 from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 
@@ -40,8 +41,16 @@ APPLY_PATCH = "application/apply-patch+yaml"
 SCALE_SCHEMA = "io.k8s.api.autoscaling.v1.Scale"
 
 
+NO_QUERY = QueryParams()
+
+
+def _query(request: Request) -> QueryParams:
+    """The request's query parameters; without any, no parsing (most writes carry none)."""
+    return request.query_params if request.scope.get("query_string") else NO_QUERY
+
+
 def _manager(request: Request) -> str:
-    explicit = request.query_params.get("fieldManager")
+    explicit = _query(request).get("fieldManager")
     if explicit:
         if len(explicit) > 128:
             raise errors.bad_request("fieldManager: Too long: may not be longer than 128")
@@ -51,10 +60,11 @@ def _manager(request: Request) -> str:
 
 
 def _write_options(request: Request) -> WriteOptions:
-    dry = request.query_params.getlist("dryRun")
+    query = _query(request)
+    dry = query.getlist("dryRun")
     if any(d != "All" for d in dry):
         raise errors.bad_request(f"Invalid dryRun value {dry}: only 'All' is supported")
-    validation = request.query_params.get("fieldValidation") or "Warn"
+    validation = query.get("fieldValidation") or "Warn"
     if validation not in ("Strict", "Warn", "Ignore"):
         raise errors.bad_request(f'Invalid fieldValidation "{validation}": must be one of Strict, Warn, Ignore')
     return WriteOptions(dry_run=bool(dry), manager=_manager(request), field_validation=validation,
