@@ -6,9 +6,9 @@ restarts keep handing out the same credentials) and a kubeconfig
 process serving it, see :mod:`sim.workers`), rewritten at every start so it follows ``--listen``. A
 cluster's token reaches only that cluster, as a real cluster's credentials would; the admin token
 (``admin.token``, shared with ``spaces.kubeconfig``'s conventions) reaches every cluster and the
-``/sim/v1`` admin endpoint. Probes are open. Under ``--insecure-http`` a request without credentials is
-let through as admin: kubectl does not send bearer tokens over plain HTTP, and that mode is for local
-experiments only.
+``/sim/v1`` admin endpoint. Probes are open; WebSocket upgrades (exec, attach, port-forward) are checked like
+any request. Under ``--insecure-http`` a request without credentials is let through as admin: kubectl does
+not send bearer tokens over plain HTTP, and that mode is for local experiments only.
 """
 
 from __future__ import annotations
@@ -69,11 +69,17 @@ def write_kubeconfigs(data_dir: Path, bases: Mapping[str, str], ca_pem: bytes | 
     return paths
 
 
-async def _send_status(send: Any, err: StatusError) -> None:
+async def _send_status(scope: dict[str, Any], send: Any, err: StatusError) -> None:
+    """The Status as an HTTP response; a WebSocket upgrade gets it as the response refusing it (or, where the
+    server cannot send one, a close before accepting: 403)."""
     body = orjson.dumps(err.to_status())
-    await send({"type": "http.response.start", "status": err.code,
+    prefix = "websocket.http" if scope["type"] == "websocket" else "http"
+    if prefix == "websocket.http" and "websocket.http.response" not in scope.get("extensions", {}):
+        await send({"type": "websocket.close", "code": 1008})
+        return
+    await send({"type": f"{prefix}.response.start", "status": err.code,
                 "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]})
-    await send({"type": "http.response.body", "body": body})
+    await send({"type": f"{prefix}.response.body", "body": body})
 
 
 class ClusterAuth:
@@ -93,7 +99,7 @@ class ClusterAuth:
         return self.by_token.get(token)
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
-        if scope["type"] != "http" or scope["path"] in OPEN_PATHS:
+        if scope["type"] not in ("http", "websocket") or scope["path"] in OPEN_PATHS:
             await self.app(scope, receive, send)
             return
         header = next((v for k, v in scope["headers"] if k == b"authorization"), b"")
@@ -101,13 +107,13 @@ class ClusterAuth:
         if header[:7].lower() == b"bearer ":
             who = self._identify(header[7:].strip().decode(errors="replace"))
         if who is None:
-            await _send_status(send, unauthorized())
+            await _send_status(scope, send, unauthorized())
             return
         if who != "admin":
             own = f"{kubeconfig.CLUSTERS_SEGMENT}{who}"
             path = scope["path"]
             if path != own and not path.startswith(own + "/"):
-                await _send_status(send, forbidden(f'the credentials of cluster "{who}" may only access that '
+                await _send_status(scope, send, forbidden(f'the credentials of cluster "{who}" may only access that '
                                                    "cluster"))
                 return
         # A cluster's own credential is its administrator's, as a kubeadm cluster's admin kubeconfig is.

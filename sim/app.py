@@ -4,8 +4,8 @@
 catalogue (Pods and Nodes) and controllers instead of inventory and placement. Each cluster is a space
 created at startup, with the namespaces a cluster has (``default``, ``kube-system``, ``kube-public``,
 ``kube-node-lease``) and its nodes. ``build_app`` adds the routes (``/clusters/<name>/...`` Kubernetes
-APIs, probes, the ``/sim/v1`` admin endpoint for faults) and the middleware (fault injection outermost,
-then per-cluster credentials).
+APIs, probes, the ``/sim/v1`` admin endpoint for faults and log lines) and the middleware (fault injection
+outermost, then per-cluster credentials, then the pods' streaming subresources of :mod:`sim.streams`).
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ from sim.access import ClusterAuth
 from sim.controllers import NodeShape, Simulator, StatusRule
 from sim.faults import FaultError, FaultInjection, Faults, FaultTable
 from sim.kinds import SimCatalog
+from sim.streams.routes import PodStreams
 from sim.workers import Workers
 from spaces.access import AdminsOnly
 from spaces.api.asgi import STATUS_HANDLERS, lifespan_of, probe_routes, spaces_first, version_info
@@ -33,6 +34,7 @@ from spaces.api.handlers import SpaceAPI
 from spaces.errors import StatusError, bad_request, not_found
 from spaces.server.runtime import RuntimeSettings, SpaceRuntime
 from spaces.service import WriteOptions
+from spaces.store import Key
 
 log = logging.getLogger(__name__)
 
@@ -71,6 +73,7 @@ class SimCore:
             db_url=settings.db_url, public_url=settings.public_url, compact_horizon=settings.compact_horizon,
             compact_interval=settings.compact_interval, thread_prefix="spacehub-sim-read"))
         self._ready = False
+        self.streams: PodStreams | None = None  # set by build_app
 
     @property
     def ready(self) -> bool:
@@ -90,6 +93,8 @@ class SimCore:
                                    pull_fails=lambda cluster, image: self.faults.get(cluster).pull_fails(image))
         await runtime.start(loads=[self.simulator.load])
         self.simulator.start(sorted(runtime.lifecycle.spaces))
+        if self.streams is not None:
+            self.objects.bus.add_listener(self.streams.observe)
         limit = asyncio.Semaphore(_STARTUP_CONCURRENCY)
 
         async def ensure(name: str) -> None:
@@ -115,11 +120,31 @@ class SimCore:
                                               WriteOptions(manager=MANAGER))
         await self.simulator.ensure_nodes(name)
 
+    def drain(self) -> None:
+        """The server is stopping: end watches and followed logs, so their connections close."""
+        self.runtime.drain()
+        if self.streams is not None:
+            self.streams.drain()
+
     async def stop(self) -> None:
         self._ready = False
         await self.simulator.stop()
         await self.runtime.stop()
         log.info("spacehub sim stopped: %d cluster(s) shut down cleanly", len(self.settings.clusters))
+
+    # --- what the pods' streams read (sim.streams.routes.PodSource) -------------------------------
+
+    def pod(self, cluster: str, namespace: str, name: str) -> dict[str, Any] | None:
+        return self.simulator.cache.get(Key(cluster, "pods", namespace, name))
+
+    async def lookup(self, cluster: str, resource: str, namespace: str, name: str) -> dict[str, Any] | None:
+        rtype = self.catalog.by_group_resource(cluster, resource)
+        if rtype is None:
+            return None
+        try:
+            return await self.objects.get(cluster, rtype, namespace, name)
+        except StatusError:
+            return None
 
     # --- admin view -----------------------------------------------------------------------------
 
@@ -177,12 +202,27 @@ def build_app(settings: SimSettings) -> tuple[object, SimCore]:
             log.info("cluster %s faults cleared", name)
         return JSONResponse(core.faults.get(name).to_json())
 
+    async def log_lines(request: Request) -> Response:
+        name = request.path_params["name"]
+        owner = workers.owners.get(name) if workers is not None else None
+        if workers is not None and owner is not None:
+            answer = await workers.forward("POST", owner, request.url.path, await request.body() or None)
+            return Response(answer.content, status_code=answer.status_code, media_type="application/json")
+        try:
+            assert core.streams is not None
+            return JSONResponse(core.streams.add_lines(name, request.path_params["namespace"],
+                                                       request.path_params["pod"], await request.body()))
+        except StatusError as exc:
+            return _status_response(exc)
+
     app = Starlette(routes=[
         *probe_routes(core),
         Route("/sim/v1/clusters", clusters),
         Route("/sim/v1/clusters/{name}/faults", faults, methods=["GET", "PUT", "DELETE"]),
+        Route("/sim/v1/clusters/{name}/namespaces/{namespace}/pods/{pod}/log", log_lines, methods=["POST"]),
     ], lifespan=lifespan_of(core), exception_handlers=STATUS_HANDLERS)
     served = spaces_first(lambda: core.api.handle if workers is None else _redirecting(core.api.handle, workers), app)
-    wrapped = FaultInjection(ClusterAuth(served, settings.admin_token, settings.cluster_tokens,
+    core.streams = PodStreams(served, core, settings.clusters, workers.owners if workers is not None else None)
+    wrapped = FaultInjection(ClusterAuth(core.streams, settings.admin_token, settings.cluster_tokens,
                                          allow_anonymous=settings.insecure_http), core.faults)
     return wrapped, core

@@ -15,6 +15,9 @@ Owns the fault table (set at startup from ``--faults-file`` and changed through 
   ``send`` does not expose its transport, the middleware falls back to ``503`` with ``Retry-After``.
 * ``latencySeconds``: every request waits that long before it is handled.
 * ``failWrites``: POST, PUT, PATCH and DELETE get a ``500 InternalError`` Status; reads still work.
+
+WebSocket upgrades (``pods/exec``, ``attach``, ``portforward``) take ``refuse`` and ``latencySeconds`` the same
+way; sessions in flight are cut when ``refuse`` is switched on.
 """
 
 from __future__ import annotations
@@ -184,7 +187,7 @@ async def _abort(receive: Any, transport: Any) -> None:
     transport.abort()
     with contextlib.suppress(TimeoutError):
         async with asyncio.timeout(_DISCONNECT_WAIT):
-            while (await receive())["type"] != "http.disconnect":
+            while (await receive())["type"] not in ("http.disconnect", "websocket.disconnect"):
                 pass
 
 
@@ -196,7 +199,7 @@ class FaultInjection:
         self.table = table
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
-        cluster = cluster_of(scope["path"]) if scope["type"] == "http" else None
+        cluster = cluster_of(scope["path"]) if scope["type"] in ("http", "websocket") else None
         if cluster is None or cluster not in self.table:
             await self.app(scope, receive, send)
             return
@@ -205,6 +208,8 @@ class FaultInjection:
         if faults.refuse:
             if transport is not None:
                 await _abort(receive, transport)
+            elif scope["type"] == "websocket":
+                await send({"type": "websocket.close", "code": 1013})
             else:
                 await _send_status(send, StatusError(503, "ServiceUnavailable", f"cluster {cluster} is refusing "
                                                      "connections (fault injection)", retry_after=1),
@@ -212,7 +217,7 @@ class FaultInjection:
             return
         if faults.latency_seconds > 0:
             await asyncio.sleep(faults.latency_seconds)
-        if faults.fail_writes and scope["method"] in WRITE_METHODS:
+        if faults.fail_writes and scope["type"] == "http" and scope["method"] in WRITE_METHODS:
             await _send_status(send, StatusError(500, "InternalError", "Internal error occurred: injected write "
                                                  f"failure in cluster {cluster} (fault injection)"))
             return

@@ -336,10 +336,12 @@ def node_columns() -> tuple[Column, ...]:
 
 @functools.cache
 def cluster_types() -> tuple[ResourceType, ...]:
-    """Pod and Node as kube-apiserver serves them (names as its discovery lists them)."""
+    """Pod and Node as kube-apiserver serves them (names as its discovery lists them; the pods' streaming
+    subresources are answered by :mod:`sim.streams`)."""
     return (
         ResourceType(group="", version="v1", kind="Pod", plural="pods", singular="pod", namespaced=True,
-                     short_names=("po",), categories=("all",), subresources=("status",), schema_name=POD_SCHEMA,
+                     short_names=("po",), categories=("all",),
+                     subresources=("attach", "exec", "log", "portforward", "status"), schema_name=POD_SCHEMA,
                      strategic_merge=True, columns=pod_columns(), strategy=PodStrategy(), returns_deleted_object=True),
         ResourceType(group="", version="v1", kind="Node", plural="nodes", singular="node", namespaced=False,
                      short_names=("no",), subresources=("status",), schema_name=NODE_SCHEMA,

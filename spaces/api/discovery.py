@@ -17,6 +17,9 @@ from spaces.registry import ResourceType
 
 AGGREGATED_V2 = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"
 _STATUS_VERBS = ["get", "patch", "update"]
+# Upstream's connect subresources (a simulated cluster's pods serve them): the kind and verbs its discovery lists.
+_CONNECT = {"attach": ("PodAttachOptions", ["create", "get"]), "exec": ("PodExecOptions", ["create", "get"]),
+            "log": ("Pod", ["get"]), "portforward": ("PodPortForwardOptions", ["create", "get"])}
 
 
 def wants_aggregated(accept: str | None) -> bool:
@@ -42,7 +45,11 @@ def _groups(types: Sequence[ResourceType]) -> dict[str, list[str]]:
 def _sub_kind(rtype: ResourceType, sub: str) -> dict[str, str]:
     if sub == "scale":
         return {"group": "autoscaling", "version": "v1", "kind": "Scale"}
-    return {"group": rtype.group, "version": rtype.version, "kind": rtype.kind}
+    return {"group": rtype.group, "version": rtype.version, "kind": _CONNECT.get(sub, (rtype.kind, None))[0]}
+
+
+def _sub_verbs(sub: str) -> list[str]:
+    return _CONNECT[sub][1] if sub in _CONNECT else _STATUS_VERBS
 
 
 def _aggregated_resource(t: ResourceType) -> dict[str, Any]:
@@ -58,7 +65,7 @@ def _aggregated_resource(t: ResourceType) -> dict[str, Any]:
     if t.categories:
         res["categories"] = list(t.categories)
     if t.subresources:
-        res["subresources"] = [{"subresource": s, "responseKind": _sub_kind(t, s), "verbs": _STATUS_VERBS}
+        res["subresources"] = [{"subresource": s, "responseKind": _sub_kind(t, s), "verbs": _sub_verbs(s)}
                                for s in t.subresources]
     return res
 
@@ -122,7 +129,7 @@ def resource_list(types: tuple[ResourceType, ...], group: str, version: str) -> 
         for sub in t.subresources:
             sub_entry: dict[str, Any] = {"name": f"{t.plural}/{sub}", "singularName": "",
                                          "namespaced": t.namespaced, "kind": _sub_kind(t, sub)["kind"],
-                                         "verbs": _STATUS_VERBS}
+                                         "verbs": _sub_verbs(sub)}
             if sub == "scale":
                 sub_entry.update(group="autoscaling", version="v1")
             resources.append(sub_entry)
