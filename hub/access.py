@@ -10,6 +10,8 @@ bindings answer for every endpoint:
   set at ``/clusters/<inventory>/synctargets/<name>/…``;
 * anything else (``/metrics``, ``/syncer/v1``, ``/spacehub/v1``, ``/placement/v1/conflicts``) is a
   non-resource URL in the root space, as ``/metrics`` is on kube-apiserver.
+
+A WebSocket handshake is authorized as the ``GET`` it is.
 """
 
 from __future__ import annotations
@@ -57,20 +59,20 @@ class EndpointAuthorization:
     """ASGI middleware after authentication: 403 unless the identity may do what the request asks."""
 
     def __init__(self, app: Callable[..., Any], authorizer: Callable[[], Authorizer], inventory_space: str,
-                 send_status: Callable[[Any, StatusError], Any]) -> None:
+                 send_status: Callable[[dict[str, Any], Any, StatusError], Any]) -> None:
         self.app = app
         self.authorizer = authorizer  # looked up per request: the core builds it at startup
         self.inventory_space = inventory_space
         self.send_status = send_status
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
-        who = of_request(scope) if scope["type"] == "http" else None
+        who = of_request(scope) if scope["type"] in ("http", "websocket") else None
         if who is not None:  # None: a public path, served to anyone
-            found = attributes_for(scope["method"], scope["path"], self.inventory_space)
+            found = attributes_for(scope.get("method", "GET"), scope["path"], self.inventory_space)
             if found is not None:
                 try:
                     require(self.authorizer(), found[0], who, found[1])
                 except StatusError as exc:
-                    await self.send_status(send, exc)
+                    await self.send_status(scope, send, exc)
                     return
         await self.app(scope, receive, send)

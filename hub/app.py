@@ -110,12 +110,13 @@ class HubCore:
         self.ready = True
 
     def drain(self) -> None:
-        """The server is stopping: /readyz fails from now on, and watches and syncer streams end, so that their
-        connections close within the grace period instead of holding the process up."""
+        """The server is stopping: /readyz fails from now on, and watches, syncer streams and tunnels end, so that
+        their connections close within the grace period instead of holding the process up."""
         self.ready = False
         syncers = getattr(self, "syncers", None)
         if syncers is not None:
             syncers.streams.close()
+            syncers.tunnels.close()
         self.runtime.drain()
 
     async def stop(self) -> None:

@@ -3,7 +3,9 @@
 Health and version probes are open. A user's or administrator's token (``hub.users``) establishes who is
 calling, and the authorizer decides what they may do (``hub.access``, ``spaces.api.handlers``); a syncer
 token reaches only its own SyncTarget's paths (``inventory.credentials``); an unknown, expired or revoked
-token is 401. The identity goes into the request scope (``spaces.identity``) for what follows.
+token is 401. The identity goes into the request scope (``spaces.identity``) for what follows. WebSocket
+handshakes (the syncers' tunnels) are authenticated exactly like HTTP requests, and refused with an HTTP
+error and its Status before the connection is upgraded.
 """
 
 from __future__ import annotations
@@ -21,11 +23,22 @@ from spaces.identity import SCOPE_KEY
 UNAUTHENTICATED_PATHS = frozenset({"/healthz", "/readyz", "/livez", "/version"})
 
 
-async def send_status(send: Any, err: StatusError) -> None:
+AUTHENTICATED_SCOPES = ("http", "websocket")  # lifespan is the only other kind: no request, no credential
+
+
+async def send_status(scope: dict[str, Any], send: Any, err: StatusError) -> None:
+    """Answer ``err`` as a Status: an HTTP response, or for a WebSocket handshake the same response instead of
+    the upgrade (the ASGI denial-response extension; a server without it gets a close, which it answers 403)."""
+    prefix = ""
+    if scope["type"] == "websocket":
+        if "websocket.http.response" not in scope.get("extensions", {}):
+            await send({"type": "websocket.close", "code": 1008, "reason": err.message[:123]})
+            return
+        prefix = "websocket."
     body = orjson.dumps(err.to_status())
-    await send({"type": "http.response.start", "status": err.code,
+    await send({"type": f"{prefix}http.response.start", "status": err.code,
                 "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]})
-    await send({"type": "http.response.body", "body": body})
+    await send({"type": f"{prefix}http.response.body", "body": body})
 
 
 class TokenAuth:
@@ -44,7 +57,7 @@ class TokenAuth:
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         path = scope.get("path", "")
-        if scope["type"] != "http" or path in self.public or path.startswith(self.public_prefixes):
+        if scope["type"] not in AUTHENTICATED_SCOPES or path in self.public or path.startswith(self.public_prefixes):
             await self.app(scope, receive, send)
             return
         header = next((v for k, v in scope["headers"] if k == b"authorization"), b"")
@@ -58,11 +71,11 @@ class TokenAuth:
                 target = self.credentials().sync_target_of(token)
         if identity is None:
             if target is None:
-                await send_status(send, unauthorized())
+                await send_status(scope, send, unauthorized())
                 return
             if not scope["path"].startswith(syncer_paths(target, self.inventory_space)):
-                await send_status(send, forbidden(f'syncer:{target} may only access the data of sync target '
-                                                   f'"{target}"'))
+                await send_status(scope, send, forbidden(f'syncer:{target} may only access the data of sync '
+                                                          f'target "{target}"'))
                 return
             identity = syncer_identity(target)
         scope[SCOPE_KEY] = identity

@@ -54,7 +54,8 @@ def syncer_identity(sync_target: str) -> Identity:
 
 
 def syncer_paths(sync_target: str, inventory_space: str) -> tuple[str, ...]:
-    """Paths a syncer credential may use: its desired set (kube API and REST) and its sync connection."""
+    """Paths a syncer credential may use: its desired set (kube API and REST) and its sync connection (the
+    stream, its reports and its pod tunnel, all under ``/syncer/v1/targets/<target>/``)."""
     return (f"/clusters/{inventory_space}/synctargets/{sync_target}/",
             f"/placement/v1/clusters/{sync_target}/desired", f"/syncer/v1/targets/{sync_target}/")
 

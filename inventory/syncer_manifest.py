@@ -65,6 +65,8 @@ def syncer_manifest(bootstrap: dict[str, Any], *, namespace: str, image: str) ->
             # As broad as KubeStellar's syncer: placed objects may be of any kind (Namespaces, CRDs and the
             # custom resources they define included), not known when the cluster is registered. The syncer
             # server-side applies, deletes and watches them, and reads Nodes for the capacity it reports.
+            # "*" covers subresources too: the pod tunnel's pods/log (get) and pods/exec, attach and
+            # portforward (get, or create where the API server authorizes WebSocket upgrades as create).
             "rules": [{"apiGroups": ["*"], "resources": ["*"],
                        "verbs": ["get", "list", "watch", "create", "update", "patch", "delete"]}],
         },

@@ -2,7 +2,8 @@
 
 Owns only parsing and rendering (shapes in docs/sync-protocol.md); the work is ``SyncServer``'s. Tokens
 are checked by the hub's authenticator before a request gets here (a syncer token reaches only its own
-target's paths); the handlers check the identity again so that no other mounting can widen it.
+target's paths; WebSockets are authenticated like any request); the handlers check the identity again so
+that no other mounting can widen it. The tunnel is a WebSocket only that target's syncer may open.
 """
 
 from __future__ import annotations
@@ -14,14 +15,15 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pydantic.alias_generators import to_camel
 from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
-from starlette.routing import Route
+from starlette.routing import BaseRoute, Route, WebSocketRoute
+from starlette.websockets import WebSocket, WebSocketDisconnect
 
-from inventory.credentials import syncer_identity
+from inventory.credentials import SYNCERS, syncer_identity
 from inventory.kinds import EDGE_GROUP
 from placement.api import validation_status
 from placement.model import ObjectRef
 from spaces import errors
-from spaces.api.codec import answering_errors, json_response
+from spaces.api.codec import answering_errors, json_response, status_response
 from spaces.identity import of_request
 from status.service import ClusterEvent, ObjectReport
 from status.upsync import UpsyncItem
@@ -178,6 +180,37 @@ class SyncerAPI:
         return json_response(await self.hub().events(name, items))
 
 
+    async def tunnel(self, websocket: WebSocket) -> None:
+        """The syncer's pod tunnel: only that target's syncer may open it (not even the admin: it would stand
+        in for the cluster)."""
+        name = str(websocket.path_params["name"])
+        identity = of_request(websocket.scope)
+        if identity != syncer_identity(name):
+            who = identity.name if identity is not None else "anonymous"
+            await _deny(websocket, errors.forbidden(f'{who} may not open the tunnel of sync target "{name}": only '
+                                                    f'its syncer may'))
+        elif not self.hub().target_exists(name):
+            await _deny(websocket, errors.not_found("synctargets", EDGE_GROUP, name))
+        else:
+            await websocket.accept()
+            await self.hub().tunnels.serve(name, StarletteTransport(websocket))
+
+    async def tunnel_without_upgrade(self, request: Request) -> Response:
+        self._target(request)
+        raise errors.bad_request("the tunnel is a WebSocket: send the request with Upgrade: websocket")
+
+    async def tunnel_status(self, request: Request) -> Response:
+        """A diagnostic for operators, so authorized by the hub's authorizer as the non-resource URL it is (the
+        admin, or whom RBAC in the root space grants it); a syncer sees only its own target's."""
+        name = str(request.path_params["name"])
+        identity = of_request(request.scope)
+        if identity is None or (SYNCERS in identity.groups and identity != syncer_identity(name)):
+            raise errors.forbidden(f'{identity.name if identity else "anonymous"} may not see the tunnel of sync '
+                                   f'target "{name}"')
+        if not self.hub().target_exists(name):
+            raise errors.not_found("synctargets", EDGE_GROUP, name)
+        return json_response(self.hub().tunnels.status(name))
+
     async def upsync(self, request: Request) -> Response:
         name = self._target(request)
         body: UpsyncRequest = await _body(request, UpsyncRequest)
@@ -189,15 +222,52 @@ class SyncerAPI:
         return json_response(await self.hub().upsync(name, items, complete))
 
 
+async def _deny(websocket: WebSocket, err: errors.StatusError) -> None:
+    """Refuse a WebSocket with an HTTP error and its Status, where the server can (uvicorn can); else close it."""
+    if "websocket.http.response" in websocket.scope.get("extensions", {}):
+        await websocket.send_denial_response(status_response(err))
+    else:
+        await websocket.close(1008, err.message[:123])
+
+
+class StarletteTransport:
+    """A tunnel WebSocket as ``spaces.tunnel.mux.Transport`` sees it."""
+
+    def __init__(self, websocket: WebSocket) -> None:
+        self.websocket = websocket
+
+    async def send(self, data: bytes) -> None:
+        await self.websocket.send_bytes(data)
+
+    async def receive(self) -> bytes | None:
+        try:
+            message = await self.websocket.receive()
+        except (WebSocketDisconnect, RuntimeError):  # RuntimeError: receiving after the disconnect
+            return None
+        data = message.get("bytes")
+        if message["type"] != "websocket.receive" or data is None:
+            return None  # disconnected, or a text message, which the protocol never sends
+        return bytes(data)
+
+    async def close(self, code: int, reason: str) -> None:
+        try:
+            await self.websocket.close(code, reason)
+        except RuntimeError:  # already closed
+            return
+
+
 def _ref(item: ReportedObject | ForwardedEvent) -> ObjectRef:
     return ObjectRef(item.space, f"{item.resource}.{item.group}" if item.group else item.resource, item.namespace,
                      item.name)
 
 
-def syncer_routes(hub: Callable[[], SyncServer]) -> list[Route]:
+def syncer_routes(hub: Callable[[], SyncServer]) -> list[BaseRoute]:
     """The routes to mount at ``/syncer/v1``; ``hub`` gives the started ``SyncServer`` at request time."""
     api = SyncerAPI(hub)
     return [Route("/targets/{name}/stream", answering_errors(api.stream), methods=["GET"]),
+            WebSocketRoute("/targets/{name}/tunnel", api.tunnel),
+            Route("/targets/{name}/tunnel", answering_errors(api.tunnel_without_upgrade), methods=["GET"]),
+            Route("/targets/{name}/tunnel/status", answering_errors(api.tunnel_status), methods=["GET"]),
             Route("/targets/{name}/heartbeat", answering_errors(api.heartbeat), methods=["POST"]),
             Route("/targets/{name}/status", answering_errors(api.status), methods=["POST"]),
             Route("/targets/{name}/events", answering_errors(api.events), methods=["POST"]),

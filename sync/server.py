@@ -1,8 +1,9 @@
 """``SyncServer``: the hub's end of every syncer connection, wired to placement, the inventory and status.
 
-Owns the hub process's epoch (a random name telling syncers whether their seq came from this process)
-and the stream source; hands heartbeats to the inventory's health records and reports, Events and
-upsynced objects to the status service. Knows nothing of HTTP (``routes`` does).
+Owns the hub process's epoch (a random name telling syncers whether their seq came from this process),
+the stream source and this process's pod tunnels (``tunnel``); hands heartbeats to the inventory's health
+records and reports, Events and upsynced objects to the status service. Knows nothing of HTTP (``routes``
+does).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from status.upsync import UpsyncItem
 from sync.direct import DirectSink
 from sync.messages import EntryTypes
 from sync.stream import StreamSource
+from sync.tunnel import TunnelRegistry
 
 
 class SyncServer:
@@ -31,6 +33,8 @@ class SyncServer:
         self.status = status
         self.epoch = secrets.token_hex(8)
         self.streams = StreamSource(service, inventory, EntryTypes(catalog), self.epoch, ping_interval)
+        self.tunnels = TunnelRegistry(ping_interval)
+        inventory.listeners.append(self.tunnels)
 
     def target_exists(self, name: str) -> bool:
         return self.inventory.sync_target(name) is not None

@@ -38,6 +38,9 @@ def register_syncer_commands(sub: Subparsers, common: argparse.ArgumentParser) -
     run.add_argument("--metrics-listen", default=None, metavar="HOST:PORT",
                      help="serve /metrics (Prometheus), /healthz and /readyz (in sync with the hub) there "
                           "(default: not served)")
+    run.add_argument("--no-tunnel", dest="tunnel", action="store_false",
+                     help="do not open the pod tunnel: the hub then cannot read this cluster's pods, their logs, "
+                          "or exec, attach and port-forward to them (docs/security.md)")
     add_log_options(run)
     run.set_defaults(func=_syncer_run)
 
@@ -47,6 +50,7 @@ LISTEN = re.compile(r"(\[[0-9a-fA-F:]+\]|[^:\s]*):\d{1,5}")  # HOST:PORT, [v6]:P
 
 def _syncer_run(args: argparse.Namespace) -> int:
     from syncer.runner import SyncerSpec, run_syncers
+    from syncer.syncer import SyncerOptions
 
     configure_logging(args.log_format, args.log_level)
     logging.getLogger("httpx").setLevel(logging.WARNING)
@@ -69,7 +73,7 @@ def _syncer_run(args: argparse.Namespace) -> int:
             loop.add_signal_handler(sig, task.cancel)
         logging.getLogger(__name__).info("syncer %s: hub %s, state %s", bootstrap.sync_target, bootstrap.hub,
                                          state)
-        await run_syncers([spec], state, metrics_listen=args.metrics_listen)
+        await run_syncers([spec], state, SyncerOptions(tunnel=args.tunnel), metrics_listen=args.metrics_listen)
 
     with contextlib.suppress(asyncio.CancelledError):
         asyncio.run(main())

@@ -96,6 +96,12 @@ class Cluster:
         api = await kr8s.asyncio.api(kubeconfig=kubeconfig, context=context)
         return cls(api, kubeconfig or "in-cluster")
 
+    @property
+    def auth(self) -> Any:
+        """kr8s's credentials for this cluster (server, CA, token or client certificate, from the kubeconfig or
+        the in-cluster service account), which the pod tunnel's relay uses too (``syncer.relay``)."""
+        return self.api.auth
+
     @contextlib.asynccontextmanager
     async def _call(self, method: str, gvr: GVR, namespace: str, url: str, **kwargs: Any) -> AsyncIterator[Any]:
         try:

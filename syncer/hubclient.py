@@ -60,30 +60,39 @@ def _status_error(code: int, reason_phrase: str, body: bytes) -> HubError:
 @dataclass
 class HubConnections:
     """HTTP sessions for the hub, shared by the syncers of one process (the token goes with each request):
-    one for the streams, one for short requests (heartbeats, reports, events, upsync). Open them in the
-    event loop that uses them."""
+    one for the streams, one for short requests (heartbeats, reports, events, upsync), one for the pod
+    tunnels' WebSockets (each holds its connection while open). Open them in the event loop that uses them."""
 
     streams: aiohttp.ClientSession
     requests: aiohttp.ClientSession
+    tunnels: aiohttp.ClientSession
 
     @classmethod
     def open(cls, bootstrap: Bootstrap, syncers: int = 1) -> HubConnections:
         ssl_context, proxy = bootstrap.ssl_context(), proxy_for(bootstrap.hub)
         return cls(streams=_session(ssl_context, proxy, syncers + 2),
-                   requests=_session(ssl_context, proxy, syncers + 2))
+                   requests=_session(ssl_context, proxy, syncers + 2),
+                   tunnels=_session(ssl_context, proxy, syncers + 2))
 
     async def aclose(self) -> None:
         await self.streams.close()
         await self.requests.close()
+        await self.tunnels.close()
 
 
 def proxy_for(url: str) -> str | None:
     """The proxy the environment names for ``url`` (``HTTPS_PROXY``/``HTTP_PROXY``, else ``ALL_PROXY``), or None
-    where ``NO_PROXY`` covers its host. aiohttp's ``trust_env`` would read this, and ``~/.netrc``, in a thread
-    for every request: a sixth of a simulator process's threads with a thousand syncers."""
+    where ``NO_PROXY`` covers its host, or its host and port. aiohttp's ``trust_env`` would read this, and
+    ``~/.netrc``, in a thread for every request: a sixth of a simulator process's threads with a thousand
+    syncers. ``NO_PROXY`` entries may also be URLs (``https://host:port``), as httpx (kr8s's client for the
+    same cluster) reads them."""
     parts = urllib.parse.urlsplit(url)
     proxies = urllib.request.getproxies_environment()
-    if urllib.request.proxy_bypass_environment(parts.hostname or "", proxies):
+    if "no" in proxies:
+        proxies["no"] = ",".join(urllib.parse.urlsplit(entry.strip()).netloc if "://" in entry else entry
+                                 for entry in proxies["no"].split(","))
+    host = f"{parts.hostname or ''}:{parts.port}" if parts.port else parts.hostname or ""
+    if urllib.request.proxy_bypass_environment(host, proxies):
         return None
     return proxies.get(parts.scheme) or proxies.get("all")
 

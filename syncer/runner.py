@@ -9,15 +9,19 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from collections.abc import Coroutine
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from syncer.backoff import Backoff
 from syncer.bootstrap import Bootstrap
 from syncer.cluster import Cluster
 from syncer.hubclient import HubClient, HubConnections
+from syncer.relay import ClusterRelay
 from syncer.state import StateStore
 from syncer.syncer import Syncer, SyncerOptions
+from syncer.tunnel import Tunnel
 
 log = logging.getLogger(__name__)
 # A fleet starts this many syncers at a time, each until its first SYNCED (or STARTUP_SECONDS): a
@@ -55,6 +59,7 @@ async def run_syncers(specs: list[SyncerSpec], state_path: Path, options: Syncer
     if not specs:
         return
     state = StateStore(state_path)
+    options = options or SyncerOptions()
     hub = HubConnections.open(specs[0].bootstrap, len(specs))
     wave = asyncio.Semaphore(STARTUP_WAVE)
     clusters: list[Cluster] = []
@@ -72,7 +77,11 @@ async def run_syncers(specs: list[SyncerSpec], state_path: Path, options: Syncer
             clusters.append(cluster)
             syncer = Syncer(spec.bootstrap, cluster, HubClient(spec.bootstrap, hub), state, options)
             running.append(syncer)
-            task = asyncio.create_task(syncer.run(), name=f"syncer {spec.bootstrap.sync_target}")
+            parts = [syncer.run()]
+            if options.tunnel:
+                relay = ClusterRelay(cluster.auth, spec.bootstrap.sync_target)
+                parts.append(Tunnel(spec.bootstrap, hub.tunnels, relay).run())
+            task = asyncio.create_task(_together(*parts), name=f"syncer {spec.bootstrap.sync_target}")
             try:
                 with contextlib.suppress(TimeoutError):
                     async with asyncio.timeout(STARTUP_SECONDS):
@@ -94,3 +103,10 @@ async def run_syncers(specs: list[SyncerSpec], state_path: Path, options: Syncer
         await asyncio.gather(*(cluster.close() for cluster in clusters), return_exceptions=True)
         await hub.aclose()
         state.close()
+
+
+async def _together(*parts: Coroutine[Any, Any, None]) -> None:
+    """Run a syncer's parts (the sync loop, the tunnel) until cancelled; one failing ends the others."""
+    async with asyncio.TaskGroup() as group:
+        for part in parts:
+            group.create_task(part)

@@ -56,6 +56,7 @@ RECONNECT_MAX_SECONDS = 15.0
 @dataclass
 class SyncerOptions:
     status_interval: float = 0.2  # seconds between status report batches
+    tunnel: bool = True  # keep the pod tunnel open (syncer/tunnel.py): the hub may read pods and debug them
 
 
 class Syncer:

@@ -217,7 +217,8 @@ class ReverseProxy(_Daemon):
     only DNS names (``X509_check_host``), never IP SANs, so when ``host`` is an IP address the name
     defaults to ``localhost`` (the hub's serving certificate always carries it); pass another name when
     the upstream's certificate has none. Responses and request bodies are not buffered, so watches
-    stream through. Requests show up in :meth:`access_log` once they have finished.
+    stream through, and WebSocket upgrades are passed on (a syncer's tunnel). Requests show up in
+    :meth:`access_log` once they have finished.
     """
 
     upstream: str
@@ -280,6 +281,8 @@ http {{
     scgi_temp_path {temp["scgi"]};
     default_type application/octet-stream;
     client_max_body_size 0;
+    # A WebSocket handshake passes its Upgrade on; other requests keep the upstream connection alive.
+    map $http_upgrade $connection_upgrade {{ default upgrade; '' ''; }}
 
     upstream spacehub_upstream {{
         server {host}:{up.port or 443};
@@ -296,7 +299,8 @@ http {{
         location / {{
             proxy_pass https://spacehub_upstream;
             proxy_http_version 1.1;
-            proxy_set_header Connection "";
+            proxy_set_header Upgrade $http_upgrade;
+            proxy_set_header Connection $connection_upgrade;
             proxy_set_header Host $host;
             proxy_set_header Authorization $http_authorization;
             proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for;

@@ -1,0 +1,224 @@
+"""The syncer's end of the pod tunnel towards its cluster: each stream the hub opens, checked against the
+tunnel's rules (``spaces.tunnel.rules``, the same ones the hub applied) and performed with the syncer's own
+cluster credentials.
+
+HTTP responses go back as they arrive (a followed log line by line, a watch event by event), never buffered
+whole: a chunk is read from the cluster only once the hub has room for it. WebSocket upgrades (exec, attach,
+port-forward) are opened to the cluster with the subprotocols the client offered, and messages are relayed
+one by one both ways, close codes included. aiohttp rather than kr8s's httpx client because it speaks
+WebSocket and pauses reading a response whose consumer is behind; the credentials are kr8s's (kubeconfig
+token or client certificate, or the in-cluster service account), the token re-read when the cluster
+answers 401.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import ssl
+from http import HTTPStatus
+from typing import Any
+
+import aiohttp
+from yarl import URL
+
+from spaces.errors import StatusError
+from spaces.tunnel import rules
+from spaces.tunnel.frames import MAX_MESSAGE, Kind
+from spaces.tunnel.stream import Closed, Stream, failure
+from syncer.hubclient import UNREACHABLE, proxy_for
+
+log = logging.getLogger(__name__)
+# No overall limit: a followed log or a watch lasts as long as the hub's client wants it (the hub times out
+# waiting for the response's head itself).
+CLUSTER_TIMEOUT = aiohttp.ClientTimeout(total=None, sock_connect=30.0)
+ECHO_SECONDS = 10.0  # for the hub to answer a WebSocket close the cluster started
+
+
+def _refusal(code: int, message: str) -> dict[str, Any]:
+    try:
+        reason = HTTPStatus(code).phrase.replace(" ", "")
+    except ValueError:
+        reason = "Unknown"
+    return failure(code, reason, message)
+
+
+class ClusterRelay:
+    def __init__(self, auth: Any, target: str) -> None:
+        """``auth``: kr8s's ``KubeAuth`` for the cluster (``syncer.cluster.Cluster.auth``)."""
+        self.auth = auth
+        self.target = target
+        self._http: aiohttp.ClientSession | None = None
+
+    async def close(self) -> None:
+        if self._http is not None:
+            await self._http.close()
+            self._http = None
+
+    async def handle(self, stream: Stream) -> None:
+        """Serve one stream the hub opened (``spaces.tunnel.mux.Session``'s ``on_open``)."""
+        request = stream.request
+        method, path, query = str(request.get("method")), str(request.get("path")), str(request.get("query") or "")
+        upgrade = request.get("upgrade")
+        try:
+            rules.check(method, path, query, upgrade=upgrade is not None)
+            offered = rules.check_subprotocols(upgrade) if upgrade is not None else []
+        except StatusError as exc:
+            # The hub checks the same rules first, so this is a hub that should not be trusted with more.
+            log.info("syncer %s: refused a request through the tunnel: %s", self.target, exc.message)
+            stream.reset(exc.to_status())
+            return
+        log.debug("syncer %s: tunnel stream %d: %s %s", self.target, stream.id, method, rules.shown(path))
+        url = URL(self.auth.server.rstrip("/") + path + (f"?{query}" if query else ""), encoded=True)
+        headers = rules.forwarded(request.get("headers") or [], rules.REQUEST_HEADERS)
+        if upgrade is None:
+            await self._http_request(stream, method, url, headers)
+        else:
+            await self._websocket(stream, url, headers, offered)
+
+    # --- the cluster connection -------------------------------------------------------------------
+
+    async def _session(self) -> aiohttp.ClientSession:
+        if self._http is None:
+            context = await self.auth.ssl_context()  # True: the system's CAs
+            connector = aiohttp.TCPConnector(ssl=context if isinstance(context, ssl.SSLContext) else True)
+            # No Accept-Encoding: bodies come uncompressed, so what is relayed is what the client reads.
+            self._http = aiohttp.ClientSession(connector=connector, timeout=CLUSTER_TIMEOUT,
+                                               skip_auto_headers=("Accept-Encoding",),
+                                               proxy=self.auth.proxy or proxy_for(self.auth.server))
+        return self._http
+
+    async def _reauthenticate(self) -> None:
+        """The cluster said 401: a rotated service-account token or an expired one. Read it again; the next
+        request carries it (the session stays: other streams are reading through its connections)."""
+        await self.auth.reauthenticate()
+
+    def _options(self, headers: list[tuple[str, str]]) -> dict[str, Any]:
+        sent = list(headers)
+        if self.auth.token:
+            sent.append(("Authorization", f"Bearer {self.auth.token}"))
+        options: dict[str, Any] = {"headers": sent}
+        if self.auth.tls_server_name:
+            options["server_hostname"] = self.auth.tls_server_name
+        return options
+
+    # --- HTTP -------------------------------------------------------------------------------------
+
+    async def _http_request(self, stream: Stream, method: str, url: URL, headers: list[tuple[str, str]]) -> None:
+        body = await _request_body(stream)
+        if body is None:
+            return
+        try:
+            response = await self._send(method, url, headers, body)
+        except UNREACHABLE as exc:
+            stream.reset(_refusal(503, f"the cluster cannot be reached: {exc!r}"))
+            return
+        async with response:
+            stream.respond({"status": response.status, "subprotocol": None, "headers": [
+                list(pair) for pair in rules.forwarded(response.headers.items(), rules.RESPONSE_HEADERS)]})
+            try:
+                async for chunk in response.content.iter_any():
+                    await stream.send_body(chunk)  # waits while the hub is a window ahead of its reader
+            except UNREACHABLE as exc:
+                stream.reset(_refusal(503, f"the cluster's response broke off: {exc!r}"))
+                return
+        stream.end()
+
+    async def _send(self, method: str, url: URL, headers: list[tuple[str, str]],
+                    body: bytes) -> aiohttp.ClientResponse:
+        for attempt in (1, 2):
+            http = await self._session()
+            response = await http.request(method, url, data=body or None, **self._options(headers))
+            if response.status != 401 or attempt == 2:
+                return response
+            response.release()
+            await self._reauthenticate()
+        raise AssertionError("unreachable")
+
+    # --- WebSocket --------------------------------------------------------------------------------
+
+    async def _websocket(self, stream: Stream, url: URL, headers: list[tuple[str, str]], offered: list[str]) -> None:
+        try:
+            ws = await self._connect(url, headers, offered)
+        except aiohttp.WSServerHandshakeError as exc:
+            stream.reset(_refusal(exc.status or 502, f"the cluster refused the WebSocket: {exc.status} {exc.message}"))
+            return
+        except UNREACHABLE as exc:
+            stream.reset(_refusal(503, f"the cluster cannot be reached: {exc!r}"))
+            return
+        stream.respond({"status": 101, "headers": [], "subprotocol": ws.protocol})
+        async with ws:
+            to_cluster = asyncio.create_task(_to_cluster(stream, ws))
+            try:
+                code, reason = await _from_cluster(stream, ws)
+                if code is None:  # not closed by the cluster: by the hub (its answer has the code), or broken
+                    if stream.got_end:
+                        await asyncio.gather(to_cluster, return_exceptions=True)
+                    code = ws.close_code if ws.close_code is not None else 1006
+                stream.end(code, reason)
+                async with asyncio.timeout(ECHO_SECONDS):
+                    await to_cluster  # until the hub answers the close (or started it)
+            except TimeoutError:
+                stream.reset(_refusal(504, "the hub did not answer the WebSocket's close"))
+            finally:
+                to_cluster.cancel()
+                await asyncio.gather(to_cluster, return_exceptions=True)
+
+    async def _connect(self, url: URL, headers: list[tuple[str, str]],
+                       offered: list[str]) -> aiohttp.ClientWebSocketResponse:
+        for attempt in (1, 2):
+            http = await self._session()
+            try:
+                return await http.ws_connect(url, protocols=offered, max_msg_size=MAX_MESSAGE, autoping=True,
+                                             **self._options(headers))
+            except aiohttp.WSServerHandshakeError as exc:
+                if exc.status != 401 or attempt == 2:
+                    raise
+            await self._reauthenticate()
+        raise AssertionError("unreachable")
+
+
+async def _request_body(stream: Stream) -> bytes | None:
+    """The hub's request body (a DELETE's options), up to its END; None if the stream was reset instead."""
+    parts: list[bytes] = []
+    size = 0
+    while True:
+        frame = await stream.next()
+        if frame.kind == Kind.END:
+            return b"".join(parts)
+        if frame.kind == Kind.DATA:
+            size += len(frame.payload)
+            if size > rules.MAX_REQUEST_BODY:
+                stream.reset(_refusal(413, f"a tunnel request body is at most {rules.MAX_REQUEST_BODY} bytes"))
+                return None
+            parts.append(frame.payload)
+
+
+async def _from_cluster(stream: Stream, ws: aiohttp.ClientWebSocketResponse) -> tuple[int | None, str]:
+    """Relay the cluster's messages to the hub until its WebSocket closes: the cluster's close code and reason,
+    or None when it was closed from this side or broke."""
+    while True:
+        message = await ws.receive()
+        if message.type == aiohttp.WSMsgType.BINARY:
+            await stream.send_message(message.data)
+        elif message.type == aiohttp.WSMsgType.TEXT:
+            await stream.send_message(message.data.encode(), text=True)
+        elif message.type == aiohttp.WSMsgType.CLOSE:
+            return int(message.data), str(message.extra or "")
+        elif message.type in (aiohttp.WSMsgType.CLOSING, aiohttp.WSMsgType.CLOSED, aiohttp.WSMsgType.ERROR):
+            return None, ""
+
+
+async def _to_cluster(stream: Stream, ws: aiohttp.ClientWebSocketResponse) -> None:
+    """Relay the hub's messages to the cluster until the hub closes (then close the cluster's WebSocket)."""
+    while True:
+        item = await stream.receive_message()
+        if isinstance(item, Closed):
+            await ws.close(code=item.sendable_code, message=item.reason.encode())
+            return
+        with contextlib.suppress(ConnectionError):  # the cluster went away: _from_cluster sees it close
+            if item.text:
+                await ws.send_str(item.data.decode(errors="replace"))
+            else:
+                await ws.send_bytes(item.data)
