@@ -27,6 +27,7 @@ bench: $(STAMP)
 	$(BIN)/python bench/fanout_bench.py
 	$(BIN)/python bench/status_bench.py
 	$(BIN)/python bench/division_bench.py
+	$(BIN)/python bench/debug_bench.py
 
 clean:
 	rm -rf $(VENV) .spacehub

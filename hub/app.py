@@ -19,8 +19,9 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Mount, Route
 
+from debug.routes import claims, pod_routes, space_pod_type
 from hub.access import EndpointAuthorization
-from hub.auth import UNAUTHENTICATED_PATHS, TokenAuth, send_status
+from hub.auth import UNAUTHENTICATED_PATHS, TokenAuth
 from hub.limits import InflightLimit
 from hub.metrics import HubMetrics
 from hub.users import UserTokens
@@ -35,7 +36,15 @@ from placement.apidocs import public_paths
 from placement.desired_view import DesiredSetAPI
 from placement.kinds import placement_types
 from placement.service import PlacementService
-from spaces.api.asgi import METHODS, STATUS_HANDLERS, lifespan_of, probe_routes, spaces_first, version_info
+from spaces.api.asgi import (
+    METHODS,
+    STATUS_HANDLERS,
+    lifespan_of,
+    probe_routes,
+    send_status,
+    spaces_first,
+    version_info,
+)
 from spaces.api.handlers import SpaceAPI
 from spaces.catalog import Catalog
 from spaces.identity import ADMINS
@@ -68,7 +77,8 @@ class HubCore:
     def __init__(self, settings: HubSettings) -> None:
         self.settings = settings
         self.metrics = HubMetrics()
-        self.catalog = Catalog(extra_types=inventory_types() + placement_types() + status_types())
+        self.catalog = Catalog(extra_types=inventory_types() + placement_types() + status_types(),
+                               upstream_types=(space_pod_type(),))
         self.runtime = SpaceRuntime(self.catalog, RuntimeSettings(
             db_url=settings.db_url, public_url=settings.public_url, compact_horizon=settings.compact_horizon,
             compact_interval=settings.compact_interval, rbac=True, privileged_groups=(ADMINS, SYNCERS)),
@@ -160,9 +170,11 @@ def build_app(settings: HubSettings) -> tuple[object, HubCore]:
         Mount(PLACEMENT_API, app=_LazyPlacementAPI(core)),
         Mount("/syncer/v1", routes=syncer_routes(lambda: core.syncers)),
         *user_routes(lambda: core.users, lambda: core.runtime.run_sync),
+        *pod_routes(lambda: core.syncers.tunnels, lambda: core.placement, lambda: core.runtime.authorizer),
     ], lifespan=lifespan_of(core), exception_handlers=STATUS_HANDLERS)
-    # A syncer's desired set (at /clusters/<space>/synctargets/…) is the router's; the rest of /clusters is the spaces'.
-    served = spaces_first(lambda: core.api.handle, app, lambda rest: rest.startswith("synctargets/"))
+    # A syncer's desired set (at /clusters/<space>/synctargets/…) and the clusters' pods (debug) are the router's;
+    # the rest of /clusters is the spaces'.
+    served = spaces_first(lambda: core.api.handle, app, lambda rest: rest.startswith("synctargets/") or claims(rest))
     metered = core.metrics.middleware(served)
     limited = streams_unlimited(InflightLimit(metered, settings.max_requests_inflight), metered)
     docs, docs_prefixes = public_paths(PLACEMENT_API)

@@ -13,32 +13,16 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-import orjson
-
 from hub.users import UserTokens
 from inventory.credentials import SYNCER_TOKEN_PREFIX, SyncerCredentials, syncer_identity, syncer_paths
-from spaces.errors import StatusError, forbidden, unauthorized
+from spaces.api.asgi import send_status
+from spaces.errors import forbidden, unauthorized
 from spaces.identity import SCOPE_KEY
 
 UNAUTHENTICATED_PATHS = frozenset({"/healthz", "/readyz", "/livez", "/version"})
 
 
 AUTHENTICATED_SCOPES = ("http", "websocket")  # lifespan is the only other kind: no request, no credential
-
-
-async def send_status(scope: dict[str, Any], send: Any, err: StatusError) -> None:
-    """Answer ``err`` as a Status: an HTTP response, or for a WebSocket handshake the same response instead of
-    the upgrade (the ASGI denial-response extension; a server without it gets a close, which it answers 403)."""
-    prefix = ""
-    if scope["type"] == "websocket":
-        if "websocket.http.response" not in scope.get("extensions", {}):
-            await send({"type": "websocket.close", "code": 1008, "reason": err.message[:123]})
-            return
-        prefix = "websocket."
-    body = orjson.dumps(err.to_status())
-    await send({"type": f"{prefix}http.response.start", "status": err.code,
-                "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]})
-    await send({"type": f"{prefix}http.response.body", "body": body})
 
 
 class TokenAuth:

@@ -1,7 +1,7 @@
 """Overload protection: a cap on concurrently served requests, answered with 429 beyond it.
 
-Like kube-apiserver's max-requests-inflight: long-running watches do not count (they would starve
-the cap), everything else does; a refused request gets a ``TooManyRequests`` Status with
+Like kube-apiserver's max-requests-inflight: long-running watches and followed logs do not count (they
+would starve the cap), everything else does; a refused request gets a ``TooManyRequests`` Status with
 ``Retry-After`` so clients (client-go, kubectl) back off and retry.
 """
 
@@ -15,9 +15,9 @@ import orjson
 from spaces.errors import too_many_requests
 
 
-def _is_watch(scope: dict[str, Any]) -> bool:
+def _is_long_running(scope: dict[str, Any]) -> bool:
     query = scope.get("query_string", b"")
-    return b"watch=true" in query or b"watch=1" in query
+    return b"watch=true" in query or b"watch=1" in query or b"follow=true" in query
 
 
 class InflightLimit:
@@ -27,7 +27,7 @@ class InflightLimit:
         self.inflight = 0
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
-        if scope["type"] != "http" or self.limit <= 0 or _is_watch(scope):
+        if scope["type"] != "http" or self.limit <= 0 or _is_long_running(scope):
             await self.app(scope, receive, send)
             return
         if self.inflight >= self.limit:

@@ -185,11 +185,8 @@ def run_from_args(args: argparse.Namespace) -> int:
     log.info("spacehub sim starting %d cluster(s) on %s%s", len(own), listen,
              f" (process {index + 1} of {processes})" if processes > 1 else "")
     table = (lambda: startup_table(core, data_dir.resolve())) if index == 0 else (lambda: "")
-    config = endpoint.uvicorn_config(app)
-    # kubectl port-forward asks for the WebSocket subprotocol "SPDY/3.1+portforward.k8s.io", which the websockets
-    # library refuses ("/" is no token character); wsproto takes it, as the Go servers kubectl talks to do.
-    config.ws = "wsproto"
-    server = _AnnouncingServer(config, table, specs, data_dir / f"syncers{suffix}.db", workers, on_shutdown=core.drain)
+    server = _AnnouncingServer(endpoint.uvicorn_config(app), table, specs, data_dir / f"syncers{suffix}.db", workers,
+                               on_shutdown=core.drain)
     server.run(sockets=[sock] if sock is not None else None)
     return 0 if server.started else 1
 

@@ -36,9 +36,12 @@ def _with_full_crd_checks(types: tuple[ResourceType, ...]) -> tuple[ResourceType
 
 
 class Catalog:
-    def __init__(self, extra_types: tuple[ResourceType, ...] = ()) -> None:
-        """``extra_types``: kinds other layers serve in every space (inventory, placement)."""
-        self._builtin = _with_full_crd_checks(tuple(builtin_types())) + extra_types
+    def __init__(self, extra_types: tuple[ResourceType, ...] = (),
+                 upstream_types: tuple[ResourceType, ...] = ()) -> None:
+        """``extra_types``: kinds other layers serve in every space (inventory, placement), described to OpenAPI
+        and explain as schema-less objects; ``upstream_types``: upstream kinds served in every space whose full
+        schemas are already in the shared definitions (a cluster's Pods and Nodes)."""
+        self._builtin = _with_full_crd_checks(tuple(builtin_types())) + extra_types + upstream_types
         self._root = self._builtin + tuple(root_types())
         self._base_defs: Mapping[str, dict[str, Any]] = (
             ChainMap(openapi_definitions(extra_types), definitions()) if extra_types else definitions())

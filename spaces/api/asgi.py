@@ -11,6 +11,7 @@ import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any, Protocol
 
+import orjson
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
@@ -89,6 +90,21 @@ def spaces_first(handle: Callable[[], SpaceHandler], app: ASGIApp,
         await response(scope, receive, send)
 
     return dispatch
+
+
+async def send_status(scope: dict[str, Any], send: Any, err: StatusError) -> None:
+    """Answer ``err`` as a Status: an HTTP response, or for a WebSocket handshake the same response instead of
+    the upgrade (the ASGI denial-response extension; a server without it gets a close, which it answers 403)."""
+    prefix = ""
+    if scope["type"] == "websocket":
+        if "websocket.http.response" not in scope.get("extensions", {}):
+            await send({"type": "websocket.close", "code": 1008, "reason": err.message[:123]})
+            return
+        prefix = "websocket."
+    body = orjson.dumps(err.to_status())
+    await send({"type": f"{prefix}http.response.start", "status": err.code,
+                "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]})
+    await send({"type": f"{prefix}http.response.body", "body": body})
 
 
 async def _not_found(_request: Request, _exc: Exception) -> Response:

@@ -50,6 +50,8 @@ READ_ONLY: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("status.spacehub.io", ("placementstatuses",)),
     ("spacehub.io", ("spaces",)),
 )
+# What edit may do to running pods (debugging from the hub): kube's edit has the same on these subresources.
+POD_STREAMS: tuple[tuple[str, tuple[str, ...]], ...] = (("", ("pods/attach", "pods/exec", "pods/portforward")),)
 ADMINISTRATION: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("rbac.authorization.k8s.io", ("roles", "rolebindings", "clusterroles", "clusterrolebindings")),
     ("apiextensions.k8s.io", ("customresourcedefinitions",)),
@@ -86,7 +88,8 @@ def cluster_roles() -> list[dict[str, Any]]:
         _role("edit", labels={AGGREGATE + "admin": "true"}, aggregate_from="edit"),
         _role("view", labels={AGGREGATE + "edit": "true"}, aggregate_from="view"),
         _role("system:aggregate-to-view", _rules(WORKLOADS + READ_ONLY, READ), labels={AGGREGATE + "view": "true"}),
-        _role("system:aggregate-to-edit", _rules(WORKLOADS, WRITE) + _rules((("", ("secrets",)),), READ + WRITE),
+        _role("system:aggregate-to-edit", _rules(WORKLOADS, WRITE) + _rules((("", ("secrets",)), *POD_STREAMS),
+                                                                             READ + WRITE),
               labels={AGGREGATE + "edit": "true"}),
         _role("system:aggregate-to-admin", _rules(ADMINISTRATION, READ + WRITE),
               labels={AGGREGATE + "admin": "true"}),

@@ -40,9 +40,11 @@ class Endpoint:
     followed: CertificateFiles | None = None  # the operator's certificate files, reloaded when they change
 
     def uvicorn_config(self, app: Any) -> uvicorn.Config:
-        # log_config=None: uvicorn's loggers go through the process's own handler (spaces.logs).
+        # log_config=None: uvicorn's loggers go through the process's own handler (spaces.logs). ws: kubectl
+        # port-forward asks for the WebSocket subprotocol "SPDY/3.1+portforward.k8s.io", which the websockets
+        # library refuses ("/" is no token character); wsproto takes it, as the Go servers kubectl talks to do.
         return uvicorn.Config(app, host=self.host, port=self.port, log_level="warning", log_config=None,
-                              lifespan="on",
+                              lifespan="on", ws="wsproto",
                               timeout_keep_alive=IDLE_CONNECTION_SECONDS,
                               timeout_graceful_shutdown=GRACEFUL_SHUTDOWN_SECONDS,
                               **self.ssl)  # type: ignore[arg-type]

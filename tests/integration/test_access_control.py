@@ -118,7 +118,8 @@ CAN_I = [
     ("create", "clusterrolebindings.rbac.authorization.k8s.io", "", False),
     ("create", "customresourcedefinitions.apiextensions.k8s.io", "", False),
     ("get", "pods/log", "ops", True), ("get", "pods/log", "default", True),
-    ("create", "pods/exec", "ops", False), ("escalate", "clusterroles.rbac.authorization.k8s.io", "", False),
+    ("create", "pods/exec", "ops", True), ("delete", "pods", "ops", True),  # as kube's edit: debugging pods
+    ("escalate", "clusterroles.rbac.authorization.k8s.io", "", False),
     ("bind", "clusterroles.rbac.authorization.k8s.io", "", False), ("watch", "combinedstatuses.control.kubestellar.io",
                                                                   "default", True),
 ]
@@ -128,7 +129,6 @@ def test_kubectl_auth_can_i_answers_match_the_bindings(hub: Hub, tmp_path: Path,
     own, other = spaces
     bob = make_user(hub, tmp_path, "bob-edit", own, "edit", "--group", "sre")
     hub.kubectl("create", "namespace", "ops", space=own)
-    # Pods are not served in a space (yet): kubectl create role would refuse them, so the Role is applied whole.
     hub.kubectl("apply", "-f", "-", space=own, input=json.dumps({
         "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role",
         "metadata": {"name": "log-reader", "namespace": "ops"},

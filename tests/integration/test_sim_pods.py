@@ -80,6 +80,16 @@ class Output:
         return stop_process(self.proc)
 
 
+def terminal_shows(master: int, seen: bytearray, token: bytes) -> bool:
+    """Whether a terminal's output so far (read from its ``master`` end into ``seen``) holds ``token``."""
+    while select.select([master], [], [], 0)[0]:
+        try:
+            seen.extend(os.read(master, 4096))
+        except OSError:
+            break
+    return token in seen
+
+
 def kubectl_bg(sim: Sim, *args: str, stdin: Any = subprocess.DEVNULL) -> Output:
     assert KUBECTL
     return Output(subprocess.Popen([KUBECTL, *args], stdin=stdin, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
@@ -259,12 +269,7 @@ def test_exec_in_a_terminal(sim: Sim) -> None:
     seen = bytearray()
 
     def shows(token: bytes) -> bool:
-        while select.select([master], [], [], 0)[0]:
-            try:
-                seen.extend(os.read(master, 4096))
-            except OSError:
-                break
-        return token in seen
+        return terminal_shows(master, seen, token)
 
     try:
         wait_for(lambda: shows(b"/ # "), message="the prompt")

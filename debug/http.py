@@ -1,0 +1,169 @@
+"""kubectl's HTTP requests for a space's pods: list, get, delete and logs, answered from the clusters.
+
+Lists ask every cluster at once and answer a PodList (or kubectl's Table, with the Pod kind's columns) of
+the pods the space shows (``debug.naming``); the list's resourceVersion is "0", since the pods come from
+several clusters and no watch can follow them. A named pod is found in its cluster, and a log or a DELETE
+is forwarded there through its tunnel, the response (status, headers, body, a Status for errors) streamed
+back as it comes. Writes are refused: a space's pods are the clusters' own, kept by their controllers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable
+
+import orjson
+from starlette.requests import Request
+from starlette.responses import Response, StreamingResponse
+
+from debug.access import STREAMS, authorize, verb_of
+from debug.fleet import ClusterPods, Found, Located, pods_path, warning_header
+from debug.naming import labelled
+from spaces.access import Authorizer
+from spaces.api.codec import json_response, status_response, table_version
+from spaces.api.tables import to_table
+from spaces.errors import StatusError, bad_request, method_not_allowed, not_found
+from spaces.registry import ResourceType
+from sync.tunnel import TunnelResponse
+
+READ_ONLY = "pods in a space are the clusters' pods, read-only here: change the workload that owns them"
+NO_WATCH = "watching pods in a space is not supported; list them again"
+LIST_RESOURCE_VERSION = "0"  # lists gather several clusters: there is no one resourceVersion to watch from
+_FORWARDED_HEADERS = ("accept", "content-type", "user-agent")
+
+
+class PodsHTTP:
+    def __init__(self, fleet: ClusterPods, authorizer: Callable[[], Authorizer], pod_type: ResourceType) -> None:
+        self.fleet = fleet
+        self.authorizer = authorizer  # looked up per request: the hub builds it at startup
+        self.pod_type = pod_type
+
+    async def handle(self, request: Request) -> Response:
+        params = request.path_params
+        space, namespace = str(params["space"]), str(params.get("namespace") or "")
+        name, sub = str(params.get("name") or ""), str(params.get("sub") or "")
+        try:
+            watch = request.query_params.get("watch") in ("true", "1")
+            verb = verb_of(request.method, name, sub, watch)
+            authorize(self.authorizer(), request.scope, space, verb, namespace, name, sub)
+            if not name:
+                return await self._collection(request, space, namespace or None, verb)
+            if sub == "log":
+                return await self._log(request, space, namespace, name)
+            if sub in STREAMS:
+                return await self._stream_without_upgrade(space, namespace, name, sub)
+            if sub:
+                raise not_found("pods", "", name)
+            if verb == "get":
+                return await self._get(request, space, namespace, name)
+            if verb == "delete":
+                return await self._delete(request, space, namespace, name)
+            raise method_not_allowed(READ_ONLY)
+        except StatusError as exc:
+            return status_response(exc)
+        except _Refused as refused:
+            return json_response(refused.err.to_status(), refused.err.code, refused.headers)
+
+    async def _collection(self, request: Request, space: str, namespace: str | None, verb: str) -> Response:
+        if verb == "watch":
+            self.fleet.clusters(space)  # a space that does not exist is 404 first, as for every request
+            raise method_not_allowed(NO_WATCH)
+        if verb == "deletecollection":
+            raise method_not_allowed(f"deleting a collection of pods is not supported in a space: delete them "
+                                     f"by name. {READ_ONLY}")
+        if verb != "list":
+            raise method_not_allowed(READ_ONLY)
+        q = request.query_params
+        found = await self._listed(space, namespace, q.get("labelSelector") or "", q.get("fieldSelector") or "")
+        headers = warning_header(found.warnings)
+        tv = table_version(request.headers.get("accept"))
+        if tv is not None:
+            return json_response(to_table(self.pod_type, found.pods, version=tv,
+                                          include=q.get("includeObject") or "Metadata",
+                                          resource_version=LIST_RESOURCE_VERSION), headers=headers)
+        return json_response({"kind": "PodList", "apiVersion": "v1",
+                              "metadata": {"resourceVersion": LIST_RESOURCE_VERSION}, "items": found.pods},
+                             headers=headers)
+
+    async def _listed(self, space: str, namespace: str | None, labels: str, fields: str) -> Found:
+        # One name asked by field (kubectl delete and wait do): the shown name, which the clusters do not know.
+        term, _, value = fields.partition("=")
+        if namespace and term == "metadata.name" and value and "," not in value and "!" not in term:
+            located, warnings = await self.fleet.find(space, namespace, value)
+            if located is None:
+                return Found([], warnings)
+            found = await self.fleet.list(space, namespace, labels, f"metadata.name={located.name}")
+            return Found([p for p in found.pods if p["metadata"]["name"] == value], warnings + found.warnings)
+        return await self.fleet.list(space, namespace, labels, fields)
+
+    async def _locate(self, space: str, namespace: str, name: str) -> tuple[Located, dict[str, str]]:
+        located, warnings = await self.fleet.find(space, namespace, name)
+        if located is None:
+            raise _Refused(not_found("pods", "", name), warning_header(warnings))
+        return located, warning_header(warnings)
+
+    async def _get(self, request: Request, space: str, namespace: str, name: str) -> Response:
+        located, headers = await self._locate(space, namespace, name)
+        pod = labelled(located.cluster, located.pod, name)
+        tv = table_version(request.headers.get("accept"))
+        if tv is not None:
+            rv = str((pod.get("metadata") or {}).get("resourceVersion") or "")
+            table = to_table(self.pod_type, [pod], version=tv,
+                             include=request.query_params.get("includeObject") or "Metadata", resource_version=rv)
+            return json_response(table, headers=headers)
+        return json_response(pod, headers=headers)
+
+    async def _delete(self, request: Request, space: str, namespace: str, name: str) -> Response:
+        located, headers = await self._locate(space, namespace, name)
+        response = await self.fleet.tunnels().request(
+            located.cluster, "DELETE", pods_path(namespace, located.name), request.url.query,
+            _forwarded(request), await request.body())
+        async with response:
+            body = b"".join([chunk async for chunk in response])
+        if response.status == 200:
+            deleted = orjson.loads(body) if body else {}
+            if isinstance(deleted, dict) and deleted.get("kind") == "Pod":
+                body = orjson.dumps(labelled(located.cluster, deleted, name))
+        return Response(body, response.status, {**_response_headers(response), **headers})
+
+    async def _log(self, request: Request, space: str, namespace: str, name: str) -> Response:
+        if request.method != "GET":
+            raise method_not_allowed("the server does not allow this method on the requested resource")
+        located, headers = await self._locate(space, namespace, name)
+        response = await self.fleet.tunnels().request(
+            located.cluster, "GET", pods_path(namespace, located.name) + "/log", request.url.query,
+            _forwarded(request))
+        return StreamingResponse(_relayed(response), response.status, {**_response_headers(response), **headers})
+
+    async def _stream_without_upgrade(self, space: str, namespace: str, name: str, sub: str) -> Response:
+        """kubectl's fallback to SPDY (or a plain request): the pod must exist, then a Status saying why not."""
+        await self._locate(space, namespace, name)
+        raise bad_request(f"{sub} in a space is relayed over WebSocket only (kubectl 1.31 or later); SPDY is not "
+                          f"served")
+
+
+class _Refused(Exception):
+    """A refusal with headers: a pod not found, and the clusters that could not be asked."""
+
+    def __init__(self, err: StatusError, headers: dict[str, str]) -> None:
+        super().__init__(err.message)
+        self.err = err
+        self.headers = headers
+
+
+def _forwarded(request: Request) -> list[tuple[str, str]]:
+    return [(k, v) for k, v in request.headers.items() if k in _FORWARDED_HEADERS]
+
+
+def _response_headers(response: TunnelResponse) -> dict[str, str]:
+    """The cluster's response headers, repeated ones joined as HTTP allows."""
+    out: dict[str, str] = {}
+    for key, value in response.headers:
+        out[key] = f"{out[key]}, {value}" if key in out else value
+    return out
+
+
+async def _relayed(response: TunnelResponse) -> AsyncIterator[bytes]:
+    """The body as it arrives; the cluster's side is abandoned when kubectl goes away."""
+    async with response:
+        async for chunk in response:
+            yield chunk

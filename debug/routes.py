@@ -1,0 +1,57 @@
+"""Where the hub serves a space's pods: the paths ``debug`` claims from the space API, its routes, and the Pod
+kind a space lists in discovery.
+
+The Pod kind is the clusters' (``spaces.builtin.clusterkinds``: its schema and table columns), served with
+only what a space does with pods: ``get``, ``list`` and ``delete``, and the ``log``, ``exec``, ``attach`` and
+``portforward`` subresources. Its requests never reach the store.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+from collections.abc import Callable
+
+from starlette.routing import BaseRoute, Route, WebSocketRoute
+
+from debug.fleet import ClusterPods
+from debug.http import PodsHTTP
+from debug.sockets import PodSockets
+from placement.service import PlacementService
+from spaces.access import Authorizer
+from spaces.builtin.clusterkinds import cluster_types
+from spaces.registry import ResourceType
+from sync.tunnel import TunnelRegistry
+
+METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE"]
+_NAMESPACED = "/clusters/{space}/api/v1/namespaces/{namespace}/pods"
+
+
+@functools.cache
+def space_pod_type() -> ResourceType:
+    pod = next(t for t in cluster_types() if t.kind == "Pod")
+    return dataclasses.replace(pod, verbs=("delete", "get", "list"),
+                               subresources=("attach", "exec", "log", "portforward"))
+
+
+def claims(rest: str) -> bool:
+    """Whether a space path (what follows ``/clusters/<space>/``) is a pods path, served here: the pods of
+    every namespace, or of one, one pod, or its subresource."""
+    if not rest.startswith("api/v1/"):
+        return False
+    if rest == "api/v1/pods":
+        return True
+    parts = rest.split("/", 5)
+    return len(parts) >= 5 and parts[2] == "namespaces" and parts[4] == "pods"
+
+
+def pod_routes(tunnels: Callable[[], TunnelRegistry], placement: Callable[[], PlacementService],
+               authorizer: Callable[[], Authorizer]) -> list[BaseRoute]:
+    """The routes serving what :func:`claims` claims (each callable gives its part of the started hub)."""
+    fleet = ClusterPods(tunnels, placement)
+    http = PodsHTTP(fleet, authorizer, space_pod_type()).handle
+    return [Route("/clusters/{space}/api/v1/pods", http, methods=METHODS),
+            Route(_NAMESPACED, http, methods=METHODS),
+            Route(_NAMESPACED + "/{name}", http, methods=METHODS),
+            Route(_NAMESPACED + "/{name}/{sub}", http, methods=METHODS),
+            WebSocketRoute(_NAMESPACED + "/{name}/{sub}", PodSockets(fleet, authorizer).handle)]
