@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -23,6 +24,12 @@ from sync.tunnel import TunnelRegistry
 
 log = logging.getLogger(__name__)
 DEADLINE = 10.0  # seconds a cluster has to answer a read before it is left out with a warning
+# How long where a pod was found is reused by the requests that reach it (log, exec, attach, port-forward,
+# delete): finding asks every cluster, and `kubectl logs` of one pod, again and again, would pay it each time.
+# A pod deleted meanwhile answers 404 from its cluster (and is looked for anew next time); one recreated in
+# another cluster under the same name within this time is reached where it was.
+LOCATION_SECONDS = 10.0
+MAX_LOCATIONS = 4096
 ACCEPT_JSON = (("Accept", "application/json"),)
 
 
@@ -55,6 +62,7 @@ class ClusterPods:
     def __init__(self, tunnels: Callable[[], TunnelRegistry], placement: Callable[[], PlacementService]) -> None:
         self.tunnels = tunnels
         self.placement = placement
+        self._located: dict[tuple[str, str, str], tuple[float, Located]] = {}  # see LOCATION_SECONDS
 
     def clusters(self, space: str) -> list[str]:
         """The clusters the space's placements reach, by name; 404 for a space that does not exist."""
@@ -121,6 +129,24 @@ class ClusterPods:
                 pods[cluster, name] = pod
         where = resolve(shown, holders)
         return (Located(where[0], where[1], pods[where]) if where else None), warnings
+
+    async def locate(self, space: str, namespace: str, shown: str) -> tuple[Located | None, list[str]]:
+        """As :meth:`find`, reusing where the pod was found within :data:`LOCATION_SECONDS` (for requests that
+        reach the pod, not for reading it: its content is not kept fresh here)."""
+        key = (space, namespace, shown)
+        hit = self._located.get(key)
+        if hit is not None and time.monotonic() - hit[0] < LOCATION_SECONDS and hit[1].cluster in self.clusters(space):
+            return hit[1], []
+        located, warnings = await self.find(space, namespace, shown)
+        if located is not None:
+            if len(self._located) >= MAX_LOCATIONS:
+                self._located.clear()
+            self._located[key] = (time.monotonic(), located)
+        return located, warnings
+
+    def forget(self, space: str, namespace: str, shown: str) -> None:
+        """The pod was not where it was found (its cluster answered 404): look for it anew next time."""
+        self._located.pop((space, namespace, shown), None)
 
     async def _pod(self, cluster: str, namespace: str, name: str) -> tuple[Obj | None, str]:
         try:

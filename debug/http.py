@@ -95,14 +95,17 @@ class PodsHTTP:
             return Found([p for p in found.pods if p["metadata"]["name"] == value], warnings + found.warnings)
         return await self.fleet.list(space, namespace, labels, fields)
 
-    async def _locate(self, space: str, namespace: str, name: str) -> tuple[Located, dict[str, str]]:
-        located, warnings = await self.fleet.find(space, namespace, name)
+    async def _locate(self, space: str, namespace: str, name: str, *, fresh: bool = False) -> \
+            tuple[Located, dict[str, str]]:
+        """Where the pod shown as ``name`` is; ``fresh``: its current content too (asked anew)."""
+        find = self.fleet.find if fresh else self.fleet.locate
+        located, warnings = await find(space, namespace, name)
         if located is None:
             raise _Refused(not_found("pods", "", name), warning_header(warnings))
         return located, warning_header(warnings)
 
     async def _get(self, request: Request, space: str, namespace: str, name: str) -> Response:
-        located, headers = await self._locate(space, namespace, name)
+        located, headers = await self._locate(space, namespace, name, fresh=True)
         pod = labelled(located.cluster, located.pod, name)
         tv = table_version(request.headers.get("accept"))
         if tv is not None:
@@ -119,6 +122,7 @@ class PodsHTTP:
             _forwarded(request), await request.body())
         async with response:
             body = b"".join([chunk async for chunk in response])
+        self.fleet.forget(space, namespace, name)  # gone, or never there
         if response.status == 200:
             deleted = orjson.loads(body) if body else {}
             if isinstance(deleted, dict) and deleted.get("kind") == "Pod":
@@ -132,6 +136,8 @@ class PodsHTTP:
         response = await self.fleet.tunnels().request(
             located.cluster, "GET", pods_path(namespace, located.name) + "/log", request.url.query,
             _forwarded(request))
+        if response.status == 404:
+            self.fleet.forget(space, namespace, name)
         return StreamingResponse(_relayed(response), response.status, {**_response_headers(response), **headers})
 
     async def _stream_without_upgrade(self, space: str, namespace: str, name: str, sub: str) -> Response:

@@ -39,7 +39,7 @@ class PodSockets:
             if sub not in STREAMS:
                 raise not_found("pods", "", name)
             authorize(self.authorizer(), websocket.scope, space, "create", namespace, name, sub)
-            located, _warnings = await self.fleet.find(space, namespace, name)
+            located, _warnings = await self.fleet.locate(space, namespace, name)
             if located is None:
                 raise not_found("pods", "", name)
             query = websocket.scope.get("query_string", b"").decode("latin-1")
@@ -47,6 +47,8 @@ class PodSockets:
                 located.cluster, f"{pods_path(namespace, located.name)}/{sub}", query,
                 list(websocket.scope.get("subprotocols") or ()))
         except StatusError as exc:
+            if exc.code == 404:  # not where it was found: look for it anew next time
+                self.fleet.forget(space, namespace, name)
             await send_status(websocket.scope, websocket.send, exc)
             return
         async with cluster:
