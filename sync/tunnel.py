@@ -41,7 +41,24 @@ def _header_pairs(headers: Any) -> list[list[str]]:
     return [[name, value] for name, value in rules.forwarded(headers, rules.REQUEST_HEADERS)]
 
 
-class TunnelResponse:
+class _Relayed:
+    """A stream through the tunnel, abandoned (``aclose``, or leaving ``async with``) when its caller is done:
+    the syncer then stops reading from the cluster."""
+
+    _stream: Stream
+
+    async def aclose(self) -> None:
+        self._stream.reset()
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                        tb: TracebackType | None) -> None:
+        await self.aclose()
+
+
+class TunnelResponse(_Relayed):
     """An HTTP response from the cluster: ``status``, ``headers``, then the body's chunks as they arrive
     (``async for chunk in response``; a StatusError if the tunnel fails midway). Close it (``aclose``, or
     ``async with``) to abandon the rest: the syncer then stops reading from the cluster."""
@@ -71,18 +88,9 @@ class TunnelResponse:
             elif frame.kind == Kind.END:
                 self._read = True
 
-    async def aclose(self) -> None:
-        self._stream.reset()
-
-    async def __aenter__(self) -> Self:
-        return self
-
-    async def __aexit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                        tb: TracebackType | None) -> None:
-        await self.aclose()
 
 
-class TunnelSocket:
+class TunnelSocket(_Relayed):
     """A WebSocket to the cluster (exec, attach, port-forward) with the ``subprotocol`` the cluster chose.
 
     ``receive()`` gives each :class:`Message` (binary or text, in order) and finally :class:`Closed` with the
@@ -121,15 +129,6 @@ class TunnelSocket:
     async def close(self, code: int = 1000, reason: str = "") -> None:
         self._stream.end(code, reason)
 
-    async def aclose(self) -> None:
-        self._stream.reset()
-
-    async def __aenter__(self) -> Self:
-        return self
-
-    async def __aexit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                        tb: TracebackType | None) -> None:
-        await self.aclose()
 
 
 @dataclass

@@ -31,6 +31,7 @@ from starlette.datastructures import QueryParams
 
 from sim.streams.targets import Obj, container_spec, container_status, pod_name, pod_uid
 from spaces.api.params import query_bool
+from spaces.durations import parse_time
 from spaces.errors import Cause, bad_request, invalid
 
 MAX_LINES = 10_000
@@ -41,16 +42,6 @@ UTC = dt.UTC
 class LogLine:
     time: dt.datetime
     text: str
-
-
-def parse_time(value: object) -> dt.datetime | None:
-    if not isinstance(value, str) or not value:
-        return None
-    try:
-        parsed = dt.datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
 
 
 def kubelet_time(when: dt.datetime) -> str:
