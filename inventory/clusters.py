@@ -74,6 +74,8 @@ class Inventory:
         self.space = space
         self._targets: dict[str, dict[str, Any]] = {}
         self._locations: dict[str, dict[str, Any]] = {}
+        # SyncTargets with spec.evictAfter: the placement service looks at these on every drain, not at all.
+        self._evict_after: dict[str, dt.datetime] = {}
         self.listeners: list[InventoryListener] = []
         self.health_listeners: list[Callable[[str], None]] = []  # called with the SyncTarget's name
 
@@ -102,6 +104,11 @@ class Inventory:
             for listener in self.listeners:
                 listener.location_changed(name, None if gone else obj)
         elif row.key.resource == SYNC_TARGETS:
+            after = None if gone else evict_after(obj)  # type: ignore[arg-type]
+            if after is None:
+                self._evict_after.pop(name, None)
+            else:
+                self._evict_after[name] = after
             if gone:
                 self._targets.pop(name, None)
                 changed = True
@@ -124,6 +131,10 @@ class Inventory:
 
     def sync_targets(self) -> list[dict[str, Any]]:
         return [self._targets[n] for n in sorted(self._targets)]
+
+    def draining(self) -> dict[str, dt.datetime]:
+        """The SyncTargets that have ``spec.evictAfter``, with its time."""
+        return dict(self._evict_after)
 
     def sync_target(self, name: str) -> dict[str, Any] | None:
         return self._targets.get(name)

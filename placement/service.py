@@ -19,7 +19,7 @@ from typing import Any
 
 import orjson
 
-from inventory.clusters import Inventory, evict_after
+from inventory.clusters import Inventory
 from inventory.kinds import EDGE_GROUP, EDGE_VERSION, LOCATIONS, SYNC_TARGETS
 from placement.conflicts import Conflict
 from placement.copies import ClusterCopies
@@ -94,6 +94,7 @@ class PlacementService(WorkQueue):
         # Per SyncTarget, bumped whenever its desired set changes (syncer streams wait on it).
         self.target_versions: dict[str, int] = {}
         self._target_waiters: dict[str, asyncio.Event] = {}
+        self._drained: set[str] = set()  # SyncTargets this service evicted (a drain), until taken back
         # Called after each drain with the targets whose desired sets changed and those whose upsync rules
         # may have (the syncer streams' broadcaster).
         self.target_listeners: list[Callable[[set[str], set[str]], None]] = []
@@ -224,10 +225,12 @@ class PlacementService(WorkQueue):
 
     def _evacuate(self) -> None:
         """Drain SyncTargets whose ``spec.evictAfter`` has come: each is evicted (everything leaves it) once
-        the other clusters run the divided replicas that replace it; a drain undone takes it back."""
+        the other clusters run the divided replicas that replace it; a drain undone takes it back. Only targets
+        with the field, or drained before, are looked at: this runs on every drain, heartbeats included."""
         now = dt.datetime.now(dt.UTC)
-        for target in self.inventory.sync_targets():
-            name, after = str(target["metadata"]["name"]), evict_after(target)
+        draining = self.inventory.draining()
+        for name in sorted(draining.keys() | self._drained):
+            after = draining.get(name)
             due = after is not None and after <= now
             if not due and self.engine.evicted(name):
                 self.engine.set_evicted(name, False)
@@ -236,6 +239,10 @@ class PlacementService(WorkQueue):
                 self.engine.set_evicted(name, True)
             elif after is not None and not due:  # look again when it comes
                 asyncio.get_running_loop().call_later((after - now).total_seconds() + 0.05, self.add, DRAIN)
+            if self.engine.evicted(name):
+                self._drained.add(name)
+            else:
+                self._drained.discard(name)
 
     def _failover_after(self, ref: ObjectRef) -> float | None:
         """The shortest ``spec.failover.after`` of the placements selecting ``ref`` (seconds), or None."""

@@ -185,6 +185,11 @@ class _Applier:
         """Remove what the applier applied last time and not now, unless someone owns it: drop
         everything last applied, add back what anyone (the new configuration included) owns,
         then add back whatever the applier did not own before (unowned or defaulted fields)."""
+        if (last - managers[self.me].fields).empty:
+            # Nothing applied last time is missing now: whatever the first step removed, the applier owns
+            # again (its set holds every parent of its fields), so the result is ``merged``. The syncer's
+            # re-apply of a changed object takes this path on every change.
+            return merged
         typed = self.typed
         last_named = typed.ensure_named_fields(last)
         pruned = typed.remove_items(merged, last_named)

@@ -146,7 +146,9 @@ class TunnelRegistry:
 
     async def serve(self, target: str, transport: Transport) -> None:
         """Run ``target``'s tunnel over an accepted WebSocket until it ends (replacing an older one)."""
-        session = Session(transport, ping_interval=self.ping_interval, name=f'tunnel of cluster "{target}"')
+        # The syncer pings (every interval we give it in HELLO); this side answers and watches for silence.
+        session = Session(transport, ping_interval=self.ping_interval, name=f'tunnel of cluster "{target}"',
+                          pings=False)
         entry = _Tunnel(session, datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"))
         older = self._tunnels.get(target)
         self._tunnels[target] = entry

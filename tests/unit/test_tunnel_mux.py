@@ -160,16 +160,17 @@ def test_opens_beyond_the_limit_are_refused_and_the_tunnels_end_fails_the_rest()
     run(scenario)
 
 
-def test_pings_keep_a_quiet_tunnel_and_silence_ends_it() -> None:
+def test_the_syncers_pings_keep_a_quiet_tunnel_the_hub_only_answers_and_silence_ends_it() -> None:
     async def scenario() -> None:
         hub_end, syncer_end = pipes()
-        hub = Session(hub_end, ping_interval=0.05)
+        hub = Session(hub_end, ping_interval=0.05, pings=False)
         syncer = Session(syncer_end, ping_interval=0.05)
         tasks = [asyncio.create_task(hub.run()), asyncio.create_task(syncer.run())]
         await syncer_end.outbox.put(encode(42, 0, b"?"))  # a frame type of a newer peer: ignored
-        await until(lambda: sum(f.kind == Kind.PING for f in hub_end.sent) >= 6)  # twice the silence allowed
+        await until(lambda: sum(f.kind == Kind.PONG for f in hub_end.sent) >= 6)  # twice the silence allowed
         assert not any(task.done() for task in tasks)
-        assert any(f.kind == Kind.PONG for f in hub_end.sent)
+        assert sum(f.kind == Kind.PING for f in syncer_end.sent) >= 6
+        assert not any(f.kind == Kind.PING for f in hub_end.sent)  # one side's pings are enough traffic
         hub.close()
         await asyncio.gather(*tasks)
 
@@ -177,5 +178,9 @@ def test_pings_keep_a_quiet_tunnel_and_silence_ends_it() -> None:
         why = await asyncio.wait_for(Session(lonely_end, ping_interval=0.05).run(), 5)
         assert why == "nothing heard for 0.15s"  # three intervals
         assert [f.kind for f in lonely_end.sent][:2] == [Kind.PING, Kind.PING]
+
+        answering_end, _silent_syncer = pipes()
+        why = await asyncio.wait_for(Session(answering_end, ping_interval=0.05, pings=False).run(), 5)
+        assert why == "nothing heard for 0.15s" and not answering_end.sent  # a silent syncer is noticed too
 
     run(scenario)
