@@ -6,9 +6,9 @@ admin's token) and directly at the simulated cluster (its own token), in the sam
 
 * a log's first byte: ``GET …/pods/web-0/log`` (not followed), the time until the first body byte arrives,
   over one keep-alive connection;
-* a port-forward: real ``kubectl port-forward pod/web-0`` to each, then HTTP requests one after another over
-  one forwarded connection (the simulated pod's responder answers a short body, so this is requests/s, not
-  bytes/s).
+* a port-forward: real ``kubectl port-forward pod/web-0`` to each, then over one forwarded connection
+  downloads of 4 MiB one after another (the simulated pod's ``/bytes/<n>``: throughput, MiB/s) and short
+  requests one after another (requests/s: the latency of a round trip through the forward).
 
 Writes its section of docs/benchmarks.md; run with ``make bench`` or ``.venv/bin/python bench/debug_bench.py``.
 """
@@ -20,6 +20,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -38,6 +39,7 @@ HEADING = "## Debug from the hub (`bench/debug_bench.py`)"
 SPACE, NS, POD = "bench", "shop", "web-0"
 LOG_REQUESTS, WARMUP = 100, 10
 FORWARD_REQUESTS = 1_000
+DOWNLOAD_BYTES, DOWNLOADS = 4 * 1024 * 1024, 32
 LATENCY_AIM, THROUGHPUT_AIM = 2.0, 0.5
 WEB = {"apiVersion": "apps/v1", "kind": "StatefulSet", "metadata": {"name": "web", "namespace": NS},
        "spec": {"replicas": 1, "serviceName": "web", "selector": {"matchLabels": {"app": "web"}},
@@ -62,8 +64,15 @@ def first_byte_seconds(client: httpx.Client, path: str) -> list[float]:
     return samples
 
 
-def forwarded_rate(args: list[str], env: dict[str, str]) -> float:
-    """Requests/s over one connection through ``kubectl port-forward`` (``args`` choose where it goes)."""
+@dataclass(frozen=True)
+class Forwarded:
+    mib_per_second: float  # downloads of DOWNLOAD_BYTES, one after another
+    requests_per_second: float  # short requests, one after another
+
+
+def forwarded(args: list[str], env: dict[str, str]) -> Forwarded:
+    """Throughput and request rate over one connection through ``kubectl port-forward`` (``args`` choose where
+    it goes)."""
     assert KUBECTL
     port = free_port()
     forward = Output(subprocess.Popen([KUBECTL, *args, "port-forward", "-n", NS, f"pod/{POD}", f"{port}:80"],
@@ -71,14 +80,22 @@ def forwarded_rate(args: list[str], env: dict[str, str]) -> float:
                                       env=env))
     try:
         wait_for(lambda: "Forwarding from" in forward.text, timeout=30, message=f"port-forward: {forward.errors}")
-        with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=30,
+        with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=60,
                           limits=httpx.Limits(max_connections=1)) as http:
             for _ in range(WARMUP):
                 http.get("/").raise_for_status()
+            http.get(f"/bytes/{DOWNLOAD_BYTES}").raise_for_status()
+            start = time.perf_counter()
+            for _ in range(DOWNLOADS):
+                response = http.get(f"/bytes/{DOWNLOAD_BYTES}")
+                response.raise_for_status()
+                if len(response.content) != DOWNLOAD_BYTES:
+                    raise RuntimeError(f"a download brought {len(response.content)} bytes, not {DOWNLOAD_BYTES}")
+            mib_per_second = DOWNLOADS * DOWNLOAD_BYTES / 2**20 / (time.perf_counter() - start)
             start = time.perf_counter()
             for _ in range(FORWARD_REQUESTS):
                 http.get("/").raise_for_status()
-            return FORWARD_REQUESTS / (time.perf_counter() - start)
+            return Forwarded(mib_per_second, FORWARD_REQUESTS / (time.perf_counter() - start))
     finally:
         stop_process(forward.proc)
 
@@ -101,13 +118,14 @@ def main() -> None:
                          message="web-0's log through the hub")
                 via_direct = first_byte_seconds(direct, log_path)
                 via_hub = first_byte_seconds(hub, f"/clusters/{SPACE}{log_path}")
-            direct_rate = forwarded_rate([], world.sim.env("wec1"))
-            hub_rate = forwarded_rate(["--server", f"{world.hub.base_url}/clusters/{SPACE}"], world.hub.env)
+            direct_forward = forwarded([], world.sim.env("wec1"))
+            hub_forward = forwarded(["--server", f"{world.hub.base_url}/clusters/{SPACE}"], world.hub.env)
         finally:
             world.close()
     ratio50 = pct(via_hub, 50) / pct(via_direct, 50)
     ratio99 = pct(via_hub, 99) / pct(via_direct, 99)
-    share = hub_rate / direct_rate
+    share = hub_forward.mib_per_second / direct_forward.mib_per_second
+    request_share = hub_forward.requests_per_second / direct_forward.requests_per_second
     now = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
     write_section([
         HEADING, "",
@@ -121,17 +139,21 @@ def main() -> None:
         f"{pct(via_direct, 50) * 1000:.1f} ms | {ratio50:.1f} x |",
         f"| log first byte p99 | {pct(via_hub, 99) * 1000:.1f} ms | {pct(via_direct, 99) * 1000:.1f} ms | "
         f"{ratio99:.1f} x |",
-        f"| port-forward, requests/s over one connection ({FORWARD_REQUESTS:,}) | {hub_rate:,.0f} | "
-        f"{direct_rate:,.0f} | {share:.0%} |", "",
+        f"| port-forward throughput, MiB/s over one connection ({DOWNLOADS} downloads of "
+        f"{DOWNLOAD_BYTES // 2**20} MiB) | {hub_forward.mib_per_second:,.1f} | {direct_forward.mib_per_second:,.1f} | "
+        f"{share:.0%} |",
+        f"| port-forward, short requests/s over one connection ({FORWARD_REQUESTS:,}) | "
+        f"{hub_forward.requests_per_second:,.0f} | {direct_forward.requests_per_second:,.0f} | {request_share:.0%} |",
+        "",
         "A log through the hub needs its pod found first: the hub asks every cluster of the space's placements "
         "for it (one round trip through each tunnel, at once) to learn which cluster shows it under that name "
         "and that the space placed its workload there; where it was found is then reused for 10 s, so of these "
         "repeated requests only the first pays it, and each other is one round trip that also crosses the "
         "syncer, which makes its own request to the cluster: with a direct answer under a millisecond, twice "
-        "direct is about what one relayed request costs. (Before the reuse, p50 was 4.2 ms, 6.1 x.) The "
-        "simulated pod's port-forward responder answers a short body, so the forward is measured in "
-        "requests/s over one forwarded connection rather than bytes/s; each request crosses two extra "
-        "processes (hub and syncer) and the tunnel's framing both ways.", "",
+        "direct is about what one relayed request costs. (Before the reuse, p50 was 4.2 ms, 6.1 x.) Throughput "
+        "is the simulated pod's `/bytes/<n>` downloaded through the forward; each byte crosses two extra "
+        "processes (hub and syncer) and the tunnel's framing, on the same 2 cores. Short requests measure a "
+        "round trip through the forward instead, where the two extra processes are latency.", "",
         f"Aims: log first byte ≤ {LATENCY_AIM:.0f} x direct — {verdict(ratio50 <= LATENCY_AIM)} at p50 "
         f"({ratio50:.1f} x), {verdict(ratio99 <= LATENCY_AIM)} at p99 ({ratio99:.1f} x); port-forward ≥ "
         f"{THROUGHPUT_AIM:.0%} of direct — {verdict(share >= THROUGHPUT_AIM)} ({share:.0%}).",

@@ -19,8 +19,10 @@ HEADER = struct.Struct(">BBI")
 _CLOSE = struct.Struct(">H")
 _WINDOW = struct.Struct(">I")
 
-# Per stream and direction: DATA bytes a receiver accepts before it has granted more (WINDOW frames).
-WINDOW = 256 * 1024
+# Per stream and direction: DATA bytes a receiver accepts before it has granted more (WINDOW frames). A window
+# must cover the time a grant takes to come back through hub, tunnel and syncer: with 256 KiB a port-forward's
+# download ran at 60-80 MiB/s on loopback, with 1 MiB at ~125 (bench/debug_bench.py).
+WINDOW = 1024 * 1024
 # A receiver grants back what its consumer took once that is half a window: fewer WINDOW frames than one per
 # DATA, and since a DATA payload is at most MAX_CHUNK <= GRANT_AT, a sender never waits for a grant that the
 # receiver holds back (what is neither buffered nor granted is under GRANT_AT, so the sender's credit exceeds

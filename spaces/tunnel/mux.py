@@ -29,7 +29,9 @@ from spaces.tunnel.stream import Stream, StreamReset, failure
 
 log = logging.getLogger(__name__)
 SILENT_PINGS = 3  # intervals without a frame before the peer counts as gone
-MAX_STREAMS = 256  # concurrent streams a side accepts; more OPENs are refused with 429
+# Concurrent streams a side accepts; more OPENs are refused with 429. With a window each, this bounds what one
+# tunnel can make a side hold for consumers that stop reading: 128 MiB.
+MAX_STREAMS = 128
 CLOSE_SECONDS = 2.0  # for the WebSocket closing handshake when a session ends
 
 

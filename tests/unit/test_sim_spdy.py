@@ -211,3 +211,15 @@ def test_http_bad_requests() -> None:
     assert _http([b"nonsense\r\n\r\n"]).startswith(b"HTTP/1.1 400 Bad Request")
     assert _http([b"POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n"]).startswith(b"HTTP/1.1 400")
     assert _http([b"GET / HTTP/1.1\r\n"]) == b""  # the client left mid-request
+
+
+def test_http_download_path_answers_that_many_bytes_and_other_paths_the_fixed_body() -> None:
+    out = _http([b"GET /bytes/3000000 HTTP/1.1\r\n\r\nGET /bytes/x HTTP/1.1\r\n\r\nGET /bytes/0 HTTP/1.1\r\n\r\n"])
+    first, rest = out.split(b"\r\n\r\n", 1)
+    assert b"Content-Length: 3000000" in first
+    body, rest = rest[:3_000_000], rest[3_000_000:]
+    assert body[:3] == b"\x00\x01\x02" and body[256:259] == b"\x00\x01\x02"
+    assert rest.count(b"HTTP/1.1 200 OK") == 2 and rest.count(b"hi\n") == 1  # /bytes/x: not a size
+    assert rest.endswith(b"Content-Length: 0\r\n\r\n")
+    too_big = _http([b"GET /bytes/999999999999 HTTP/1.1\r\n\r\n"])
+    assert too_big.endswith(b"hi\n")
