@@ -28,6 +28,7 @@ bench: $(STAMP)
 	$(BIN)/python bench/status_bench.py
 	$(BIN)/python bench/division_bench.py
 	$(BIN)/python bench/debug_bench.py
+	$(BIN)/python bench/hubs_bench.py
 
 clean:
 	rm -rf $(VENV) .spacehub

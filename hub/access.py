@@ -8,6 +8,10 @@ bindings answer for every endpoint:
 * its ``/clusters…`` endpoints are reads and writes of the inventory space's SyncTargets (registering is
   ``create``, cordon, drain and rotation are ``update``, deleting is ``delete``), and so is a syncer's desired
   set at ``/clusters/<inventory>/synctargets/<name>/…``;
+* the web UI's fleet summary (``/ui/v1/fleet``, each cluster's object count) is a list of the inventory space's
+  SyncTargets, as the placement API's cluster list is;
+* an APIExport's endpoint (``/services/apiexport/…``) authorizes each request itself, with this authorizer: its verb
+  on ``apiexports/content`` in the provider space depends on the query (list or watch);
 * anything else (``/metrics``, ``/syncer/v1``, ``/spacehub/v1``, ``/placement/v1/conflicts``) is a
   non-resource URL in the root space, as ``/metrics`` is on kube-apiserver.
 
@@ -20,11 +24,13 @@ from collections.abc import Callable
 from typing import Any
 
 from spaces.access import PARENT_SPACE, Attributes, Authorizer, require
+from spaces.apibinding.kinds import ENDPOINT_PREFIX
 from spaces.errors import StatusError
 from spaces.identity import of_request
 
 EDGE_GROUP = "edge.kubestellar.io"
 PLACEMENT_API = "/placement/v1"
+UI_FLEET = "/ui/v1/fleet"
 
 
 def attributes_for(method: str, path: str, inventory_space: str) -> tuple[str, Attributes] | None:
@@ -33,6 +39,10 @@ def attributes_for(method: str, path: str, inventory_space: str) -> tuple[str, A
         parts = path.split("/", 5)  # "", "clusters", space, "synctargets", name, …
         if len(parts) >= 5 and parts[2] == inventory_space and parts[3] == "synctargets" and parts[4]:
             return inventory_space, Attributes(verb="get", group=EDGE_GROUP, resource="synctargets", name=parts[4])
+        return None
+    if path == UI_FLEET:
+        return inventory_space, Attributes(verb="list", group=EDGE_GROUP, resource="synctargets")
+    if path.startswith(ENDPOINT_PREFIX):
         return None
     parts = [p for p in path.split("/") if p]
     if path.startswith(PLACEMENT_API + "/"):

@@ -2,7 +2,7 @@
 
 ``HubCore`` composes the long-lived pieces on the space runtime (``spaces.server.runtime``) and owns
 their start-up and shut-down order; ``build_app`` wraps it in routes (the spaces' Kubernetes API, the
-desired-set view, the placement REST API, the syncer API, probes, metrics) and middleware
+desired-set view, the placement REST API, the syncer API, the web UI, probes, metrics) and middleware
 (authentication, the in-flight limit, metrics). Tests and benchmarks run the very same app through
 uvicorn.
 """
@@ -24,6 +24,7 @@ from hub.access import EndpointAuthorization
 from hub.auth import UNAUTHENTICATED_PATHS, TokenAuth
 from hub.limits import InflightLimit
 from hub.metrics import HubMetrics
+from hub.providers import KubeSpaceProviders
 from hub.users import UserTokens
 from hub.users_api import user_routes
 from inventory.clusters import Inventory
@@ -42,17 +43,25 @@ from spaces.api.asgi import (
     lifespan_of,
     probe_routes,
     send_status,
+    space_path_aliases,
     spaces_first,
     version_info,
 )
 from spaces.api.handlers import SpaceAPI
+from spaces.apibinding.index import BindingIndex
+from spaces.apibinding.kinds import ENDPOINT_PREFIX, apibinding_types
+from spaces.apibinding.resolve import ExportRef
 from spaces.catalog import Catalog
 from spaces.identity import ADMINS
+from spaces.providers.proxy import kube_spaces_first
+from spaces.server.apibindings import APIBindings
 from spaces.server.runtime import RuntimeSettings, SpaceRuntime
 from status.kinds import status_types
 from status.service import StatusService
 from sync.routes import keeping_server_send, streams_unlimited, syncer_routes
 from sync.server import SyncServer
+from ui.routes import public_paths as ui_public_paths
+from ui.routes import ui_routes
 
 log = logging.getLogger(__name__)
 PLACEMENT_API = "/placement/v1"  # where the placement REST API is mounted
@@ -77,13 +86,14 @@ class HubCore:
     def __init__(self, settings: HubSettings) -> None:
         self.settings = settings
         self.metrics = HubMetrics()
-        self.catalog = Catalog(extra_types=inventory_types() + placement_types() + status_types(),
-                               upstream_types=(space_pod_type(),))
+        self.catalog = Catalog(extra_types=inventory_types() + placement_types() + status_types() + apibinding_types(),
+                               upstream_types=(space_pod_type(),), nested_spaces=True)
         self.runtime = SpaceRuntime(self.catalog, RuntimeSettings(
             db_url=settings.db_url, public_url=settings.public_url, compact_horizon=settings.compact_horizon,
             compact_interval=settings.compact_interval, rbac=True, privileged_groups=(ADMINS, SYNCERS)),
             observe_batch=self.metrics.observe_batch)
         self.ready = False
+        self.providers: KubeSpaceProviders | None = None  # kube spaces, once started
 
     async def start(self) -> None:
         runtime = self.runtime
@@ -115,9 +125,25 @@ class HubCore:
         self.syncers.streams.broadcaster.on_handback = lambda reason: handbacks.labels(reason).inc()
         self.heartbeats.start(runtime.leadership)
         self.desired_view = DesiredSetAPI(self.placement, version_info())
+        self.apibindings = APIBindings(runtime, version_info())
+        await self.apibindings.start()
+        self._place_bound_apis(self.apibindings.index)
+        providers = KubeSpaceProviders(runtime, self.placement)
+        await providers.start()
+        self.providers = providers
         self.api = SpaceAPI(self.objects, self.catalog, runtime.lifecycle.space_phase, version_info(),
                             runtime.authorizer)
         self.ready = True
+
+    def _place_bound_apis(self, index: BindingIndex) -> None:
+        """Tell placement what each space serves through APIBindings, now and whenever bindings change, so that a
+        bound API's objects are placed like a CRD's (the provider's CRD going along with ``crdFollow``)."""
+        def rebind(_exports: set[ExportRef], spaces: set[str]) -> None:
+            for space in spaces:
+                self.placement.set_bound(space, index.bound_resources(space))
+
+        index.listeners.append(rebind)
+        rebind(set(), set(index.binding_spaces()))
 
     def drain(self) -> None:
         """The server is stopping: /readyz fails from now on, and watches, syncer streams and tunnels end, so that
@@ -127,13 +153,18 @@ class HubCore:
         if syncers is not None:
             syncers.streams.close()
             syncers.tunnels.close()
+        if self.providers is not None:
+            self.providers.drain()
         self.runtime.drain()
 
     async def stop(self) -> None:
         self.ready = False
         await self.heartbeats.stop()
         await self.status.stop()
+        if self.providers is not None:
+            await self.providers.stop()
         await self.placement.stop()
+        await self.apibindings.stop()
         await self.runtime.stop()
 
 
@@ -161,6 +192,11 @@ def build_app(settings: HubSettings) -> tuple[object, HubCore]:
                                          f"synctargets/{params['target']}/{params.get('path', '')}")
         return await core.desired_view.handle(request, params["target"], params.get("path", ""))
 
+    async def export_endpoint(request: Request) -> Response:
+        params = request.path_params
+        return await core.apibindings.api.handle(request, params["provider"], params["export"], params["space"],
+                                                 params["path"])
+
     async def metrics(_request: Request) -> Response:
         return Response(await core.metrics.exposition(core), media_type=CONTENT_TYPE_LATEST)
 
@@ -168,18 +204,24 @@ def build_app(settings: HubSettings) -> tuple[object, HubCore]:
         *probe_routes(core), Route("/metrics", metrics),
         Route("/clusters/{space}/synctargets/{target}/{path:path}", desired_endpoint, methods=METHODS),
         Mount(PLACEMENT_API, app=_LazyPlacementAPI(core)),
+        Route(ENDPOINT_PREFIX + "{provider}/{export}/clusters/{space}/{path:path}", export_endpoint, methods=METHODS),
         Mount("/syncer/v1", routes=syncer_routes(lambda: core.syncers)),
         *user_routes(lambda: core.users, lambda: core.runtime.run_sync),
         *pod_routes(lambda: core.syncers.tunnels, lambda: core.placement, lambda: core.runtime.authorizer),
+        *ui_routes(lambda: core.placement, settings.inventory_space),
     ], lifespan=lifespan_of(core), exception_handlers=STATUS_HANDLERS)
     # A syncer's desired set (at /clusters/<space>/synctargets/…) and the clusters' pods (debug) are the router's;
     # the rest of /clusters is the spaces'.
     served = spaces_first(lambda: core.api.handle, app, lambda rest: rest.startswith("synctargets/") or claims(rest))
+    # A kube space's requests, whatever their path, go to its API server (hub/providers.py).
+    served = kube_spaces_first(lambda: core.providers.proxy if core.providers else None, served)
     metered = core.metrics.middleware(served)
     limited = streams_unlimited(InflightLimit(metered, settings.max_requests_inflight), metered)
     docs, docs_prefixes = public_paths(PLACEMENT_API)
+    ui_pages, ui_prefixes = ui_public_paths()
     authorized = EndpointAuthorization(limited, lambda: core.runtime.authorizer, settings.inventory_space,
                                        send_status)
     wrapped = TokenAuth(authorized, lambda: core.users, lambda: core.credentials, settings.inventory_space,
-                        UNAUTHENTICATED_PATHS | docs, docs_prefixes)
-    return keeping_server_send(wrapped), core
+                        UNAUTHENTICATED_PATHS | docs | ui_pages, docs_prefixes + ui_prefixes)
+    # Space paths (root:org:team) become ids (org:team) before authentication scopes a syncer to its paths.
+    return keeping_server_send(space_path_aliases(wrapped, ("/clusters/", f"{PLACEMENT_API}/spaces/"))), core

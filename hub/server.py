@@ -18,6 +18,7 @@ log = logging.getLogger(__name__)
 
 def run_from_args(args: argparse.Namespace) -> int:
     configure_logging(args.log_format, args.log_level)
+    logging.getLogger("httpx").setLevel(logging.WARNING)  # kube spaces' proxied requests, one line each otherwise
     data_dir = Path(args.data_dir)
     data_dir.mkdir(parents=True, exist_ok=True)
     endpoint = prepare_endpoint(data_dir, args.listen, args.insecure_http, advertise_url=args.advertise_url,

@@ -1,7 +1,7 @@
 """``spacehub user create|revoke|list|rotate-admin-token``: people's access to spaces.
 
 ``create`` mints the user's token (``/spacehub/v1``), binds the chosen role in the space and the right to
-enter it in the root space (RBAC objects written through the spaces' API, as ``kubectl create
+enter it in its parent space (RBAC objects written through the spaces' API, as ``kubectl create
 clusterrolebinding`` would), and prints a kubeconfig for that space with the user's own token.
 """
 
@@ -14,7 +14,8 @@ import sys
 from typing import Any
 from urllib.parse import quote
 
-from spaces import kubeconfig
+from spaces import hierarchy, kubeconfig
+from spaces.cli import from_root
 from spaces.client import ClientError, HubClient, HubError, client_for
 from spaces.files import atomic_write
 from spaces.output import Subparsers, add_output_flag, print_list
@@ -24,7 +25,7 @@ ROLES = ("view", "edit", "admin")
 RBAC = "/apis/rbac.authorization.k8s.io/v1"
 ROOT = "root"
 USER_LABEL = "spacehub.io/user"
-SPACE_LABEL = "spacehub.io/space"  # on the grants in root, so that they can be found (and removed) by space
+SPACE_LABEL = "spacehub.io/space"  # on the grants, so that they can be found (and removed) by space
 _DURATION = re.compile(r"^(\d+)([smhd])$")
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 
@@ -36,9 +37,10 @@ def register_user_commands(sub: Subparsers, common: argparse.ArgumentParser) -> 
     create = user_sub.add_parser(
         "create", parents=[common], help="mint a user's token, bind a role in a space, print a kubeconfig",
         description="Mint a token for user NAME, bind ClusterRole ROLE to the user in SPACE (and the right to "
-                    "enter SPACE in the root space), and print a kubeconfig for SPACE with that token.")
+                    "enter SPACE in its parent space), and print a kubeconfig for SPACE with that token.")
     create.add_argument("name", metavar="NAME")
-    create.add_argument("--space", required=True, metavar="SPACE", help="the space the user works in")
+    create.add_argument("--space", required=True, metavar="SPACE",
+                        help="the path of the space the user works in (team-a, org:team, root:org:team)")
     create.add_argument("--role", required=True, choices=ROLES, help="the ClusterRole bound in the space")
     create.add_argument("--group", action="append", default=[], metavar="GROUP",
                         help="a group the user is in (repeatable); bindings may name groups")
@@ -99,34 +101,40 @@ def _create(args: argparse.Namespace) -> int:
     path, cfg = kubeconfig.load_selected(getattr(args, "kubeconfig", None))
     acc = kubeconfig.access(cfg, path.parent)
     base, _ = kubeconfig.split_server(acc.server)
+    space = from_root(args.space)
+    parent = hierarchy.parent_id(hierarchy.store_id(space))
+    if parent is None:
+        raise ClientError(f"users are given spaces below {ROOT}; in {ROOT} itself, bind a role with kubectl")
+    # Entering a space is a permission on its Space object in its parent (spaces.access).
+    holder = quote(hierarchy.full_path(parent), safe=":")
+    name, label = hierarchy.base_name(space), hierarchy.store_id(space)
     with client_for(getattr(args, "kubeconfig", None)) as client:
-        client.get(f"/clusters/{ROOT}/apis/spacehub.io/v1alpha1/spaces/{quote(args.space, safe='')}")
-        access_role = f"spacehub:space:{args.space}:access"
-        _create_or_keep(client, f"/clusters/{ROOT}{RBAC}/clusterroles", {
+        client.get(f"/clusters/{holder}/apis/spacehub.io/v1alpha1/spaces/{quote(name, safe='')}")
+        access_role = f"spacehub:space:{name}:access"
+        _create_or_keep(client, f"/clusters/{holder}{RBAC}/clusterroles", {
             "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
-            "metadata": {"name": access_role, "labels": {SPACE_LABEL: _label(args.space)}},
-            "rules": [{"apiGroups": ["spacehub.io"], "resources": ["spaces/content"], "resourceNames": [args.space],
+            "metadata": {"name": access_role, "labels": {SPACE_LABEL: _label(label)}},
+            "rules": [{"apiGroups": ["spacehub.io"], "resources": ["spaces/content"], "resourceNames": [name],
                        "verbs": ["access"]},
-                      {"apiGroups": ["spacehub.io"], "resources": ["spaces"], "resourceNames": [args.space],
+                      {"apiGroups": ["spacehub.io"], "resources": ["spaces"], "resourceNames": [name],
                        "verbs": ["get"]}]})
-        _create_or_keep(client, f"/clusters/{ROOT}{RBAC}/clusterrolebindings",
-                        _binding(f"spacehub:user:{args.name}:space:{args.space}", access_role, args.name,
-                                 args.space))
-        _create_or_keep(client, f"/clusters/{quote(args.space, safe='')}{RBAC}/clusterrolebindings",
-                        _binding(f"spacehub:user:{args.name}:{args.role}", args.role, args.name, args.space))
+        _create_or_keep(client, f"/clusters/{holder}{RBAC}/clusterrolebindings",
+                        _binding(f"spacehub:user:{args.name}:space:{name}", access_role, args.name, label))
+        _create_or_keep(client, f"/clusters/{quote(space, safe=':')}{RBAC}/clusterrolebindings",
+                        _binding(f"spacehub:user:{args.name}:{args.role}", args.role, args.name, label))
         body: dict[str, Any] = {"groups": args.group}
         if expires is not None:
             body["expiresSeconds"] = expires
         minted = client.post(f"{API}/users/{quote(args.name, safe='')}/tokens", body)
-    config = kubeconfig.build_kubeconfig(kubeconfig.with_space(base, args.space), acc.ca_pem, minted["token"],
-                                         f"{args.name}@{args.space}",
+    config = kubeconfig.build_kubeconfig(kubeconfig.with_space(base, space), acc.ca_pem, minted["token"],
+                                         f"{args.name}@{space}",
                                          insecure_skip_tls_verify=acc.insecure_skip_tls_verify)
     text = kubeconfig.dump(config)
     if args.out:
         atomic_write(kubeconfig.Path(args.out), text.encode())
         until = (f", until {dt.datetime.fromtimestamp(minted['expires'], dt.UTC):%Y-%m-%dT%H:%M:%SZ}"
                  if minted.get("expires") else "")
-        print(f"user/{args.name} can {args.role} in space {args.space}{until}; kubeconfig written to {args.out}",
+        print(f"user/{args.name} can {args.role} in space {space}{until}; kubeconfig written to {args.out}",
               file=sys.stderr)
     else:
         sys.stdout.write(text)

@@ -1,7 +1,9 @@
 """Cluster health: syncer heartbeats, SyncTarget ``status.lastSyncerHeartbeatTime``, capacity and ``Ready``.
 
-A heartbeat sets ``Ready=True`` (reason ``SyncerHeartbeat``); a periodic check sets ``Ready=False``
-(reason ``HeartbeatTimeout``) on targets whose last heartbeat is older than the timeout. Both write
+A heartbeat sets ``Ready=True`` (reason ``SyncerHeartbeat``), or ``Ready=False`` (reason
+``ClusterUnreachable``) when the syncer says its cluster does not answer it — the syncer is there, the cluster is
+not, and a placement failing over from lost clusters should count it lost; a periodic check sets ``Ready=False``
+(reason ``HeartbeatTimeout``) on targets whose last heartbeat is older than the timeout. All write
 only the SyncTarget's status subresource: nothing is deleted and placement never changes (status
 changes do not reach the placement engine).
 """
@@ -25,6 +27,8 @@ log = logging.getLogger(__name__)
 
 MANAGER = "spacehub-syncer"
 READY = "Ready"
+HEARTBEAT_TIMEOUT = "HeartbeatTimeout"
+CLUSTER_UNREACHABLE = "ClusterUnreachable"
 
 
 def _parse_time(value: Any) -> float | None:
@@ -64,11 +68,15 @@ class Heartbeats:
         return max(0.2, min(self.timeout / 4, 5.0))
 
     async def record(self, target: str, capacity: dict[str, Any] | None, allocatable: dict[str, Any] | None,
-                     syncer_version: str) -> str:
-        """Write one heartbeat; returns its time as stored."""
+                     syncer_version: str, unreachable: str | None = None) -> str:
+        """Write one heartbeat (``unreachable``: why the syncer cannot reach its cluster); returns its time as
+        stored."""
         now = now_rfc3339()
-        message = f"syncer {syncer_version} is sending heartbeats" if syncer_version else \
-            "the syncer is sending heartbeats"
+        syncer = f"syncer {syncer_version}" if syncer_version else "the syncer"
+        if unreachable is None:
+            ready, reason, message = "True", "SyncerHeartbeat", f"{syncer} is sending heartbeats"
+        else:
+            ready, reason, message = "False", CLUSTER_UNREACHABLE, f"{syncer} cannot reach its cluster: {unreachable}"
 
         def compute(obj: dict[str, Any]) -> dict[str, Any]:
             status = obj.setdefault("status", {})
@@ -77,7 +85,7 @@ class Heartbeats:
                 status["capacity"] = capacity
             if allocatable is not None:
                 status["allocatable"] = allocatable
-            _set_ready(status, "True", "SyncerHeartbeat", message, now)
+            _set_ready(status, ready, reason, message, now)
             return obj
 
         await self._update(target, compute)
@@ -98,7 +106,7 @@ class Heartbeats:
 
     def _expired(self, target: str, status: dict[str, Any]) -> bool:
         ready = ready_condition(status)
-        if ready is None or ready.get("status") != "True":
+        if ready is None or ready.get("reason") == HEARTBEAT_TIMEOUT:
             return False
         age = self._age(target, status)
         return age is not None and age > self.timeout
@@ -116,7 +124,7 @@ class Heartbeats:
             def compute(obj: dict[str, Any], name: str = name, message: str = message) -> dict[str, Any]:
                 status = obj.setdefault("status", {})
                 if self._expired(name, status):  # a heartbeat may have landed meanwhile
-                    _set_ready(status, "False", "HeartbeatTimeout", message, now_rfc3339())
+                    _set_ready(status, "False", HEARTBEAT_TIMEOUT, message, now_rfc3339())
                 return obj
 
             try:

@@ -34,7 +34,7 @@ counts as deleted, like workload objects (for which the glue calls ``delete_obje
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from placement.changelog import ChangeLog, ChangeLogs
@@ -203,6 +203,10 @@ class PlacementEngine:
     def selected_objects(self, space: str, placement: str) -> dict[ObjectRef, list[int]]:
         return self._selections.selected_objects((space, placement))
 
+    def set_bound(self, space: str, bound: Mapping[tuple[str, str], str]) -> None:
+        """What ``space`` serves through APIBindings: (group, plural) -> provider space (``Selections.set_bound``)."""
+        self._selections.set_bound(space, bound)
+
     def missing_crds(self, space: str, placement: str) -> list[str]:
         return self._selections.missing_crds((space, placement))
 
@@ -215,7 +219,16 @@ class PlacementEngine:
         return list(p.spec.problems) if p is not None else []
 
     def desired(self, target: str) -> list[DesiredEntry]:
+        """``target``'s desired set; from now on its change log is kept (its syncer's stream reads it)."""
         self._track(target)
+        return self._entries(target)
+
+    def desired_count(self, target: str) -> int:
+        """How many entries ``target``'s desired set holds, without starting its change log: a page that counts
+        every cluster's objects must not make the engine log changes for clusters no syncer reads."""
+        return len(self._entries(target))
+
+    def _entries(self, target: str) -> list[DesiredEntry]:
         t = self._coverage.targets.get(target)
         if t is None:
             return []

@@ -15,7 +15,11 @@ LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
 _SERVER_METADATA = frozenset(("uid", "resourceVersion", "managedFields", "ownerReferences", "generation", "finalizers",
                     "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds", "selfLink",
                     "generateName"))
-_SERVER_ANNOTATIONS = frozenset((LAST_APPLIED, "kubestellar.io/executing-count"))
+# An EdgePlacement with this annotation ("true") is meant for the child hubs it is placed on: in its own space
+# it is an object to place like any other, not a placement (``placement.service``); projected without it, it is
+# an ordinary EdgePlacement in the child hub's space (README "Hubs of hubs").
+CHILD_HUB_PLACEMENT = "spacehub.io/child-hub-placement"
+_SERVER_ANNOTATIONS = frozenset((LAST_APPLIED, "kubestellar.io/executing-count", CHILD_HUB_PLACEMENT))
 _KIND_SPECIFIC = frozenset(("Service", "Job", "Namespace"))  # project() strips more of these
 _JOB_LABELS = ("controller-uid", "batch.kubernetes.io/controller-uid", "job-name", "batch.kubernetes.io/job-name")
 

@@ -15,7 +15,7 @@ CRD along only for a ``crdFollow`` placement (the CRD is then selected with the 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 
 from placement.desired import DesiredSets
 from placement.model import ObjectRef, WorkloadObject
@@ -42,6 +42,8 @@ class Selections:
         self.space_objects: dict[str, dict[ObjectRef, None]] = {}
         self._crds: dict[tuple[str, str, str], ObjectRef] = {}  # (space, group, plural) -> CRD object
         self._space_crds: dict[str, set[tuple[str, str]]] = {}  # space -> (group, plural) its CRDs define
+        # space -> (group, plural) -> the provider space whose CRD an APIBinding serves it from
+        self._bound: dict[str, dict[tuple[str, str], str]] = {}
         self._served_everywhere = served_everywhere  # (group, plural) of the kinds every space serves
         # Placements whose selection (objects or the indexes of the tests they match) or missing CRDs
         # changed since the last drain.
@@ -125,8 +127,9 @@ class Selections:
         return unserved_resources(p.spec.tests, self.served_in(key[0]))
 
     def served_in(self, space: str) -> frozenset[tuple[str, str]]:
-        """(group, plural) of what the space serves: the kinds every space serves and its CRDs' kinds."""
-        return self._served_everywhere | self._space_crds.get(space, set())
+        """(group, plural) of what the space serves: the kinds every space serves, its CRDs' kinds and what its
+        APIBindings serve."""
+        return self._served_everywhere | self._space_crds.get(space, set()) | self._bound.get(space, {}).keys()
 
     def placements_needing(self, ref: ObjectRef) -> set[PKey]:
         """The placements that put ``ref`` on their targets: those selecting it and, for a Namespace, those
@@ -149,7 +152,30 @@ class Selections:
         return self.labels.get(namespace_ref((space, name)))
 
     def crd_of(self, ref: ObjectRef) -> ObjectRef | None:
-        return self._crds.get((ref.space, ref.group, ref.plural)) if ref.group else None
+        return self._crd_for(ref.space, ref.group, ref.plural) if ref.group else None
+
+    def _crd_for(self, space: str, group: str, plural: str) -> ObjectRef | None:
+        """The CRD defining what ``space`` serves as ``group``/``plural``: its own, or the provider's CRD of an
+        APIBinding (a placement sends that one with the custom resources, as if it were the space's)."""
+        own = self._crds.get((space, group, plural))
+        if own is not None:
+            return own
+        provider = self._bound.get(space, {}).get((group, plural))
+        return None if provider is None else self._crds.get((provider, group, plural))
+
+    def set_bound(self, space: str, bound: Mapping[tuple[str, str], str]) -> None:
+        """What ``space`` serves through APIBindings: (group, plural) -> the provider space whose CRD defines it.
+        Those resources count as served there, and their CRD as the space's for missing CRDs and ``crdFollow``."""
+        old = self._bound.get(space, {})
+        if old == bound:
+            return
+        changed = {gp for gp in old.keys() | bound.keys() if old.get(gp) != bound.get(gp)}
+        before = {gp: self._crd_for(space, *gp) for gp in changed}
+        if bound:
+            self._bound[space] = dict(bound)
+        else:
+            self._bound.pop(space, None)
+        self._refollow(space, before)
 
     # ------------------------------------------------------------------------------------------
     # Selection
@@ -176,13 +202,44 @@ class Selections:
             changed.append(new)
         if not changed:
             return
-        # missing_crds of placements selecting such custom resources may have changed, and so may the
-        # unserved resources of placements naming them.
-        for key in self._space_placements.get(ref.space, ()):
+        self._mark_naming(ref.space, changed)
+        # Spaces serving these resources through a binding to this space follow the CRD as it comes and goes
+        # (it may arrive here after the binding was seen).
+        for space, bound in self._bound.items():
+            gps = [gp for gp in changed if bound.get(gp) == ref.space and gp not in self._space_crds.get(space, ())]
+            if gps:
+                self._refollow(space, {gp: ref if gp == old else None for gp in gps})
+
+    def _mark_naming(self, space: str, changed: Iterable[tuple[str, str]]) -> None:
+        """missing_crds of placements selecting such custom resources may have changed, and so may the
+        unserved resources of placements naming them."""
+        changed = list(changed)
+        for key in self._space_placements.get(space, ()):
             p = self._placements[key]
             if any(group_plural in p.kind_counts or any(_names(t.api_group, t.resources, group_plural)
                                                         for t in p.spec.tests) for group_plural in changed):
                 self.dirty_placements.add(key)
+
+    def _refollow(self, space: str, before: Mapping[tuple[str, str], ObjectRef | None]) -> None:
+        """The CRD defining some of ``space``'s resources changed (``before``: the one that did): crdFollow
+        placements selecting such resources stop sending the old CRD and send the new one."""
+        self._mark_naming(space, before)
+        updates: list[Update] = []
+        for key in self._space_placements.get(space, ()):
+            p = self._placements[key]
+            if not p.spec.crd_follow:
+                continue
+            for gp, old_crd in before.items():
+                new_crd = self._crd_for(space, *gp)
+                if new_crd == old_crd or not p.kind_counts.get(gp):
+                    continue
+                if old_crd is not None and old_crd in p.selected:
+                    updates.append((p, old_crd, [i for i in p.selected[old_crd] if i != FOLLOWED]))
+                if new_crd is not None:
+                    own = [i for i in p.selected.get(new_crd, []) if i != FOLLOWED]
+                    updates.append((p, new_crd, [*own, FOLLOWED]))
+        if updates:
+            self._apply_selections(updates)
 
     def _namespace_member_updates(self, space: str, namespace: str) -> list[Update]:
         """The selections of the objects in a Namespace whose labels changed (or which came or went)."""
@@ -225,15 +282,19 @@ class Selections:
                 deltas[(key, (ref.group, ref.plural))] = deltas.get((key, (ref.group, ref.plural)), 0) + \
                     (1 if indexes else -1)
         for (key, group_plural), delta in deltas.items():
-            crd = self._crds.get((key[0], *group_plural))
+            crd = self._crd_for(key[0], *group_plural)
             if crd is None:
                 continue
             p = self._placements[key]
             before = p.kind_counts.get(group_plural, 0)
             if (before > 0) == (before + delta > 0):
                 continue
-            own = wanted[(crd, key)][1] if (crd, key) in wanted else \
-                matching_tests(p.spec.tests, crd, self.labels[crd], self.namespace_labels)
+            if (crd, key) in wanted:
+                own = wanted[(crd, key)][1]
+            elif crd.space != key[0]:
+                own = []  # a bound API's CRD, in its provider space: this placement selects it only by following
+            else:
+                own = matching_tests(p.spec.tests, crd, self.labels[crd], self.namespace_labels)
             own = [i for i in own if i != FOLLOWED]
             wanted[(crd, key)] = (p, [*own, FOLLOWED] if before + delta > 0 else own)
 

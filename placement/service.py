@@ -14,7 +14,7 @@ import dataclasses
 import datetime as dt
 import logging
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import orjson
@@ -25,7 +25,7 @@ from placement.conflicts import Conflict
 from placement.copies import ClusterCopies
 from placement.engine import PlacementEngine
 from placement.model import ObjectRef, WorkloadObject
-from placement.projection import content_digest, project
+from placement.projection import CHILD_HUB_PLACEMENT, content_digest, project
 from placement.shaping import Outcome
 from spaces.catalog import ROOT_SPACE, Catalog
 from spaces.cel.stdlib.timestamps import parse_duration
@@ -33,6 +33,7 @@ from spaces.cel.types import EvalError
 from spaces.controllers import WorkQueue
 from spaces.customresources import CRD_RESOURCE
 from spaces.errors import StatusError
+from spaces.hierarchy import child_id
 from spaces.registry import ResourceType, ScalePaths
 from spaces.service import DeleteOptions, Objects, WriteOptions, now_rfc3339
 from spaces.store import Key, LogRow
@@ -56,9 +57,14 @@ MANAGER = "spacehub-placement"
 TARGET_CLUSTERS_ANNOTATION = "spacehub.io/target-clusters"
 # Objects upsync brought up from clusters carry this label; they are never placed back down (upsync wins).
 UPSYNCED_LABEL = "spacehub.io/upsynced"
-# Placement machinery and events are never placed on clusters.
-NOT_PLACED = frozenset({PLACEMENTS, SLICES, CUSTOMIZERS, LOCATIONS, SYNC_TARGETS, "events"})
+SPACES = "spaces.spacehub.io"
+# Placement machinery, events and the spaces nested in a space are never placed on clusters.
+NOT_PLACED = frozenset({PLACEMENTS, SLICES, CUSTOMIZERS, LOCATIONS, SYNC_TARGETS, "events", SPACES})
 
+
+
+def _for_child_hubs(placement: dict[str, Any]) -> bool:
+    return ((placement.get("metadata") or {}).get("annotations") or {}).get(CHILD_HUB_PLACEMENT) == "true"
 
 
 def _labels(obj: dict[str, Any]) -> tuple[tuple[str, str], ...]:
@@ -109,6 +115,10 @@ class PlacementService(WorkQueue):
         # Conditions other parts add to an EdgePlacement's status (upsync clashes), by (space, name).
         self.condition_sources: list[Callable[[str, str], list[dict[str, Any]]]] = []
         self._refresh: set[tuple[str, str]] = set()
+        # Spaces whose objects are not in the store (kube spaces, ``placement.mirror``): how to read an object's
+        # latest row, by space id. Their placements' slices and status are not written (they live on the space's
+        # own API server).
+        self.external: dict[str, Callable[[Key], LogRow | None]] = {}
         # Results are written by one hub process (the lease holder); the others compute the same desired
         # sets for the streams they serve and remember what they did not write, for when they lead.
         self.leadership = Leadership(held=True)
@@ -146,13 +156,20 @@ class PlacementService(WorkQueue):
         gone = obj is None or bool((obj.get("metadata") or {}).get("deletionTimestamp"))
         if not self._is_workload_space(key.space):
             return
+        ref = ObjectRef(key.space, key.resource, key.namespace, key.name)
         if key.resource == PLACEMENTS:
             placements = self._placements.setdefault(key.space, {})
-            if gone:
+            for_child_hubs = not gone and _for_child_hubs(obj)  # type: ignore[arg-type]
+            if gone or for_child_hubs:
                 placements.pop(key.name, None)
                 self._slice_names.pop((key.space, key.name), None)  # its slices go by owner reference
                 self.engine.delete_placement(key.space, key.name)
-            else:
+            if for_child_hubs:
+                self._place_object(row, ref, obj)  # type: ignore[arg-type]
+                return
+            if ref in self._workload:  # gone, or no longer for child hubs
+                self._drop_object(ref)
+            if not gone:
                 previous = placements.get(key.name)
                 placements[key.name] = obj  # type: ignore[assignment]
                 if previous is None or previous.get("spec") != obj.get("spec"):  # type: ignore[union-attr]
@@ -168,32 +185,38 @@ class PlacementService(WorkQueue):
             return
         if key.resource in NOT_PLACED:
             return
-        ref = ObjectRef(key.space, key.resource, key.namespace, key.name)
         if not gone and ((obj.get("metadata") or {}).get("labels") or {}).get(UPSYNCED_LABEL) == "true":  # type: ignore
             gone = True  # an upsynced object is the clusters', not a workload to place
         if gone:
-            self._digests.pop(ref, None)
-            self._projections.pop(ref, None)
-            self.copies.object_changed(ref, None)
-            if self._workload.pop(ref, None) is not None:
-                self.engine.delete_object(ref)
-                self.engine.narrow(ref, None)
+            self._drop_object(ref)
             return
+        self._place_object(row, ref, obj)  # type: ignore[arg-type]
+
+    def _drop_object(self, ref: ObjectRef) -> None:
+        self._digests.pop(ref, None)
+        self._projections.pop(ref, None)
+        self.copies.object_changed(ref, None)
+        if self._workload.pop(ref, None) is not None:
+            self.engine.delete_object(ref)
+            self.engine.narrow(ref, None)
+
+    def _place_object(self, row: LogRow, ref: ObjectRef, obj: dict[str, Any]) -> None:
+        key = row.key
         defines = None
         if key.resource == CRD_RESOURCE:
-            spec = obj.get("spec") or {}  # type: ignore[union-attr]
+            spec = obj.get("spec") or {}
             defines = (spec.get("group", ""), (spec.get("names") or {}).get("plural", ""))
-        digest = content_digest(obj)  # type: ignore[arg-type]
+        digest = content_digest(obj)
         previous = self._workload.get(ref)
-        if previous is not None and self._digests.get(ref) == digest and previous.labels == _labels(obj):  # type: ignore
+        if previous is not None and self._digests.get(ref) == digest and previous.labels == _labels(obj):
             return  # status or server fields only: clusters get nothing new
         self._digests[ref] = digest
         self.copies.object_changed(ref, obj)
-        workload = WorkloadObject(ref, obj.get("kind", ""), obj.get("apiVersion", ""), _labels(obj),  # type: ignore
+        workload = WorkloadObject(ref, obj.get("kind", ""), obj.get("apiVersion", ""), _labels(obj),
                                   row.revision, bool(key.namespace), defines, self.copies.token(ref))
         self._workload[ref] = workload
         self.engine.upsert_object(workload)
-        self.engine.narrow(ref, _target_clusters(obj))  # type: ignore[arg-type]
+        self.engine.narrow(ref, _target_clusters(obj))
 
     def load(self) -> None:
         """Read the workload spaces' placements and objects from the store (blocking; call at startup)."""
@@ -205,8 +228,8 @@ class PlacementService(WorkQueue):
         spaces_gone = []
         for entry in entries:
             key = entry.row.key
-            if key.space == ROOT_SPACE and key.resource == "spaces.spacehub.io" and entry.row.deleted:
-                spaces_gone.append(key.name)
+            if key.resource == SPACES and entry.row.deleted:
+                spaces_gone.append(child_id(key.space, key.name))
                 continue
             if not self._is_workload_space(key.space):
                 continue
@@ -256,6 +279,12 @@ class PlacementService(WorkQueue):
                 except EvalError:
                     continue  # the CRD's pattern refuses it; an older object may still hold one
         return min(found, default=None)
+
+    def set_bound(self, space: str, bound: Mapping[tuple[str, str], str]) -> None:
+        """What ``space`` serves through APIBindings, (group, plural) -> provider space: served there for downsync
+        tests, and the provider's CRD sent along by ``crdFollow`` placements (``placement.selecting``)."""
+        self.engine.set_bound(space, bound)
+        self.add(DRAIN)
 
     def _drain_due(self) -> None:
         self._drain_scheduled = False
@@ -355,6 +384,8 @@ class PlacementService(WorkQueue):
             return
         placements, self._unwritten = self._unwritten, set()
         refresh, self._unwritten_status = self._unwritten_status, set()
+        placements = {p for p in placements if p[0] not in self.external}
+        refresh = {p for p in refresh if p[0] not in self.external}
         try:
             for space, name in sorted(placements):
                 if name in self._placements.get(space, {}):
@@ -581,8 +612,9 @@ class PlacementService(WorkQueue):
         return await asyncio.shield(loading)
 
     async def _project(self, ref: ObjectRef, revision: int) -> dict[str, Any] | None:
-        row = await self.objects.run_sync(self.objects.store.get, Key(ref.space, ref.resource, ref.namespace,
-                                                                      ref.name))
+        key = Key(ref.space, ref.resource, ref.namespace, ref.name)
+        read = self.external.get(ref.space)
+        row = read(key) if read is not None else await self.objects.run_sync(self.objects.store.get, key)
         if row is None:
             return None
         projected = project(orjson.loads(row.value))

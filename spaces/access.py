@@ -12,10 +12,12 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from spaces.errors import StatusError
+from spaces.hierarchy import ROOT, base_name, full_path, parent_id
 from spaces.identity import Identity
 
 EVERYTHING = "*"
-PARENT_SPACE = "root"  # every space is a Space object in root, so entering one is a permission there
+# Where requests that are not about one space (``/metrics``, ``/syncer/v1``) are authorized.
+PARENT_SPACE = ROOT
 SPACES_GROUP = "spacehub.io"
 
 
@@ -89,16 +91,23 @@ class AdminsOnly:
                      (NonResourceRule((EVERYTHING,), (EVERYTHING,)),))
 
 
-def entering(space: str) -> Attributes:
-    """What entering ``space`` asks of its parent, as kcp asks ``access`` on ``workspaces/content``."""
-    return Attributes(verb="access", group=SPACES_GROUP, resource="spaces", subresource="content", name=space)
+def entering(name: str) -> Attributes:
+    """What entering the space of Space object ``name`` asks of the space holding that object (its parent), as
+    kcp asks ``access`` on ``workspaces/content``."""
+    return Attributes(verb="access", group=SPACES_GROUP, resource="spaces", subresource="content", name=name)
 
 
 def require(authorizer: Authorizer, space: str, who: Identity, attributes: Attributes) -> None:
-    """Raise kube's 403 unless ``who`` may enter ``space`` and do what ``attributes`` describe there."""
-    if space != PARENT_SPACE and not authorizer.authorize(PARENT_SPACE, who, entering(space)).allowed:
-        raise _forbidden(who, entering(space), f'entering space "{space}" needs "access" on spaces/content '
-                                               f'"{space}" in space "{PARENT_SPACE}"')
+    """Raise kube's 403 unless ``who`` may enter ``space`` (an id, ``spaces.hierarchy``) and do what
+    ``attributes`` describe there.
+
+    Entering asks the parent only, not every ancestor: access to ``root:org:team`` can be given without access
+    to ``root:org`` (and only someone who may enter ``root:org`` could grant it there)."""
+    parent = parent_id(space)
+    if parent is not None and not authorizer.authorize(parent, who, entering(base_name(space))).allowed:
+        raise _forbidden(who, entering(base_name(space)),
+                         f'entering space "{full_path(space)}" needs "access" on spaces/content '
+                         f'"{base_name(space)}" in space "{full_path(parent)}"')
     if not authorizer.authorize(space, who, attributes).allowed:
         raise _forbidden(who, attributes)
 

@@ -1,7 +1,9 @@
 """Which resource types each space serves, and the schema definitions behind them.
 
-Built-in kinds are served in every space; spacehub's own kinds (Space) only in ``root``; custom
-resources per space, as the CRD controller establishes them (``set_custom_types``). Every lookup
+Built-in kinds are served in every space; spacehub's own kinds (Space) in ``root``, and in every space
+where spaces nest (the hub's; a simulated cluster's spaces are clusters and hold none); custom resources
+per space, as the CRD controller establishes them (``set_custom_types``), and another space's custom
+resources where an APIBinding serves them (``set_bound_types``, ``spaces.apibinding``). Every lookup
 goes through here so the HTTP layer never needs to know where a type came from.
 """
 
@@ -10,7 +12,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 from collections import ChainMap
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from spaces.builtin.kinds import builtin_types, root_types, spacehub_definitions
@@ -37,15 +39,20 @@ def _with_full_crd_checks(types: tuple[ResourceType, ...]) -> tuple[ResourceType
 
 class Catalog:
     def __init__(self, extra_types: tuple[ResourceType, ...] = (),
-                 upstream_types: tuple[ResourceType, ...] = ()) -> None:
+                 upstream_types: tuple[ResourceType, ...] = (), nested_spaces: bool = False) -> None:
         """``extra_types``: kinds other layers serve in every space (inventory, placement), described to OpenAPI
         and explain as schema-less objects; ``upstream_types``: upstream kinds served in every space whose full
-        schemas are already in the shared definitions (a cluster's Pods and Nodes)."""
+        schemas are already in the shared definitions (a cluster's Pods and Nodes); ``nested_spaces``: Spaces
+        are served in every space, not only in root (``spaces.hierarchy``)."""
         self._builtin = _with_full_crd_checks(tuple(builtin_types())) + extra_types + upstream_types
         self._root = self._builtin + tuple(root_types())
+        self._nested_spaces = nested_spaces
         self._base_defs: Mapping[str, dict[str, Any]] = (
             ChainMap(openapi_definitions(extra_types), definitions()) if extra_types else definitions())
         self._custom: dict[str, tuple[ResourceType, ...]] = {}
+        self._bound: dict[str, tuple[ResourceType, ...]] = {}
+        # Told the space whose custom types were just replaced (the bindings of other spaces serve them).
+        self.custom_listeners: list[Callable[[str], None]] = []
         self._types: dict[str, tuple[ResourceType, ...]] = {}
         self._index: dict[str, TypeIndex] = {}
         self._defs: dict[str, Mapping[str, dict[str, Any]]] = {}
@@ -55,7 +62,7 @@ class Catalog:
         return frozenset((t.group, t.plural) for t in self._builtin)
 
     def _base(self, space: str) -> tuple[ResourceType, ...]:
-        return self._root if space == ROOT_SPACE else self._builtin
+        return self._root if space == ROOT_SPACE or self._nested_spaces else self._builtin
 
     def set_custom_types(self, space: str, types: tuple[ResourceType, ...]) -> None:
         """Replace the custom resource types a space serves (called by the CRD controller)."""
@@ -65,14 +72,32 @@ class Catalog:
             self._custom.pop(space, None)
         for cache in (self._types, self._index, self._defs):
             cache.pop(space, None)
+        for listener in self.custom_listeners:
+            listener(space)
 
     def custom_types(self, space: str) -> tuple[ResourceType, ...]:
         return self._custom.get(space, ())
 
+    def set_bound_types(self, space: str, types: tuple[ResourceType, ...]) -> None:
+        """Replace the types a space serves through its APIBindings (called by ``spaces.apibinding``)."""
+        if types:
+            self._bound[space] = types
+        else:
+            self._bound.pop(space, None)
+        for cache in (self._types, self._index, self._defs):
+            cache.pop(space, None)
+
+    def bound_types(self, space: str) -> tuple[ResourceType, ...]:
+        return self._bound.get(space, ())
+
+    def base_types(self, space: str) -> tuple[ResourceType, ...]:
+        """What a space serves whatever its CRDs and bindings."""
+        return self._base(space)
+
     def types(self, space: str) -> tuple[ResourceType, ...]:
         cached = self._types.get(space)
         if cached is None:
-            cached = self._base(space) + self._custom.get(space, ())
+            cached = self._base(space) + self._custom.get(space, ()) + self._bound.get(space, ())
             self._types[space] = cached
         return cached
 
@@ -102,7 +127,7 @@ class Catalog:
         The mapping object stays the same until the space's types change (caches key on it)."""
         defs = self._defs.get(space)
         if defs is None:
-            custom = self._custom.get(space)
+            custom = self._custom.get(space, ()) + self._bound.get(space, ())
             defs = ChainMap(openapi_definitions(custom), self._base_defs) if custom else self._base_defs
             self._defs[space] = defs
         return defs

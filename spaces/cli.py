@@ -1,5 +1,9 @@
 """The spaces' commands: ``spacehub space create|list|delete|kubeconfig`` and the ``kubectl space`` plugin.
 
+Both take space paths (``root:org:team``, ``spaces.hierarchy``). ``spacehub space`` reads them from root:
+``org:team`` and ``root:org:team`` are the same space. ``kubectl space`` reads them as ``kubectl ws`` does,
+from the current space: ``team`` is below it, ``..`` its parent, ``:root:org`` (or ``root:org``) absolute.
+
 Both are thin callers of ``spaces.client`` and ``spaces.kubeconfig``; printing goes through
 ``spaces.output``.
 
@@ -10,7 +14,9 @@ defaults to the hub's admin kubeconfig). Several files in ``$KUBECONFIG`` are me
 kubectl does (``kubeconfig.Kubeconfig``).
 
 Entering a space rewrites the ``server`` of the *current context's cluster* to
-``<hub>/clusters/<space>``; kubectl then sends every request there without knowing about spaces.
+``<hub>/clusters/<path>``; kubectl then sends every request there without knowing about spaces. A server
+written before spaces nested (``/clusters/team-a``) reaches the same space as ``/clusters/root:team-a`` and
+is read as that path.
 
 The space left behind is remembered as a context named ``spacehub-previous`` whose cluster (also
 ``spacehub-previous``) is a copy of the current one at the old URL, in the manner of kcp's
@@ -20,8 +26,8 @@ The space left behind is remembered as a context named ``spacehub-previous`` who
 
 A space can be deleted while a kubeconfig still points at it; kubectl then only gets 404s for everything.
 ``current`` asks the hub whether the current space still exists and ``list`` notices it missing from
-the list, and both say how to get out (``use root``, ``use ..`` and ``use <other>`` need nothing from the
-space left behind).
+the list, and both say how to get out (``use root``, ``use :root:<other>`` and ``use ..`` need nothing from
+the space left behind; ``..`` needs its parent).
 """
 
 from __future__ import annotations
@@ -29,14 +35,13 @@ from __future__ import annotations
 import argparse
 import copy
 import datetime as dt
-import re
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
 from spaces import client as hub_client
-from spaces import kubeconfig
+from spaces import hierarchy, kubeconfig
 from spaces.client import ClientError, HubClient, HubError, client_for
 from spaces.durations import age
 from spaces.output import STRUCTURED_FORMATS, Subparsers, add_output_flag, print_list, run_guarded
@@ -52,16 +57,17 @@ def register_space_commands(sub: Subparsers, common: argparse.ArgumentParser) ->
     space = sub.add_parser("space", parents=[common], help="create, list and delete spaces")
     space_sub = space.add_subparsers(dest="space_command", metavar="COMMAND", required=True)
 
-    create = space_sub.add_parser("create", parents=[common], help="create a space")
-    create.add_argument("name")
+    create = space_sub.add_parser("create", parents=[common], help="create a space (PATH: team, org:team)")
+    create.add_argument("name", metavar="PATH")
     create.set_defaults(func=_space_create)
 
-    listing = space_sub.add_parser("list", parents=[common], help="list spaces")
+    listing = space_sub.add_parser("list", parents=[common], help="list the spaces in a space (default root)")
+    listing.add_argument("parent", nargs="?", default=ROOT, metavar="PATH")
     add_output_flag(listing)
     listing.set_defaults(func=_space_list)
 
-    delete = space_sub.add_parser("delete", parents=[common], help="delete a space")
-    delete.add_argument("name")
+    delete = space_sub.add_parser("delete", parents=[common], help="delete a space and the spaces below it")
+    delete.add_argument("name", metavar="PATH")
     delete.add_argument("--wait", action="store_true", help="wait until the space is gone")
     delete.add_argument("--timeout", type=float, default=DEFAULT_DELETE_TIMEOUT, metavar="SECONDS",
                         help="how long --wait waits (default 60)")
@@ -69,45 +75,57 @@ def register_space_commands(sub: Subparsers, common: argparse.ArgumentParser) ->
 
     kcfg = space_sub.add_parser("kubeconfig", parents=[common],
                                 help="print a kubeconfig for a space (same credentials as the one used)")
-    kcfg.add_argument("name")
+    kcfg.add_argument("name", metavar="PATH")
     kcfg.set_defaults(func=_space_kubeconfig)
 
 
+def from_root(path: str) -> str:
+    """The full path of a ``spacehub space`` argument, which is read from root (``org:team``, ``root:org:team``
+    and ``:root:org:team`` are one space)."""
+    try:
+        return hierarchy.resolve(ROOT, path)
+    except ValueError as exc:
+        raise ClientError(str(exc)) from None
+
+
 def _space_create(args: argparse.Namespace) -> int:
+    path = from_root(args.name)
     with client_for(getattr(args, "kubeconfig", None)) as client:
-        hub_client.create_space(client, args.name)
-    print(f"{SPACE_RESOURCE_NAME}/{args.name} created")
+        hub_client.create_space(client, path)
+    print(f"{SPACE_RESOURCE_NAME}/{hierarchy.base_name(path)} created")
     return 0
 
 
 def _space_list(args: argparse.Namespace) -> int:
     with client_for(getattr(args, "kubeconfig", None)) as client:
-        spaces = hub_client.list_spaces(client)
+        spaces = hub_client.list_spaces(client, from_root(args.parent))
     print_spaces(spaces, args.output)
     return 0
 
 
 def _space_delete(args: argparse.Namespace) -> int:
+    path = from_root(args.name)
     with client_for(getattr(args, "kubeconfig", None)) as client:
-        hub_client.delete_space(client, args.name)
-        print(f'{SPACE_RESOURCE_NAME} "{args.name}" deleted')
-        if args.wait and not hub_client.wait_space_deleted(client, args.name, args.timeout):
-            raise ClientError(f'timed out after {args.timeout:g}s waiting for space "{args.name}" '
-                              "to be deleted")
+        hub_client.delete_space(client, path)
+        print(f'{SPACE_RESOURCE_NAME} "{hierarchy.base_name(path)}" deleted')
+        if args.wait and not hub_client.wait_space_deleted(client, path, args.timeout):
+            raise ClientError(f'timed out after {args.timeout:g}s waiting for space "{path}" to be deleted')
     return 0
 
 
 def _space_kubeconfig(args: argparse.Namespace) -> int:
-    path, cfg = kubeconfig.load_selected(getattr(args, "kubeconfig", None))
-    acc = kubeconfig.access(cfg, path.parent)
-    with HubClient.from_access(acc) as client:
-        space = hub_client.find_space(client, args.name)
-    if space is None:
-        raise ClientError(f'space "{args.name}" does not exist')
-    if hub_client.space_phase(space) == "Terminating":
-        print(f'Warning: space "{args.name}" is being deleted', file=sys.stderr)
-    cfg_out = kubeconfig.build_kubeconfig(kubeconfig.with_space(acc.server, args.name), acc.ca_pem,
-                                          acc.token or "", args.name,
+    path = from_root(args.name)
+    selected, cfg = kubeconfig.load_selected(getattr(args, "kubeconfig", None))
+    acc = kubeconfig.access(cfg, selected.parent)
+    if path != ROOT:
+        with HubClient.from_access(acc) as client:
+            space = hub_client.find_space(client, path)
+        if space is None:
+            raise ClientError(f'space "{path}" does not exist')
+        if hub_client.space_phase(space) == "Terminating":
+            print(f'Warning: space "{path}" is being deleted', file=sys.stderr)
+    cfg_out = kubeconfig.build_kubeconfig(kubeconfig.with_space(acc.server, path), acc.ca_pem,
+                                          acc.token or "", path,
                                           insecure_skip_tls_verify=acc.insecure_skip_tls_verify)
     sys.stdout.write(kubeconfig.dump(cfg_out))
     return 0
@@ -130,12 +148,9 @@ PREVIOUS = "spacehub-previous"
 ROOT = hub_client.ROOT_SPACE
 PLUGIN_DEFAULT_KUBECONFIG = Path("~/.kube/config")
 DEFAULT_READY_TIMEOUT = 60.0
-# Kubernetes object names (DNS-1123 subdomain). Checked before a name goes into a URL path so that
-# something like "../x" can never point the kubeconfig somewhere other than a space.
-_NAME = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
 
-# Raises SpaceUnavailable (or a ClientError) unless ``name`` can be entered; injected so tests and
-# other callers can decide existence without a running hub.
+# Raises SpaceUnavailable (or a ClientError) unless the space at a full path can be entered; injected so
+# tests and other callers can decide existence without a running hub.
 SpaceCheck = Callable[[str], None]
 
 
@@ -155,16 +170,21 @@ def gone_message(name: str) -> str:
     return f"the current space \"{name}\" no longer exists; run 'kubectl space use {ROOT}'"
 
 
-def validate_name(name: str) -> None:
-    if len(name) > 253 or not _NAME.match(name):
-        raise SpaceUnavailable(f'invalid space name "{name}": must be a lowercase DNS-1123 name')
+def resolve(current: str, target: str) -> str:
+    """The full path ``target`` names from ``current`` (``hierarchy.resolve``). Checked before a path goes into a
+    URL, so that something like ``../x`` can never point the kubeconfig anywhere but at a space."""
+    try:
+        return hierarchy.resolve(current, target)
+    except ValueError as exc:
+        raise SpaceUnavailable(str(exc)) from None
 
 
 def use_space(cfg: dict[str, Any], target: str, check: SpaceCheck) -> str:
-    """Point the current context's cluster at ``target`` and return the space now in use.
+    """Point the current context's cluster at ``target`` and return the path of the space now in use.
 
-    ``target`` is a space name, ``root`` or ``..`` for the root space, or ``-`` for the previous
-    one. ``cfg`` is changed in place only after ``check`` accepted the target.
+    ``target`` is a path (``hierarchy.resolve``: relative to the current space, ``..`` for its parent,
+    absolute with ``:root`` or ``root``), or ``-`` for the previous space. ``cfg`` is changed in place only
+    after ``check`` accepted the target; the root space needs no check.
     """
     cluster = kubeconfig.current_cluster(cfg)
     server = kubeconfig.current_server(cfg)
@@ -174,18 +194,16 @@ def use_space(cfg: dict[str, Any], target: str, check: SpaceCheck) -> str:
         new_server = previous_server(cfg)
         if new_server is None:
             raise SpaceUnavailable("no previous space to go back to")
-        previous_base, name = kubeconfig.split_server(new_server)
+        previous_base, previous = kubeconfig.split_server(new_server)
         if previous_base != base:
             raise SpaceUnavailable(f"the previous space is on another server ({previous_base}), "
                                    f"not {base}")
-        if name is None:
-            name = ROOT
+        name = ROOT if previous is None else resolve(ROOT, hierarchy.full_path(previous))
+        if previous is None:
             new_server = kubeconfig.with_space(base, ROOT)
-    elif target in ("..", ROOT):
-        name, new_server = ROOT, kubeconfig.with_space(base, ROOT)
     else:
-        validate_name(target)
-        name, new_server = target, kubeconfig.with_space(base, target)
+        name = resolve(_here(cfg), target)
+        new_server = kubeconfig.with_space(base, name)
 
     if name != ROOT:
         check(name)
@@ -225,24 +243,24 @@ def _put(cfg: dict[str, Any], section: str, name: str, key: str, body: dict[str,
 
 
 def current_space(cfg: dict[str, Any]) -> tuple[str, str]:
-    """The current space's name and server URL."""
+    """The current space's full path and server URL."""
     server = kubeconfig.current_server(cfg)
     _, name = kubeconfig.split_server(server)
     if name is None:
-        raise SpaceUnavailable(f"the current server {server} is not a space URL (…/clusters/<name>); "
+        raise SpaceUnavailable(f"the current server {server} is not a space URL (…/clusters/<path>); "
                                f"run 'kubectl space use {ROOT}'")
-    return name, server
+    return hierarchy.full_path(name), server
 
 
 def remote_check(client: HubClient) -> SpaceCheck:
-    """A SpaceCheck that asks the hub for the Space object in the root space."""
+    """A SpaceCheck that asks the hub for the Space object in the space's parent."""
 
-    def check(name: str) -> None:
-        space = hub_client.find_space(client, name)
+    def check(path: str) -> None:
+        space = hub_client.find_space(client, path)
         if space is None:
-            raise SpaceMissing(f'space "{name}" does not exist')
+            raise SpaceMissing(f'space "{path}" does not exist')
         if hub_client.space_phase(space) == "Terminating":
-            raise SpaceTerminating(f'space "{name}" is being deleted')
+            raise SpaceTerminating(f'space "{path}" is being deleted')
 
     return check
 
@@ -271,36 +289,84 @@ def _cmd_current(args: argparse.Namespace) -> int:
                 # Still served until its contents are gone: say so, but it is still where kubectl goes.
                 print(f"Warning: {exc}", file=sys.stderr)
             except HubError as exc:
-                # Someone who may not read Spaces in root cannot be told; where they are is still known.
+                # Someone who may not read Spaces in its parent cannot be told; where they are is still known.
                 if exc.code != 403:
                     raise
     print(f"{name} {server}" if args.verbose else name)
     return 0
 
 
+def _here(cfg: dict[str, Any]) -> str:
+    """The current space's full path; root when the server is the hub's own URL, not a space's."""
+    _, name = kubeconfig.split_server(kubeconfig.current_server(cfg))
+    return ROOT if name is None else hierarchy.full_path(name)
+
+
 def _cmd_list(args: argparse.Namespace) -> int:
     config = _load(args)
+    here = _here(config.view)
+    parent = here if args.path is None else resolve(here, args.path)
     with HubClient.from_access(config.access()) as client:
-        spaces = hub_client.list_spaces(client)
+        try:
+            spaces = hub_client.list_spaces(client, parent)
+        except HubError as exc:
+            if exc.code != 404 or args.path is not None or here == ROOT:
+                raise
+            # The current space is gone: listing is how one finds where to go, so list root, where
+            # `use root` leads, after saying so.
+            print(f"Warning: {gone_message(here)}", file=sys.stderr)
+            spaces = hub_client.list_spaces(client, ROOT)
     print_spaces(spaces, args.output)
-    _, current = kubeconfig.split_server(kubeconfig.current_server(config.view))
-    listed = {(item.get("metadata") or {}).get("name") for item in spaces.get("items") or []}
-    if current is not None and current != ROOT and current not in listed:
-        print(f"Warning: {gone_message(current)}", file=sys.stderr)
     return 0
 
 
-def _cmd_create(args: argparse.Namespace) -> int:
-    validate_name(args.name)
+def _cmd_tree(args: argparse.Namespace) -> int:
     config = _load(args)
+    here = _here(config.view)
+    top = here if args.path is None else resolve(here, args.path)
     with HubClient.from_access(config.access()) as client:
-        hub_client.create_space(client, args.name)
-        print(f"{SPACE_RESOURCE_NAME}/{args.name} created")
+
+        def children(path: str) -> list[str]:
+            try:
+                listing = hub_client.list_spaces(client, path)
+            except HubError as exc:
+                # A space below the top that one may not enter, or that went away meanwhile, is a leaf.
+                if path == top or exc.code not in (403, 404):
+                    raise
+                return []
+            return sorted(str(item["metadata"]["name"]) for item in listing.get("items") or [])
+
+        sys.stdout.write("".join(line + "\n" for line in render_tree(top, children)))
+    return 0
+
+
+def render_tree(top: str, children: Callable[[str], list[str]]) -> list[str]:
+    """The spaces below ``top`` drawn as ``kubectl ws tree`` draws them: ``.``, then ``top``, then each child by
+    name under its parent."""
+    lines = [".", f"└── {top}"]
+
+    def walk(path: str, indent: str) -> None:
+        names = children(path)
+        for index, name in enumerate(names):
+            last = index == len(names) - 1
+            lines.append(f"{indent}{'└── ' if last else '├── '}{name}")
+            walk(f"{path}{hierarchy.SEPARATOR}{name}", indent + ("    " if last else "│   "))
+
+    walk(top, "    ")
+    return lines
+
+
+def _cmd_create(args: argparse.Namespace) -> int:
+    config = _load(args)
+    path = resolve(_here(config.view), args.name)
+    with HubClient.from_access(config.access()) as client:
+        hub_client.create_space(client, path)
+        print(f"{SPACE_RESOURCE_NAME}/{hierarchy.base_name(path)} created")
         if not args.enter:
             return 0
-        if hub_client.wait_space_ready(client, args.name, args.timeout) is None:
-            raise ClientError(f'space "{args.name}" did not become Ready within {args.timeout:g}s')
-        name = use_space(config.view, args.name, remote_check(client))
+        if hub_client.wait_space_ready(client, path, args.timeout) is None:
+            raise ClientError(f'space "{path}" did not become Ready within {args.timeout:g}s')
+        name = use_space(config.view, path, remote_check(client))
     config.save()
     print(f'Current space is "{name}".')
     return 0
@@ -316,23 +382,29 @@ def build_plugin_parser() -> argparse.ArgumentParser:
     common.add_argument("--kubeconfig", default=argparse.SUPPRESS, metavar="PATH",
                         help="kubeconfig to use and rewrite (default: $KUBECONFIG, else ~/.kube/config)")
     parser = argparse.ArgumentParser(prog="kubectl space", parents=[common],
-                                     description="Switch between, list and create spacehub spaces.")
+                                     description="Switch between, list, draw and create spacehub spaces.")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
-    use = sub.add_parser("use", parents=[common], help="enter a space (root or .. for root, - for previous)")
-    use.add_argument("name", metavar="NAME|root|..|-")
+    use = sub.add_parser("use", parents=[common],
+                         help="enter a space: NAME below this one, :root:a:b absolute, .. the parent, - the previous")
+    use.add_argument("name", metavar="PATH|..|-")
     use.set_defaults(func=_cmd_use)
 
     current = sub.add_parser("current", parents=[common], help="print the current space")
     current.add_argument("-v", "--verbose", action="store_true", help="also print the server URL")
     current.set_defaults(func=_cmd_current)
 
-    listing = sub.add_parser("list", parents=[common], help="list spaces")
+    listing = sub.add_parser("list", parents=[common], help="list the spaces in a space (default: this one)")
+    listing.add_argument("path", nargs="?", metavar="PATH")
     add_output_flag(listing)
     listing.set_defaults(func=_cmd_list)
 
-    create = sub.add_parser("create", parents=[common], help="create a space")
-    create.add_argument("name")
+    tree = sub.add_parser("tree", parents=[common], help="draw the spaces below a space (default: this one)")
+    tree.add_argument("path", nargs="?", metavar="PATH")
+    tree.set_defaults(func=_cmd_tree)
+
+    create = sub.add_parser("create", parents=[common], help="create a space (NAME below this one, or a PATH)")
+    create.add_argument("name", metavar="PATH")
     create.add_argument("--enter", action="store_true", help="enter the space once it is Ready")
     create.add_argument("--timeout", type=float, default=DEFAULT_READY_TIMEOUT, metavar="SECONDS",
                         help="how long --enter waits for the space to be Ready (default 60)")

@@ -17,7 +17,7 @@ from urllib.parse import quote
 import httpx
 import orjson
 
-from spaces import kubeconfig
+from spaces import hierarchy, kubeconfig
 from spaces.kubeconfig import ClusterAccess
 from spaces.output import UserError
 
@@ -25,8 +25,7 @@ SPACE_GROUP = "spacehub.io"
 SPACE_VERSION = "v1alpha1"
 SPACE_RESOURCE = "spaces"
 SPACE_KIND = "Space"
-ROOT_SPACE = "root"
-SPACES_PATH = f"/clusters/{ROOT_SPACE}/apis/{SPACE_GROUP}/{SPACE_VERSION}/{SPACE_RESOURCE}"
+ROOT_SPACE = hierarchy.ROOT
 
 
 class ClientError(UserError):
@@ -171,38 +170,55 @@ def _reason(response: httpx.Response) -> str:
     return known.get(response.status_code, response.reason_phrase.replace(" ", "") or "Unknown")
 
 
-# --- Spaces (``spacehub.io/v1alpha1 Space`` objects in the root space) ---------------------------
+# --- Spaces (``spacehub.io/v1alpha1 Space`` objects, each in its parent space) --------------------
+# Every ``path`` below is a full space path (``root:org:team``, ``spaces.hierarchy``): the Space object of
+# ``root:org:team`` is ``team`` in the space ``root:org``.
 
-def space_path(name: str) -> str:
-    return f"{SPACES_PATH}/{quote(name, safe='')}"
-
-
-def list_spaces(client: HubClient) -> dict[str, Any]:
-    """The ``SpaceList`` as the server returns it."""
-    return client.get(SPACES_PATH)
+def spaces_path(parent: str) -> str:
+    """Where the Spaces inside the space ``parent`` are listed and created."""
+    return f"/clusters/{quote(parent, safe=':')}/apis/{SPACE_GROUP}/{SPACE_VERSION}/{SPACE_RESOURCE}"
 
 
-def get_space(client: HubClient, name: str) -> dict[str, Any]:
-    return client.get(space_path(name))
+def _parent_and_name(path: str) -> tuple[str, str]:
+    """The full path of the space holding ``path``'s Space object, and that object's name."""
+    parent = hierarchy.parent_id(hierarchy.store_id(path))
+    if parent is None:
+        raise ClientError(f'the hub itself holds the "{ROOT_SPACE}" space: it has no Space object')
+    return hierarchy.full_path(parent), hierarchy.base_name(path)
 
 
-def find_space(client: HubClient, name: str) -> dict[str, Any] | None:
-    """The Space, or None when it does not exist."""
+def _object_path(path: str) -> str:
+    parent, name = _parent_and_name(path)
+    return f"{spaces_path(parent)}/{quote(name, safe='')}"
+
+
+def list_spaces(client: HubClient, parent: str = ROOT_SPACE) -> dict[str, Any]:
+    """The ``SpaceList`` of the space ``parent``'s children, as the server returns it."""
+    return client.get(spaces_path(parent))
+
+
+def get_space(client: HubClient, path: str) -> dict[str, Any]:
+    return client.get(_object_path(path))
+
+
+def find_space(client: HubClient, path: str) -> dict[str, Any] | None:
+    """The Space, or None when it (or a space above it) does not exist."""
     try:
-        return get_space(client, name)
+        return get_space(client, path)
     except HubError as exc:
         if exc.code == 404:
             return None
         raise
 
 
-def create_space(client: HubClient, name: str) -> dict[str, Any]:
+def create_space(client: HubClient, path: str) -> dict[str, Any]:
+    parent, name = _parent_and_name(path)
     body = {"apiVersion": f"{SPACE_GROUP}/{SPACE_VERSION}", "kind": SPACE_KIND, "metadata": {"name": name}}
-    return client.post(SPACES_PATH, body)
+    return client.post(spaces_path(parent), body)
 
 
-def delete_space(client: HubClient, name: str) -> dict[str, Any]:
-    return client.delete(space_path(name))
+def delete_space(client: HubClient, path: str) -> dict[str, Any]:
+    return client.delete(_object_path(path))
 
 
 def space_phase(space: dict[str, Any]) -> str:

@@ -181,6 +181,12 @@ class Objects:
         self.recent = RecentRows()
         bus.add_listener(self.recent.on_commit)
         self.after_create: dict[str, list[Callable[[str, dict[str, Any]], Awaitable[None]]]] = {}
+        # Checks of a new object that need to know its space (a Space's place in the tree), by group_resource;
+        # each raises a StatusError to refuse the create. They run after validation, before admission.
+        self.before_create: dict[str, list[Callable[[str, dict[str, Any]], None]]] = {}
+        # Checks before a delete that need the object's space and may read the store (an APIBinding whose
+        # resources still have objects), by group_resource; each raises a StatusError to refuse the delete.
+        self.before_delete: dict[str, list[Callable[[str, dict[str, Any]], Awaitable[None]]]] = {}
         # Namespace and space lookups on every namespaced create must not cost a SQL query each;
         # these are kept current by the namespace/space index (see spaces.indexes).
         self.namespace_phase: Callable[[str, str], str | None] = lambda _space, _ns: "Active"
@@ -412,6 +418,8 @@ class Objects:
                     secrets.choice(_GENERATE_ALPHABET) for _ in range(5))
             self._prepare_new(rtype, candidate, opts)
             await self._validate(rtype, candidate, None)
+            for check in self.before_create.get(rtype.group_resource, ()):
+                check(space, candidate)
             if self.admit is not None:
                 await self.admit(space, rtype, "CREATE", candidate, None, opts, "")
             if opts.dry_run:
@@ -677,6 +685,8 @@ class Objects:
             refusals = rtype.strategy.validate_delete(obj)
             if refusals:
                 raise errors.invalid(rtype.kind, rtype.group, name, refusals)
+            for check in self.before_delete.get(rtype.group_resource, ()):
+                await check(space, obj)
             finalizers = list(meta.get("finalizers") or [])
             marker = {"Foreground": "foregroundDeletion", "Orphan": "orphan"}.get(options.propagation)
             if marker and marker not in finalizers and not meta.get("deletionTimestamp"):

@@ -180,8 +180,9 @@ class WatchBus:
     def entry(self, revision: int) -> Entry | None:
         return self._by_revision.get(revision)
 
-    def since(self, after: int, space: str, resource: str) -> list[Entry] | None:
-        """Entries after ``after`` for one kind from the ring, or None if the ring does not reach back."""
+    def since(self, after: int, space: str | None, resource: str) -> list[Entry] | None:
+        """Entries after ``after`` for one kind (in one space, or with None in all) from the ring, or None if the
+        ring does not reach back."""
         if after < self._covered_after:
             return None
         out = []
@@ -189,15 +190,16 @@ class WatchBus:
             if entry.revision <= after:
                 break
             k = entry.row.key
-            if k.space == space and k.resource == resource:
+            if (space is None or k.space == space) and k.resource == resource:
                 out.append(entry)
         out.reverse()
         return out
 
 
-async def changes(bus: WatchBus, store: LogStore, space: str, resource: str, after: int,
+async def changes(bus: WatchBus, store: LogStore, space: str | None, resource: str, after: int,
                   read_history: Callable[..., Any]) -> AsyncIterator[Entry]:
-    """Every change of one kind in one space after revision ``after``, then live changes, in order.
+    """Every change of one kind in one space (None: in every space, for an APIExport's endpoint) after revision
+    ``after``, then live changes, in order.
 
     Subscribes before reading history so nothing committed in between is missed; duplicates are
     dropped by revision. ``read_history`` runs ``store.history`` off the event loop.
@@ -208,7 +210,8 @@ async def changes(bus: WatchBus, store: LogStore, space: str, resource: str, aft
         # The ring may still hold these changes, but the contract is the compaction horizon:
         # a client resuming from before it must relist, whichever replica it talks to.
         raise Compacted(after, compacted)
-    sub = bus.subscribe(space, resource)
+    # Every space: the bus has no index by kind alone, so this watcher is offered every change and keeps its kind's.
+    sub = bus.subscribe(space, resource) if space is not None else bus.subscribe()
     try:
         last = after
         backlog = bus.since(after, space, resource)
@@ -227,7 +230,7 @@ async def changes(bus: WatchBus, store: LogStore, space: str, resource: str, aft
                 yield entry
         while True:
             entry = await sub.get()
-            if entry.revision <= last:
+            if entry.revision <= last or entry.row.key.resource != resource:
                 continue
             last = entry.revision
             yield entry

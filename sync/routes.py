@@ -45,10 +45,16 @@ class _Body(BaseModel):
                               extra="ignore")
 
 
+class ClusterReach(_Body):
+    reachable: bool
+    message: str = Field(default="", max_length=1024)
+
+
 class HeartbeatRequest(_Body):
     capacity: dict[str, str | int] | None = None
     allocatable: dict[str, str | int] | None = None
     syncer_version: str = ""
+    cluster: ClusterReach | None = None  # whether the cluster answers the syncer (absent: not known)
 
 
 class ReportedObject(_Body):
@@ -162,7 +168,9 @@ class SyncerAPI:
     async def heartbeat(self, request: Request) -> Response:
         name = self._target(request)
         body: HeartbeatRequest = await _body(request, HeartbeatRequest)
-        return json_response(await self.hub().heartbeat(name, body.capacity, body.allocatable, body.syncer_version))
+        unreachable = body.cluster.message or "no answer" if body.cluster and not body.cluster.reachable else None
+        return json_response(await self.hub().heartbeat(name, body.capacity, body.allocatable, body.syncer_version,
+                                                        unreachable))
 
     async def status(self, request: Request) -> Response:
         name = self._target(request)

@@ -44,8 +44,8 @@ class SyncServer:
         return self.streams.stream(target, since, epoch, sink)
 
     async def heartbeat(self, target: str, capacity: dict[str, Any] | None, allocatable: dict[str, Any] | None,
-                        syncer_version: str) -> dict[str, Any]:
-        when = await self.heartbeats.record(target, capacity, allocatable, syncer_version)
+                        syncer_version: str, unreachable: str | None = None) -> dict[str, Any]:
+        when = await self.heartbeats.record(target, capacity, allocatable, syncer_version, unreachable)
         return {"syncTarget": target, "lastSyncerHeartbeatTime": when,
                 "heartbeatTimeoutSeconds": self.heartbeats.timeout}
 

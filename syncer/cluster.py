@@ -3,16 +3,19 @@
 Owns URLs, server-side apply, deletes, reads and watches of arbitrary resources named by (group,
 version, resource) — the sync stream names every entry that way, so no discovery is needed, and a type
 whose CRD was created a moment ago is reachable at once (upsync rules name only group and resource:
-``served_version`` asks discovery). Errors become :class:`ClusterError` with the
-server's ``Status`` reason, or ``Unavailable`` when the cluster could not be reached.
+``served_version`` asks discovery). The "cluster" may be a space of another spacehub hub (a child hub,
+README "Hubs of hubs"): the same API, and ``hub_clusters`` for what it has in place of Nodes. Errors become
+:class:`ClusterError` with the server's ``Status`` reason, or ``Unavailable`` when the cluster could not be
+reached.
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
 import warnings
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -21,8 +24,12 @@ import kr8s
 import kr8s.asyncio
 import orjson
 
+from spaces.kubeconfig import split_server
+
 FIELD_MANAGER = "spacehub-syncer"
+HUB_CLUSTERS = "placement/v1/clusters"
 REQUEST_TIMEOUT = httpx.Timeout(30.0)
+PROBE_TIMEOUT = httpx.Timeout(5.0)
 # A watch ends server-side after this long (kubectl's reflectors do the same) and is re-opened from
 # its last resourceVersion: a connection silently dropped by something in between is noticed.
 WATCH_SECONDS = 300
@@ -83,12 +90,42 @@ def _where(gvr: GVR) -> dict[str, str]:
     return {"version": gvr.version, "base": "/api"}
 
 
+class Reachability:
+    """Whether the cluster's API server answered the syncer's latest request: any HTTP answer, an error status
+    included, is an answer; a connection refused, cut or timed out is not. Heartbeats carry it to the hub
+    (``syncer.reporting``), so a cluster its syncer cannot reach is not Ready there even while the syncer is."""
+
+    def __init__(self) -> None:
+        self.reachable: bool | None = None  # None: nothing asked yet
+        self.message = ""
+        self.answered_at = 0.0  # event-loop time of the latest answer
+        self.listeners: list[Callable[[], None]] = []  # told when ``reachable`` changes
+
+    def answered(self) -> None:
+        self.answered_at = asyncio.get_running_loop().time()
+        self._set(True, "")
+
+    def failed(self, error: ClusterError) -> None:
+        if error.code:
+            self.answered()
+        else:
+            self._set(False, error.message)
+
+    def _set(self, reachable: bool, message: str) -> None:
+        changed = reachable != self.reachable
+        self.reachable, self.message = reachable, message
+        if changed:
+            for listener in self.listeners:
+                listener()
+
+
 class Cluster:
     """One workload cluster's API. Cheap: many share one process."""
 
     def __init__(self, api: Any, name: str) -> None:
         self.api = api
         self.name = name
+        self.reach = Reachability()
 
     @classmethod
     async def connect(cls, kubeconfig: str | None, context: str | None = None) -> Cluster:
@@ -103,15 +140,30 @@ class Cluster:
         return self.api.auth
 
     @contextlib.asynccontextmanager
-    async def _call(self, method: str, gvr: GVR, namespace: str, url: str, **kwargs: Any) -> AsyncIterator[Any]:
+    async def _request(self, method: str, **kwargs: Any) -> AsyncIterator[Any]:
+        """One request to the cluster (kr8s's ``call_api`` arguments): errors as ClusterError, and whether it was
+        answered noted in ``reach``."""
         try:
-            async with self.api.call_api(method, namespace=namespace or None, url=url, **_where(gvr),
-                                         **kwargs) as response:
+            async with self.api.call_api(method, **kwargs) as response:
+                self.reach.answered()
                 yield response
-        except ClusterError:
+        except ClusterError as exc:
+            self.reach.failed(exc)
             raise
         except (kr8s.ServerError, httpx.HTTPError, kr8s.APITimeoutError, OSError) as exc:
-            raise _error(exc) from None
+            error = _error(exc)
+            self.reach.failed(error)
+            raise error from None
+
+    def _call(self, method: str, gvr: GVR, namespace: str, url: str,
+              **kwargs: Any) -> contextlib.AbstractAsyncContextManager[Any]:
+        return self._request(method, namespace=namespace or None, url=url, **_where(gvr), **kwargs)
+
+    async def probe(self) -> None:
+        """Ask the cluster for its version, only to learn whether it answers (``reach``); never raises."""
+        with contextlib.suppress(ClusterError):
+            async with self._request("GET", base="/version", version="", timeout=PROBE_TIMEOUT):  # as kr8s asks
+                return
 
     async def apply(self, gvr: GVR, namespace: str, name: str, obj: dict[str, Any]) -> dict[str, Any]:
         """Server-side apply as ``spacehub-syncer``, forcing: the hub is the authority for what it sends."""
@@ -216,17 +268,32 @@ class Cluster:
 
     async def _discovery(self, base: str, path: str) -> dict[str, Any] | None:
         try:
-            async with self.api.call_api("GET", base=base, version="", url=path, timeout=REQUEST_TIMEOUT) as r:
+            async with self._request("GET", base=base, version="", url=path, timeout=REQUEST_TIMEOUT) as r:
                 return dict(r.json())
-        except (kr8s.ServerError, httpx.HTTPError, kr8s.APITimeoutError, OSError) as exc:
-            error = _error(exc)
+        except ClusterError as error:
             if error.not_found:
                 return None
-            raise error from None
+            raise
 
     async def nodes(self) -> list[dict[str, Any]]:
         items, _ = await self.list(GVR("", "v1", "nodes"), "")
         return items
+
+    async def hub_clusters(self) -> list[dict[str, Any]] | None:
+        """When this "cluster" is a space of a spacehub hub (its server ends in ``/clusters/<space>``), the
+        hub's own clusters as its placement API lists them (``GET /placement/v1/clusters``: name, readiness,
+        capacity and allocatable); None for a server that is not one."""
+        base, space = split_server(str(self.api.auth.server))
+        if space is None:
+            return None
+        try:
+            # An absolute URL: the client's base is the space, the placement API is beside the spaces.
+            async with self._request("GET", base=base, version="", url=HUB_CLUSTERS, timeout=REQUEST_TIMEOUT) as r:
+                return list(r.json().get("items") or [])
+        except ClusterError as error:
+            if error.not_found:
+                return None
+            raise
 
     async def close(self) -> None:
         session = getattr(self.api, "_session", None)

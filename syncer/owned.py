@@ -6,7 +6,9 @@ holds none any more. Pods and ReplicaSets are indexed by owner uid, so a workloa
 ``associated`` of a status report: ReplicaSets and pods by state, restarts, the newest waiting or
 terminated container state among pods that are not ready) is computed from memory, and a change to
 something owned tells the syncer to report its workload again. A Warning Event about a workload or
-something it owns goes to the syncer's event forwarder with the workload's ident.
+something it owns goes to the syncer's event forwarder with the workload's ident. Where the cluster lists pods
+but does not watch them (a child hub's space shows its clusters' pods: README "Hubs of hubs"), what its
+workloads own is unknown and they have no summary.
 """
 
 from __future__ import annotations
@@ -90,6 +92,7 @@ class OwnedIndex:
         self._ident_of: dict[str, str] = {}  # workload uid -> held ident
         self._uid_of: dict[str, str] = {}  # held ident -> workload uid
         self._where: dict[str, str] = {}  # held ident -> namespace
+        self._unwatched: set[str] = set()  # namespaces whose pods the cluster does not watch
 
     @staticmethod
     def is_workload(group: str, resource: str) -> bool:
@@ -120,6 +123,7 @@ class OwnedIndex:
             ns.workloads.discard(ident)
             if not ns.workloads:
                 del self._namespaces[namespace]
+                self._unwatched.discard(namespace)
                 for resource in (PODS.resource, REPLICASETS.resource, EVENTS.resource):
                     self.watches.drop((namespace, resource))
                 for key in [u for u, o in self._owned.items() if o.namespace == namespace]:
@@ -145,8 +149,14 @@ class OwnedIndex:
             else:
                 self._put(build(obj), obj)
 
+        def unwatchable() -> None:
+            if gvr == PODS:
+                self._unwatched.add(namespace)
+                for ident in self._namespaces.get(namespace, _Namespace()).workloads:
+                    self.changed(ident)
+
         return lambda: WatchLoop(self.cluster, gvr, target=self.target, namespace=namespace, on_list=listed,
-                                 on_event=event)
+                                 on_event=event, on_unwatchable=unwatchable)
 
     def _put(self, owned: _Owned, obj: dict[str, Any]) -> str:
         uid = str((obj.get("metadata") or {}).get("uid") or "")
@@ -200,7 +210,7 @@ class OwnedIndex:
     def summary(self, ident: str) -> dict[str, Any] | None:
         """``associated`` for a placed workload (docs/sync-protocol.md), or None when it is not one (yet)."""
         uid = self._uid_of.get(ident)
-        if uid is None:
+        if uid is None or self._where.get(ident) in self._unwatched:
             return None
         replicasets = [self._owned[u] for u in self._children.get(uid, ()) if self._owned[u].kind == "ReplicaSet"]
         pod_ids = set(self._children.get(uid, ()))

@@ -2,13 +2,15 @@
 
 Status reports are coalesced per object (only the latest state counts, and only a change is sent) and
 sent in batches at most every ``interval`` seconds while the stream is connected; a failed batch stays
-pending. Heartbeats carry the cluster's capacity (summed over its Nodes) every quarter of the hub's
-heartbeat timeout.
+pending. Heartbeats carry the cluster's capacity (summed over its Nodes; for a child hub's space, which
+serves none, over that hub's clusters) every quarter of the hub's heartbeat timeout, and whether the cluster
+answers the syncer (``Cluster.reach``), sent at once when that changes.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import datetime as dt
 import logging
 import random
@@ -126,6 +128,22 @@ def _quantity(value: Decimal) -> str:
     return f"{int((value * 1000).to_integral_value())}m"
 
 
+async def cluster_capacity(cluster: Cluster) -> dict[str, dict[str, str]]:
+    """The cluster's capacity from its Nodes. A child hub's space (README "Hubs of hubs") serves no Nodes (404,
+    or 403 first for a user whom RBAC does not let list them): its capacity is then that of the hub's clusters,
+    summed from their SyncTargets as their own syncers report it."""
+    try:
+        return node_capacity(await cluster.nodes())
+    except ClusterError as exc:
+        if exc.code not in (403, 404):
+            raise
+        clusters = await cluster.hub_clusters()
+        if clusters is None:
+            raise
+    return node_capacity([{"status": {"capacity": c.get("capacity"), "allocatable": c.get("allocatable")}}
+                          for c in clusters])
+
+
 CAPACITY_EVERY = 4  # heartbeats per reading of the cluster's Nodes (capacity changes slowly)
 CAPACITY_WAIT = 2.0  # seconds a heartbeat waits for a reading of the Nodes; later ones carry it if slower
 
@@ -140,24 +158,36 @@ class Heartbeater:
         self.capacity: dict[str, dict[str, str]] = {}
         self.count = 0
         self._reading: asyncio.Task[None] | None = None
+        # A change in whether the cluster answers is sent at once, not at the next beat: the hub (and a placement
+        # failing over from the cluster) should know in a moment, not in a quarter of the heartbeat timeout.
+        self.wake = asyncio.Event()
+        cluster.reach.listeners.append(self.wake.set)
 
     async def beat(self) -> None:
         if self.count % CAPACITY_EVERY == 0 and (self._reading is None or self._reading.done()):
             self._reading = asyncio.create_task(self._read_capacity())
+        elif asyncio.get_running_loop().time() - self.cluster.reach.answered_at > self.interval:
+            await self.cluster.probe()  # nothing asked of the cluster lately: is it there?
         if self._reading is not None and not self._reading.done():
             # A slow cluster API must not hold the heartbeat back: the hub would count the syncer gone.
             await asyncio.wait({self._reading}, timeout=CAPACITY_WAIT)
         self.count += 1
-        answer = await self.hub.heartbeat({"syncerVersion": self.version, **self.capacity})
+        self.wake.clear()  # what changed so far goes with this beat
+        body: dict[str, Any] = {"syncerVersion": self.version, **self.capacity}
+        reach = self.cluster.reach
+        if reach.reachable is not None:
+            body["cluster"] = {"reachable": reach.reachable, "message": reach.message}
+        answer = await self.hub.heartbeat(body)
         timeout = answer.get("heartbeatTimeoutSeconds")
         if isinstance(timeout, int | float) and timeout > 0:
             self.interval = max(0.5, float(timeout) / 4)
 
     async def _read_capacity(self) -> None:
         try:
-            self.capacity = node_capacity(await self.cluster.nodes())
+            self.capacity = await cluster_capacity(self.cluster)
         except ClusterError as exc:
-            log.info("syncer %s: cannot read the cluster's nodes for its capacity: %s", self.target, exc.message)
+            log.info("syncer %s: cannot read the cluster's nodes (or a hub's clusters) for its capacity: %s",
+                     self.target, exc.message)
 
     async def run(self) -> None:
         try:
@@ -167,7 +197,9 @@ class Heartbeater:
                 except HubError as exc:
                     log.warning("syncer %s: heartbeat failed (%s): %s", self.target, exc.reason, exc.message)
                 # Jitter keeps a fleet's heartbeats from arriving at the hub in bursts.
-                await asyncio.sleep(self.interval * random.uniform(0.8, 1.0))
+                with contextlib.suppress(TimeoutError):
+                    async with asyncio.timeout(self.interval * random.uniform(0.8, 1.0)):
+                        await self.wake.wait()
         finally:
             if self._reading is not None:
                 self._reading.cancel()

@@ -2,8 +2,9 @@
 
 Lists (the state now), then watches from the list's resourceVersion; lists again when the watch's
 version expired (410) or the server ended it badly; backs off while the cluster fails (a 404 — the type is
-not served yet, its CRD on the way — is quiet). What it sees goes to two callbacks: the whole listing, then
-each event. Used for drift (the objects the syncer manages), for what workloads own (pods, ReplicaSets),
+not served yet, its CRD on the way — is quiet); ends when the cluster answers 405 (a hub's space lists its
+clusters' pods but does not watch them: README "Hubs of hubs"). What it sees goes to two callbacks: the whole
+listing, then each event. Used for drift (the objects the syncer manages), for what workloads own (pods, ReplicaSets),
 for Warning Events and for upsync.
 """
 
@@ -23,7 +24,8 @@ log = logging.getLogger(__name__)
 class WatchLoop:
     def __init__(self, cluster: Cluster, gvr: GVR, *, target: str, namespace: str = "", label_selector: str = "",
                  field_selector: str = "", on_list: Callable[[list[dict[str, Any]]], None],
-                 on_event: Callable[[str, dict[str, Any]], None]) -> None:
+                 on_event: Callable[[str, dict[str, Any]], None],
+                 on_unwatchable: Callable[[], None] | None = None) -> None:
         self.cluster = cluster
         self.gvr = gvr
         self.target = target
@@ -32,6 +34,7 @@ class WatchLoop:
         self.field_selector = field_selector
         self.on_list = on_list
         self.on_event = on_event  # (ADDED | MODIFIED | DELETED, object)
+        self.on_unwatchable = on_unwatchable  # the cluster does not watch this type: the loop has ended
 
     async def run(self) -> None:
         backoff = Backoff(0.5, 30.0)
@@ -52,6 +55,12 @@ class WatchLoop:
             except ClusterError as exc:
                 if exc.gone:
                     continue  # our resourceVersion is too old: list again
+                if exc.code == 405:  # the verb is not served for this type here: asking again changes nothing
+                    log.info("syncer %s: the cluster does not watch %s%s, so it is not watched: %s", self.target,
+                             self.gvr, where, exc.message)
+                    if self.on_unwatchable is not None:
+                        self.on_unwatchable()
+                    return
                 delay = backoff.next()
                 level = logging.DEBUG if exc.not_found else logging.INFO
                 log.log(level, "syncer %s: watch of %s%s failed (%s), again in %.1fs: %s", self.target, self.gvr,

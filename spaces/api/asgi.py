@@ -20,6 +20,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from spaces.definitions import schema_release
 from spaces.errors import StatusError
+from spaces.hierarchy import ROOT, SEPARATOR
 from spaces.version import spacehub_version
 
 METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE"]
@@ -90,6 +91,27 @@ def spaces_first(handle: Callable[[], SpaceHandler], app: ASGIApp,
         await response(scope, receive, send)
 
     return dispatch
+
+
+def space_path_aliases(app: ASGIApp, prefixes: tuple[str, ...] = (CLUSTERS,)) -> ASGIApp:
+    """``<prefix>root:org:team/…`` to ``<prefix>org:team/…``: a space's path in a URL to its id, which every part
+    of a server knows it by (``spaces.hierarchy``), before anything else sees the request — authentication's
+    path scoping, authorization, routing, metrics. ``<prefix>root/…`` is left alone: root's id is its path."""
+    aliases = tuple((f"{prefix}{ROOT}{SEPARATOR}", prefix) for prefix in prefixes)
+
+    async def rewrite(scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] in ("http", "websocket"):
+            path: str = scope.get("path", "")
+            for alias, canonical in aliases:
+                if path.startswith(alias):
+                    scope = {**scope, "path": canonical + path[len(alias):]}
+                    raw: bytes | None = scope.get("raw_path")
+                    if raw is not None and raw.startswith(alias.encode()):
+                        scope["raw_path"] = canonical.encode() + raw[len(alias):]
+                    break
+        await app(scope, receive, send)
+
+    return rewrite
 
 
 async def send_status(scope: dict[str, Any], send: Any, err: StatusError) -> None:

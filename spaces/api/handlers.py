@@ -26,8 +26,9 @@ from spaces.api.openapiv2 import openapi_v2_response
 from spaces.api.params import optional_query_bool, query_bool
 from spaces.api.paths import REQUEST_INFO, RequestInfo, ResourcePath, parse_resource_path
 from spaces.api.tables import to_table
-from spaces.api.watchstream import WatchRequest, WatchStream, watch_timeout
+from spaces.api.watchstream import WatchStream, watch_request
 from spaces.catalog import Catalog
+from spaces.hierarchy import full_path
 from spaces.identity import Identity, of_request
 from spaces.openapi import group_version_path, openapi_document, openapi_index
 from spaces.openapi_v2 import openapi_v2
@@ -59,7 +60,7 @@ def _manager(request: Request) -> str:
     return (request.headers.get("user-agent") or "unknown").split("/", 1)[0][:128] or "unknown"
 
 
-def _write_options(request: Request) -> WriteOptions:
+def write_options(request: Request) -> WriteOptions:
     query = _query(request)
     dry = query.getlist("dryRun")
     if any(d != "All" for d in dry):
@@ -71,7 +72,7 @@ def _write_options(request: Request) -> WriteOptions:
                         user=of_request(request.scope))
 
 
-def _warning_headers(opts: WriteOptions) -> dict[str, str] | None:
+def warning_headers(opts: WriteOptions) -> dict[str, str] | None:
     if not opts.warnings:
         return None
     # One header value per warning is what clients print; Starlette joins duplicates, so send them
@@ -79,7 +80,7 @@ def _warning_headers(opts: WriteOptions) -> dict[str, str] | None:
     return {"Warning": ", ".join(f'299 - "{w}"' for w in opts.warnings)}
 
 
-def _verb(request: Request, rp: ResourcePath) -> str:
+def request_verb(request: Request, rp: ResourcePath) -> str:
     """The API verb of a request (kube's RequestInfo), as resource types list the verbs they serve."""
     method = request.method
     if method == "GET":
@@ -135,8 +136,8 @@ class SpaceAPI:
             # it exists.
             self._authorize(request, space, segs)
             if self.space_phase(space) is None:
-                raise errors.StatusError(404, "NotFound", f'spaces.spacehub.io "{space}" not found',
-                                         name=space, group="spacehub.io", kind="spaces")
+                raise errors.StatusError(404, "NotFound", f'spaces.spacehub.io "{full_path(space)}" not found',
+                                         name=full_path(space), group="spacehub.io", kind="spaces")
             return await self._route(request, space, segs)
         except errors.StatusError as exc:
             return status_response(exc)
@@ -149,7 +150,7 @@ class SpaceAPI:
             # Discovery, OpenAPI and /version are non-resource requests, as on kube-apiserver.
             attributes = Attributes(verb=request.method.lower(), path="/" + "/".join(segs))
         else:
-            verb = _verb(request, rp)
+            verb = request_verb(request, rp)
             attributes = Attributes(verb=verb, namespace=rp.namespace or "", group=rp.group, version=rp.version,
                                     resource=rp.plural, subresource=rp.subresource, name=rp.name or "")
         try:
@@ -246,7 +247,7 @@ class SpaceAPI:
         if rtype.namespaced and rp.name is not None and namespace is None:
             raise self._not_served()
         ns = namespace or ""
-        verb = _verb(request, rp)
+        verb = request_verb(request, rp)
         request.scope[REQUEST_INFO] = _request_info(request, rp, verb)
         if verb not in rtype.verbs:
             raise errors.method_not_allowed("the server does not allow this method on the requested resource")
@@ -270,10 +271,10 @@ class SpaceAPI:
             obj = await self.objects.get(space, rtype, ns, name)
             return self._object_response(request, rtype, obj)
         if method == "PUT":
-            opts = _write_options(request)
+            opts = write_options(request)
             body = await self._object_body(request, rtype)
             obj = await self.objects.update(space, rtype, ns, name, body, opts, subresource=rp.subresource)
-            return json_response(obj, headers=_warning_headers(opts))
+            return json_response(obj, headers=warning_headers(opts))
         if method == "PATCH":
             return await self._patch(request, space, rtype, ns, name, rp.subresource)
         if method == "DELETE" and not rp.subresource:
@@ -297,17 +298,17 @@ class SpaceAPI:
         return decode_body(await request.body(), content_type)
 
     async def _create(self, request: Request, space: str, rtype: ResourceType, ns: str) -> Response:
-        opts = _write_options(request)
+        opts = write_options(request)
         body = await self._object_body(request, rtype)
         if rtype.group_resource in reviews.REVIEWS:
             answer = reviews.answer(rtype.group_resource, body, of_request(request.scope), self.authorizer, space)
             return json_response(answer, 201)
         obj = await self.objects.create(space, rtype, ns, body, opts)
-        return json_response(obj, 201, _warning_headers(opts))
+        return json_response(obj, 201, warning_headers(opts))
 
     async def _patch(self, request: Request, space: str, rtype: ResourceType, ns: str, name: str,
                      subresource: str) -> Response:
-        opts = _write_options(request)
+        opts = write_options(request)
         content_type = media_type(request.headers.get("content-type"))
         if content_type == APPLY_PATCH:
             if not request.query_params.get("fieldManager"):
@@ -317,10 +318,10 @@ class SpaceAPI:
             body = decode_apply_body(await request.body())
             obj, created = await self.objects.apply(space, rtype, ns, name, body, opts, force=force,
                                                     subresource=subresource)
-            return json_response(obj, 201 if created else 200, _warning_headers(opts))
+            return json_response(obj, 201 if created else 200, warning_headers(opts))
         obj = await self.objects.patch(space, rtype, ns, name, await request.body(), content_type, opts,
                                        subresource=subresource)
-        return json_response(obj, headers=_warning_headers(opts))
+        return json_response(obj, headers=warning_headers(opts))
 
     def _selectors(self, request: Request, rtype: ResourceType) -> tuple[Any, Any]:
         q = request.query_params
@@ -336,14 +337,7 @@ class SpaceAPI:
         tv = table_version(request.headers.get("accept"))
         include = q.get("includeObject") or "Metadata"
         if query_bool(q, "watch"):
-            send_initial = query_bool(q, "sendInitialEvents")
-            if send_initial and q.get("resourceVersionMatch") != "NotOlderThan":
-                raise errors.invalid("ListOptions", "meta.k8s.io", "", [errors.Cause(
-                    "FieldValueForbidden", "sendInitialEvents requires setting resourceVersionMatch to "
-                    "NotOlderThan", "resourceVersionMatch")])
-            req = WatchRequest(space, rtype, namespace, labels, fields, q.get("resourceVersion") or "",
-                               send_initial, query_bool(q, "allowWatchBookmarks"),
-                               watch_timeout(q.get("timeoutSeconds")), tv, include)
+            req = watch_request(q, space, rtype, namespace, labels, fields, tv, include)
             return StreamingResponse(WatchStream(self.objects, req).body(), media_type="application/json")
         limit_text = q.get("limit") or "0"
         try:
@@ -430,7 +424,7 @@ class SpaceAPI:
             return json_response(_scale_of(rtype, await self.objects.get(space, rtype, ns, name)))
         if request.method not in ("PUT", "PATCH"):
             raise errors.method_not_allowed(f"the server does not allow method {request.method} on scale")
-        opts = _write_options(request)
+        opts = write_options(request)
         raw = await request.body()
         content_type = media_type(request.headers.get("content-type"))
         replicas_path = (rtype.scale or ScalePaths()).spec_replicas
@@ -452,7 +446,7 @@ class SpaceAPI:
             return obj
 
         obj = await self.objects.guaranteed_update(space, rtype, ns, name, compute, opts, subresource="scale")
-        return json_response(_scale_of(rtype, obj), headers=_warning_headers(opts))
+        return json_response(_scale_of(rtype, obj), headers=warning_headers(opts))
 
     async def _apply_scale(self, request: Request, space: str, rtype: ResourceType, ns: str, name: str,
                            raw: bytes, opts: WriteOptions) -> Response:
@@ -472,7 +466,7 @@ class SpaceAPI:
         jsonpath.set_value(parent, (rtype.scale or ScalePaths()).spec_replicas, replicas)
         obj, _created = await self.objects.apply(space, rtype, ns, name, parent, opts,
                                                  force=query_bool(request.query_params, "force"), subresource="scale")
-        return json_response(_scale_of(rtype, obj), headers=_warning_headers(opts))
+        return json_response(_scale_of(rtype, obj), headers=warning_headers(opts))
 
 
 def _wanted_replicas(scale: Any, name: str) -> int:

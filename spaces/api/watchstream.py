@@ -15,8 +15,10 @@ from dataclasses import dataclass
 from typing import Any
 
 import orjson
+from starlette.datastructures import QueryParams
 
 from spaces import errors
+from spaces.api.params import query_bool
 from spaces.api.tables import to_table
 from spaces.registry import ResourceType
 from spaces.selectors import FieldSelector, LabelSelector
@@ -103,6 +105,11 @@ class WatchStream:
             return "DELETED", obj
         return None
 
+    def _changes(self, start: int) -> AsyncIterator[Entry]:
+        """What the watch follows after revision ``start``: its kind in its space."""
+        return changes(self.objects.bus, self.objects.store, self.req.space, self.req.rtype.storage_resource, start,
+                       self.objects.run_sync)
+
     async def _initial(self) -> tuple[int, list[dict[str, Any]]]:
         result = await self.objects.list(self.req.space, self.req.rtype, self.req.namespace,
                                          labels=self.req.labels, fields=self.req.fields)
@@ -130,8 +137,7 @@ class WatchStream:
 
         async def produce() -> None:
             try:
-                async for entry in changes(self.objects.bus, self.objects.store, req.space,
-                                           req.rtype.storage_resource, start, self.objects.run_sync):
+                async for entry in self._changes(start):
                     queue.put_nowait(entry)
             except (Compacted, WatchOverflow) as exc:
                 queue.put_nowait(exc)
@@ -167,6 +173,20 @@ class WatchStream:
             producer.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await producer
+
+
+def watch_request(q: QueryParams, space: str, rtype: ResourceType, namespace: str | None,
+                  labels: LabelSelector | None, fields: FieldSelector | None, table_version: str | None,
+                  include_object: str) -> WatchRequest:
+    """A watch as its query asks for it (``resourceVersion``, ``sendInitialEvents``, bookmarks, timeout)."""
+    send_initial = query_bool(q, "sendInitialEvents")
+    if send_initial and q.get("resourceVersionMatch") != "NotOlderThan":
+        raise errors.invalid("ListOptions", "meta.k8s.io", "", [errors.Cause(
+            "FieldValueForbidden", "sendInitialEvents requires setting resourceVersionMatch to "
+            "NotOlderThan", "resourceVersionMatch")])
+    return WatchRequest(space, rtype, namespace, labels, fields, q.get("resourceVersion") or "", send_initial,
+                        query_bool(q, "allowWatchBookmarks"), watch_timeout(q.get("timeoutSeconds")), table_version,
+                        include_object)
 
 
 def watch_timeout(value: str | None, default: float = DEFAULT_TIMEOUT) -> float:

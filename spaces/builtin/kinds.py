@@ -174,8 +174,25 @@ def spacehub_definitions() -> dict[str, dict[str, Any]]:
                 **_type_meta(api_version, "Space"),
                 "metadata": {"$ref": _META_REF, "description": "Standard object's metadata."},
                 "spec": {
-                    "description": "Spec of the space; reserved for future settings.",
+                    "description": "Spec of the space: who serves its API.",
                     "type": ["object", "null"],
+                    "properties": {
+                        "provider": {
+                            "description": "Who serves the space's API: builtin (the hub's own store, the default) "
+                                           "or kube (a Kubernetes API server reached through a kubeconfig). Immutable.",
+                            "type": ["string", "null"], "enum": ["builtin", "kube", None]},
+                        "kubeconfigSecretRef": {
+                            "description": "With provider kube: the Secret in the parent space whose data key holds "
+                                           "the kubeconfig of the API server.",
+                            "type": ["object", "null"],
+                            "properties": {
+                                "namespace": {"description": "Namespace of the Secret.", "type": ["string", "null"]},
+                                "name": {"description": "Name of the Secret.", "type": ["string", "null"]},
+                                "key": {"description": "Data key holding the kubeconfig.",
+                                        "type": ["string", "null"]},
+                            },
+                        },
+                    },
                     "x-kubernetes-preserve-unknown-fields": True,
                 },
                 "status": {
@@ -194,6 +211,12 @@ def spacehub_definitions() -> dict[str, dict[str, Any]]:
                           "type": ["string", "null"]},
                 "url": {"description": "URL at which the space serves its Kubernetes API.",
                         "type": ["string", "null"]},
+                "conditions": {
+                    "description": "Observations of the space; a kube space's ProviderReachable says whether the "
+                                   "hub reaches its API server.",
+                    "type": ["array", "null"],
+                    "items": {"$ref": "#/$defs/io.k8s.apimachinery.pkg.apis.meta.v1.Condition"},
+                },
             },
         },
         f"{SPACE_SCHEMA}List": {

@@ -8,8 +8,8 @@ change them.
 
 A space is a whole logical cluster, so ``edit`` here also creates namespaces and the cluster-scoped placement
 kinds (a space's user needs both to describe a workload), and ``admin`` also manages ClusterRoles, their
-bindings, CRDs and admission policies; the escalation checks still keep anyone from granting more than they
-hold.
+bindings, CRDs, admission policies, APIExports and APIBindings; the escalation checks still keep anyone from
+granting more than they hold.
 """
 
 from __future__ import annotations
@@ -56,6 +56,8 @@ ADMINISTRATION: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("rbac.authorization.k8s.io", ("roles", "rolebindings", "clusterroles", "clusterrolebindings")),
     ("apiextensions.k8s.io", ("customresourcedefinitions",)),
     ("admissionregistration.k8s.io", ("validatingadmissionpolicies", "validatingadmissionpolicybindings")),
+    # Binding another space's API needs "bind" on its export there too (spaces.apibinding.admission).
+    ("apis.spacehub.io", ("apiexports", "apibindings")),
 )
 
 

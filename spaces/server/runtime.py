@@ -32,6 +32,7 @@ from spaces.controllers.crds import CRDController
 from spaces.controllers.gc import GarbageCollector
 from spaces.controllers.lifecycle import Lifecycle
 from spaces.errors import StatusError
+from spaces.hierarchy import child_id
 from spaces.identity import ADMINS
 from spaces.rbac import bootstrap
 from spaces.rbac.authorizer import RBACAuthorizer
@@ -116,7 +117,7 @@ class SpaceRuntime:
         await self.lifecycle.ensure_default_namespaces(ROOT_SPACE)
         if self.policy is not None:
             self.objects.after_create.setdefault(SPACES, []).append(
-                lambda _root, space: self.ensure_default_roles(space["metadata"]["name"]))
+                lambda parent, space: self.ensure_default_roles(child_id(parent, space["metadata"]["name"])))
             for space, phase in list(self.lifecycle.spaces.items()):
                 if phase == "Active":
                     await self.ensure_default_roles(space)
@@ -162,8 +163,11 @@ class SpaceRuntime:
         return phase
 
     async def ensure_default_roles(self, space: str) -> None:
-        """Create the default ClusterRoles and bindings (``spaces.rbac.bootstrap``) that ``space`` lacks."""
+        """Create the default ClusterRoles and bindings (``spaces.rbac.bootstrap``) that ``space`` lacks (a kube
+        space has none: its roles are its API server's, and the hub authorizes it in its parent)."""
         assert self.policy is not None
+        if space in self.lifecycle.kube_spaces:
+            return
         for objects, present, plural in (
                 (bootstrap.cluster_roles(), self.policy.has_cluster_role, "clusterroles"),
                 (bootstrap.cluster_role_bindings(), self.policy.has_cluster_role_binding, "clusterrolebindings")):

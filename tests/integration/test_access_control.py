@@ -85,7 +85,8 @@ def test_a_view_user_reads_its_space_cannot_write_and_is_refused_elsewhere(hub: 
     # kubectl stops at discovery and does not print the reason; the Status says it.
     status = alice.get(f"/clusters/{other}/api/v1/namespaces/default/configmaps").json()
     assert status["code"] == 403 and status["reason"] == "Forbidden"
-    assert f'entering space "{other}" needs "access" on spaces/content "{other}" in space "root"' in status["message"]
+    assert (f'entering space "root:{other}" needs "access" on spaces/content "{other}" in space "root"'
+            in status["message"])
     # A space that does not exist is refused the same way: its existence is not disclosed.
     assert alice.get(f"/clusters/{other}-nowhere/api/v1/namespaces/default/configmaps").status_code == 403
 

@@ -70,6 +70,11 @@ class Tools:
 
 @pytest.fixture
 def tools(request: pytest.FixtureRequest, tmp_path: Path) -> Tools:
+    return tools_for(request, tmp_path)
+
+
+def tools_for(request: pytest.FixtureRequest, tmp_path: Path) -> Tools:
+    """Tools with a private copy of the ``hub`` fixture's kubeconfig (skips the test without that fixture)."""
     try:
         hub: Any = request.getfixturevalue("hub")
     except pytest.FixtureLookupError:
@@ -137,7 +142,7 @@ def test_spacehub_space_lifecycle(tools: Tools, tmp_path: Path) -> None:
     # The printed kubeconfig reaches the space with the same CA and token, using plain kubectl.
     printed = tools.spacehub("space", "kubeconfig", name).stdout
     cfg = yaml.safe_load(printed)
-    assert cfg["clusters"][0]["cluster"]["server"] == f"{tools.base_url}/clusters/{name}"
+    assert cfg["clusters"][0]["cluster"]["server"] == f"{tools.base_url}/clusters/root:{name}"
     space_kubeconfig = tmp_path / "space.kubeconfig"
     space_kubeconfig.write_text(printed)
     tools.kubectl("--kubeconfig", str(space_kubeconfig), "get", "configmaps")
@@ -164,11 +169,11 @@ def test_kubectl_space_plugin(tools: Tools) -> None:
         assert tools.kubectl("space", "current").stdout == "root\n"
 
         used = tools.kubectl("space", "use", first)
-        assert used.stdout == f'Current space is "{first}".\n'
-        assert tools.kubectl("space", "current").stdout == f"{first}\n"
+        assert used.stdout == f'Current space is "root:{first}".\n'
+        assert tools.kubectl("space", "current").stdout == f"root:{first}\n"
         assert tools.kubectl("space", "current", "-v").stdout == \
-            f"{first} {tools.base_url}/clusters/{first}\n"
-        assert tools.server() == f"{tools.base_url}/clusters/{first}"
+            f"root:{first} {tools.base_url}/clusters/root:{first}\n"
+        assert tools.server() == f"{tools.base_url}/clusters/root:{first}"
 
         # Plain kubectl now talks to the space, and what it creates there stays there. Objects go in
         # through -f (JSON bodies): generator subcommands such as `kubectl create namespace` send
@@ -183,13 +188,13 @@ def test_kubectl_space_plugin(tools: Tools) -> None:
         elsewhere = tools.kubectl("-n", "it", "get", "configmap", "only-here", ok=False)
         assert elsewhere.returncode != 0
 
-        assert tools.kubectl("space", "use", "-").stdout == f'Current space is "{first}".\n'
+        assert tools.kubectl("space", "use", "-").stdout == f'Current space is "root:{first}".\n'
         assert tools.kubectl("space", "use", "root").stdout == 'Current space is "root".\n'
 
         missing = _name("missing")
         failed = tools.kubectl("space", "use", missing, ok=False)
         assert failed.returncode == 1
-        assert f'error: space "{missing}" does not exist' in failed.stderr
+        assert f'error: space "root:{missing}" does not exist' in failed.stderr
         assert tools.kubectl("space", "current").stdout == "root\n"
 
         listing = tools.kubectl("space", "list").stdout
@@ -197,10 +202,10 @@ def test_kubectl_space_plugin(tools: Tools) -> None:
         assert first in _space_names(listing)
 
         entered = tools.kubectl("space", "create", second, "--enter")
-        assert entered.stdout == f'space.spacehub.io/{second} created\nCurrent space is "{second}".\n'
-        assert tools.kubectl("space", "current").stdout == f"{second}\n"
+        assert entered.stdout == f'space.spacehub.io/{second} created\nCurrent space is "root:{second}".\n'
+        assert tools.kubectl("space", "current").stdout == f"root:{second}\n"
         tools.kubectl("get", "configmaps")
-        assert second in _space_names(tools.kubectl("space", "list").stdout)
+        assert second in _space_names(tools.kubectl("space", "list", "..").stdout)
         # `spacehub` finds the hub from a kubeconfig that is inside a space, too.
         assert second in _space_names(tools.spacehub("space", "list").stdout)
     finally:
@@ -214,7 +219,7 @@ def test_a_deleted_current_space_says_how_to_leave_it(tools: Tools) -> None:
     tools.wait_ready(name)
     tools.kubectl("space", "use", name)
     tools.spacehub("space", "delete", name, "--wait")
-    gone = f"the current space \"{name}\" no longer exists; run 'kubectl space use root'"
+    gone = f"the current space \"root:{name}\" no longer exists; run 'kubectl space use root'"
 
     for argv in (("space", "current"), ("space",)):  # a bare `kubectl space` is `current`
         current = tools.kubectl(*argv, ok=False)
@@ -225,8 +230,8 @@ def test_a_deleted_current_space_says_how_to_leave_it(tools: Tools) -> None:
     assert name not in _space_names(listing.stdout)
     assert listing.stderr == f"Warning: {gone}\n"
     # Going back into it is refused like any missing space.
-    again = tools.kubectl("space", "use", name, ok=False)
-    assert (again.returncode, again.stderr) == (1, f'error: space "{name}" does not exist\n')
+    again = tools.kubectl("space", "use", f":root:{name}", ok=False)
+    assert (again.returncode, again.stderr) == (1, f'error: space "root:{name}" does not exist\n')
 
     assert tools.kubectl("space", "use", "root").stdout == 'Current space is "root".\n'
     assert tools.kubectl("space", "current").stdout == "root\n"
@@ -237,7 +242,7 @@ def test_a_deleted_current_space_says_how_to_leave_it(tools: Tools) -> None:
     tools.spacehub("space", "delete", name, "--wait")
     assert tools.kubectl("space", "use", "..").stdout == 'Current space is "root".\n'
     back = tools.kubectl("space", "use", "-", ok=False)
-    assert (back.returncode, back.stderr) == (1, f'error: space "{name}" does not exist\n')
+    assert (back.returncode, back.stderr) == (1, f'error: space "root:{name}" does not exist\n')
 
 
 def test_use_with_several_files_in_kubeconfig_writes_where_kubectl_would(tools: Tools, tmp_path: Path) -> None:
@@ -262,19 +267,19 @@ def test_use_with_several_files_in_kubeconfig_writes_where_kubectl_would(tools: 
     merged.kubectl("--server", f"{tools.base_url}/clusters/{name}", "create", "--validate=false", "-f", "-",
                    stdin=f"apiVersion: v1\nkind: Namespace\nmetadata: {{name: {namespace}}}\n")
     try:
-        assert merged.kubectl("space", "use", name).stdout == f'Current space is "{name}".\n'
+        assert merged.kubectl("space", "use", name).stdout == f'Current space is "root:{name}".\n'
         assert prefs.read_text() == "apiVersion: v1\nkind: Config\npreferences: {}\n"
         written = yaml.safe_load(admin.read_text())
         servers = {c["name"]: c["cluster"] for c in written["clusters"]}
-        assert servers["spacehub"] == {"server": f"{tools.base_url}/clusters/{name}",
+        assert servers["spacehub"] == {"server": f"{tools.base_url}/clusters/root:{name}",
                                        "certificate-authority": "ca.crt"}
         assert servers["spacehub-previous"]["server"] == f"{tools.base_url}/clusters/root"
         assert written["current-context"] == "spacehub"
 
         # kubectl itself, merging a and b, now talks to the space.
         assert f"namespace/{namespace}" in merged.kubectl("get", "namespaces", "-o", "name").stdout.split()
-        assert merged.server() == f"{tools.base_url}/clusters/{name}"
-        assert merged.kubectl("space", "current").stdout == f"{name}\n"
+        assert merged.server() == f"{tools.base_url}/clusters/root:{name}"
+        assert merged.kubectl("space", "current").stdout == f"root:{name}\n"
         assert merged.kubectl("space", "use", "-").stdout == 'Current space is "root".\n'
         assert f"namespace/{namespace}" not in merged.kubectl("get", "namespaces", "-o", "name").stdout.split()
         assert prefs.read_text() == "apiVersion: v1\nkind: Config\npreferences: {}\n"

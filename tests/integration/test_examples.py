@@ -135,7 +135,7 @@ def test_hello_runs_in_both_clusters(walkthrough: Walkthrough) -> None:
                                  and o.get("status", {}).get("readyReplicas") == 2)
     # `kubectl space use team-a` left the admin kubeconfig in the space that holds the examples.
     admin = yaml.safe_load((walkthrough.checkout / ".spacehub" / "admin.kubeconfig").read_text())
-    assert admin["clusters"][0]["cluster"]["server"] == f"https://{walkthrough.hub}/clusters/team-a"
+    assert admin["clusters"][0]["cluster"]["server"] == f"https://{walkthrough.hub}/clusters/root:team-a"
     assert walkthrough.get("deployment", "hello", "-n", "hello") is not None
 
 

@@ -65,7 +65,7 @@ def test_clients_are_given_the_advertised_url_and_the_certificate_covers_it(tmp_
             hub.create_space("team-a")
             space = wait_for(lambda: (c.get("/clusters/root/apis/spacehub.io/v1alpha1/spaces/team-a").json()
                                       .get("status") or {}).get("url"), timeout=20, message="the space's url")
-            assert space == f"{advertised}/clusters/team-a"
+            assert space == f"{advertised}/clusters/root:team-a"
 
         # Real kubectl, dialling the address but verifying the advertised name.
         ca_file = tmp_path / "ca.crt"

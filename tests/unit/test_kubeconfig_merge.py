@@ -95,14 +95,14 @@ def test_use_writes_the_server_to_the_file_defining_the_cluster(tmp_path: Path) 
     written = yaml.safe_load(admin.read_text())
     # Only the server changed; the CA stays a path relative to the file, and the remembered copy sits beside it.
     assert written["clusters"] == [
-        _cluster("hub", f"{HUB}/clusters/team-a", **{"certificate-authority": "ca.crt"}),
+        _cluster("hub", f"{HUB}/clusters/root:team-a", **{"certificate-authority": "ca.crt"}),
         _cluster(PREVIOUS, f"{HUB}/clusters/root", **{"certificate-authority": "ca.crt"})]
     assert written["contexts"] == [_context("ctx", "hub"), _context(PREVIOUS, PREVIOUS)]
     assert written["current-context"] == "ctx"
 
     # Read again, it is where kubectl goes; going back changes the two clusters in that file only.
     again = load_merged([prefs, admin])
-    assert kubeconfig.current_server(again.view) == f"{HUB}/clusters/team-a"
+    assert kubeconfig.current_server(again.view) == f"{HUB}/clusters/root:team-a"
     assert use_space(again.view, "-", _exists) == "root"
     assert again.save() == [admin]
     assert kubeconfig.current_server(kubeconfig.load(admin)) == f"{HUB}/clusters/root"
@@ -123,7 +123,7 @@ def test_a_shadowed_entry_is_left_alone_and_each_stanza_goes_to_its_own_file(tmp
     assert c.read_text() == c_text
     assert [ctx["name"] for ctx in kubeconfig.load(a)["contexts"]] == ["ctx", PREVIOUS]
     assert [cl["name"] for cl in kubeconfig.load(b)["clusters"]] == ["hub", PREVIOUS]
-    assert kubeconfig.current_server(load_merged([a, b, c]).view) == f"{HUB}/clusters/x"
+    assert kubeconfig.current_server(load_merged([a, b, c]).view) == f"{HUB}/clusters/root:x"
 
 
 def test_nothing_changed_writes_nothing(tmp_path: Path) -> None:

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from spaces import cli, durations, kubeconfig
+from spaces import cli, durations, hierarchy, kubeconfig
 from spaces.cli import PREVIOUS, SpaceUnavailable, current_space, use_space
 from spaces.server.tls import ensure_pki
 
@@ -26,10 +26,11 @@ def _cfg(server: str = f"{BASE}/clusters/root", ca: bytes = b"CA") -> dict:
 
 
 class FakeHub:
-    """Decides existence the way the real check does, and records what was asked."""
+    """Decides existence the way the real check does, and records what was asked (full paths; the spaces
+    it is given are read from root: ``team-a`` is ``root:team-a``)."""
 
     def __init__(self, *existing: str) -> None:
-        self.existing = set(existing)
+        self.existing = {hierarchy.full_path(name) for name in existing}
         self.asked: list[str] = []
 
     def __call__(self, name: str) -> None:
@@ -41,9 +42,9 @@ class FakeHub:
 def test_use_rewrites_the_current_cluster_and_remembers_previous() -> None:
     cfg = _cfg()
     hub = FakeHub("team-a")
-    assert use_space(cfg, "team-a", hub) == "team-a"
-    assert hub.asked == ["team-a"]
-    assert kubeconfig.current_server(cfg) == f"{BASE}/clusters/team-a"
+    assert use_space(cfg, "team-a", hub) == "root:team-a"
+    assert hub.asked == ["root:team-a"]
+    assert kubeconfig.current_server(cfg) == f"{BASE}/clusters/root:team-a"
     assert cfg["current-context"] == "hub"
     previous = kubeconfig.named(cfg, "clusters", PREVIOUS)["cluster"]
     # The remembered cluster keeps the CA so that `kubectl --context spacehub-previous` works.
@@ -51,19 +52,20 @@ def test_use_rewrites_the_current_cluster_and_remembers_previous() -> None:
     assert previous == {"server": f"{BASE}/clusters/root", "certificate-authority-data": ca_data}
     context = kubeconfig.named(cfg, "contexts", PREVIOUS)["context"]
     assert context == {"cluster": PREVIOUS, "user": "hub", "namespace": "default"}
-    assert current_space(cfg) == ("team-a", f"{BASE}/clusters/team-a")
+    assert current_space(cfg) == ("root:team-a", f"{BASE}/clusters/root:team-a")
 
 
 def test_missing_space_leaves_the_kubeconfig_alone() -> None:
     cfg = _cfg()
     before = kubeconfig.dump(cfg)
-    with pytest.raises(SpaceUnavailable, match='space "nope" does not exist'):
+    with pytest.raises(SpaceUnavailable, match='space "root:nope" does not exist'):
         use_space(cfg, "nope", FakeHub())
     assert kubeconfig.dump(cfg) == before
 
 
-@pytest.mark.parametrize("target", ["root", ".."])
+@pytest.mark.parametrize("target", ["root", ":root", ".."])
 def test_root_and_dotdot_need_no_check(target: str) -> None:
+    # A server written before spaces nested (/clusters/team-a) is root:team-a, whose parent is root.
     cfg = _cfg(f"{BASE}/clusters/team-a")
     hub = FakeHub()
     assert use_space(cfg, target, hub) == "root"
@@ -72,16 +74,37 @@ def test_root_and_dotdot_need_no_check(target: str) -> None:
     assert cli.previous_server(cfg) == f"{BASE}/clusters/team-a"
 
 
+def test_paths_are_relative_to_the_current_space_unless_absolute() -> None:
+    cfg = _cfg()
+    hub = FakeHub("org", "org:team", "org:team:sub", "other")
+    assert use_space(cfg, "org", hub) == "root:org"
+    assert use_space(cfg, "team", hub) == "root:org:team"
+    assert kubeconfig.current_server(cfg) == f"{BASE}/clusters/root:org:team"
+    assert use_space(cfg, "..", hub) == "root:org"
+    assert use_space(cfg, "team:sub", hub) == "root:org:team:sub"
+    assert use_space(cfg, ":root:other", hub) == "root:other"
+    assert use_space(cfg, "root:org:team", hub) == "root:org:team"
+    assert hub.asked == ["root:org", "root:org:team", "root:org", "root:org:team:sub", "root:other",
+                         "root:org:team"]
+    with pytest.raises(SpaceUnavailable, match='"root:org:team:other" does not exist'):
+        use_space(cfg, "other", hub)  # relative: not the other below root
+
+
+def test_root_has_no_parent() -> None:
+    with pytest.raises(SpaceUnavailable, match="the root space has no parent"):
+        use_space(_cfg(), "..", FakeHub())
+
+
 def test_dash_goes_back_and_forth() -> None:
     cfg = _cfg()
     hub = FakeHub("a", "b")
     use_space(cfg, "a", hub)
-    use_space(cfg, "b", hub)
-    assert use_space(cfg, "-", hub) == "a"
-    assert kubeconfig.current_server(cfg) == f"{BASE}/clusters/a"
-    assert use_space(cfg, "-", hub) == "b"
+    use_space(cfg, ":root:b", hub)
+    assert use_space(cfg, "-", hub) == "root:a"
+    assert kubeconfig.current_server(cfg) == f"{BASE}/clusters/root:a"
+    assert use_space(cfg, "-", hub) == "root:b"
     assert use_space(cfg, "..", hub) == "root"
-    assert use_space(cfg, "-", hub) == "b"
+    assert use_space(cfg, "-", hub) == "root:b"
     # Still one remembered entry, not one per switch.
     assert [c["name"] for c in cfg["clusters"]] == ["hub", PREVIOUS]
     assert [c["name"] for c in cfg["contexts"]] == ["hub", PREVIOUS]
@@ -91,7 +114,7 @@ def test_dash_checks_the_previous_space_still_exists() -> None:
     cfg = _cfg()
     use_space(cfg, "a", FakeHub("a"))
     use_space(cfg, "root", FakeHub())
-    with pytest.raises(SpaceUnavailable, match='"a" does not exist'):
+    with pytest.raises(SpaceUnavailable, match='"root:a" does not exist'):
         use_space(cfg, "-", FakeHub())
 
 
@@ -103,7 +126,7 @@ def test_dash_without_previous() -> None:
 def test_dash_refuses_a_previous_space_on_another_hub() -> None:
     cfg = _cfg()
     use_space(cfg, "a", FakeHub("a"))
-    cfg["clusters"][0]["cluster"]["server"] = "https://other:6443/clusters/x"
+    cfg["clusters"][0]["cluster"]["server"] = "https://other:6443/clusters/root:x"
     with pytest.raises(SpaceUnavailable, match="another server"):
         use_space(cfg, "-", FakeHub("a"))
 
@@ -112,15 +135,15 @@ def test_same_space_keeps_previous() -> None:
     cfg = _cfg()
     hub = FakeHub("a")
     use_space(cfg, "a", hub)
-    use_space(cfg, "a", hub)
+    use_space(cfg, "root:a", hub)
     assert cli.previous_server(cfg) == f"{BASE}/clusters/root"
 
 
-@pytest.mark.parametrize("name", ["../x", "A", "a/b", "-a", "", "a_b"])
+@pytest.mark.parametrize("name", ["../x", "A", "a/b", "-a", "", "a_b", "a.b", "a::b", ":x", "root:root"])
 def test_invalid_names_never_reach_the_url(name: str) -> None:
     cfg = _cfg()
-    hub = FakeHub(name)
-    with pytest.raises(SpaceUnavailable, match="invalid space name"):
+    hub = FakeHub()
+    with pytest.raises(SpaceUnavailable, match="invalid space path"):
         use_space(cfg, name, hub)
     assert hub.asked == []
 
@@ -128,7 +151,7 @@ def test_invalid_names_never_reach_the_url(name: str) -> None:
 def test_hub_behind_a_path_prefix() -> None:
     cfg = _cfg("https://h/prefix/clusters/root")
     use_space(cfg, "a", FakeHub("a"))
-    assert kubeconfig.current_server(cfg) == "https://h/prefix/clusters/a"
+    assert kubeconfig.current_server(cfg) == "https://h/prefix/clusters/root:a"
 
 
 def test_current_space_needs_a_space_url() -> None:
@@ -148,9 +171,9 @@ def test_in_previous_context_switching_is_not_remembered() -> None:
     cfg = _cfg()
     use_space(cfg, "a", FakeHub("a"))
     cfg["current-context"] = PREVIOUS
-    use_space(cfg, "b", FakeHub("b"))
-    assert kubeconfig.current_server(cfg) == f"{BASE}/clusters/b"
-    assert kubeconfig.named(cfg, "clusters", "hub")["cluster"]["server"] == f"{BASE}/clusters/a"
+    use_space(cfg, ":root:b", FakeHub("b"))
+    assert kubeconfig.current_server(cfg) == f"{BASE}/clusters/root:b"
+    assert kubeconfig.named(cfg, "clusters", "hub")["cluster"]["server"] == f"{BASE}/clusters/root:a"
 
 
 # --- the command line, with the hub check replaced ----------------------------------------------
@@ -168,12 +191,12 @@ def config_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 def test_main_use_and_current(config_file: Path, capsys: pytest.CaptureFixture[str]) -> None:
     # --kubeconfig is accepted after the subcommand, as kubectl users type it.
     assert cli.kubectl_space_main(["use", "team-a", "--kubeconfig", str(config_file)]) == 0
-    assert capsys.readouterr().out == 'Current space is "team-a".\n'
-    assert kubeconfig.current_server(kubeconfig.load(config_file)) == f"{BASE}/clusters/team-a"
+    assert capsys.readouterr().out == 'Current space is "root:team-a".\n'
+    assert kubeconfig.current_server(kubeconfig.load(config_file)) == f"{BASE}/clusters/root:team-a"
     assert cli.kubectl_space_main(["--kubeconfig", str(config_file), "current"]) == 0
-    assert capsys.readouterr().out == "team-a\n"
+    assert capsys.readouterr().out == "root:team-a\n"
     assert cli.kubectl_space_main(["--kubeconfig", str(config_file), "current", "-v"]) == 0
-    assert capsys.readouterr().out == f"team-a {BASE}/clusters/team-a\n"
+    assert capsys.readouterr().out == f"root:team-a {BASE}/clusters/root:team-a\n"
 
 
 def test_main_reports_a_missing_space(config_file: Path, capsys: pytest.CaptureFixture[str],
@@ -182,7 +205,7 @@ def test_main_reports_a_missing_space(config_file: Path, capsys: pytest.CaptureF
     before = config_file.read_bytes()
     assert cli.kubectl_space_main(["use", "nope"]) == 1
     captured = capsys.readouterr()
-    assert captured.err == 'error: space "nope" does not exist\n'
+    assert captured.err == 'error: space "root:nope" does not exist\n'
     assert captured.out == ""
     assert config_file.read_bytes() == before
 
@@ -223,7 +246,7 @@ def test_kubectl_finds_the_plugin_and_reads_what_it_writes(config_file: Path, tm
     view = subprocess.run([kubectl, "config", "view", "-o",
                            "jsonpath={.clusters[*].cluster.server} {.contexts[*].name} {.current-context}"],
                           env=env, capture_output=True, text=True, check=True, timeout=60)
-    assert view.stdout == f"{BASE}/clusters/team-a {BASE}/clusters/root hub {PREVIOUS} hub"
+    assert view.stdout == f"{BASE}/clusters/root:team-a {BASE}/clusters/root hub {PREVIOUS} hub"
 
 
 # --- printing shared with `spacehub space list` ---------------------------------------------------

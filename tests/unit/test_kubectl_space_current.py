@@ -35,7 +35,7 @@ def test_a_deleted_space_is_an_error_saying_how_to_leave(config_file: Path, monk
     assert cli.kubectl_space_main(["current", "--kubeconfig", str(config_file)]) == 1
     captured = capsys.readouterr()
     assert (captured.out, captured.err) == \
-        ("", "error: the current space \"team-a\" no longer exists; run 'kubectl space use root'\n")
+        ("", "error: the current space \"root:team-a\" no longer exists; run 'kubectl space use root'\n")
 
 
 def test_a_terminating_space_is_still_current_with_a_warning(config_file: Path, monkeypatch: pytest.MonkeyPatch,
@@ -43,7 +43,7 @@ def test_a_terminating_space_is_still_current_with_a_warning(config_file: Path, 
     monkeypatch.setattr(cli, "remote_check", _answering(cli.SpaceTerminating('space "team-a" is being deleted')))
     assert cli.kubectl_space_main(["current", "--kubeconfig", str(config_file)]) == 0
     captured = capsys.readouterr()
-    assert (captured.out, captured.err) == ("team-a\n", 'Warning: space "team-a" is being deleted\n')
+    assert (captured.out, captured.err) == ("root:team-a\n", 'Warning: space "team-a" is being deleted\n')
 
 
 def test_not_being_allowed_to_read_spaces_still_prints_the_space(config_file: Path,
@@ -51,7 +51,7 @@ def test_not_being_allowed_to_read_spaces_still_prints_the_space(config_file: Pa
                                                                  capsys: pytest.CaptureFixture[str]) -> None:
     monkeypatch.setattr(cli, "remote_check", _answering(HubError(403, "Forbidden", "no")))
     assert cli.kubectl_space_main(["current", "--kubeconfig", str(config_file)]) == 0
-    assert capsys.readouterr().out == "team-a\n"
+    assert capsys.readouterr().out == "root:team-a\n"
     monkeypatch.setattr(cli, "remote_check", _answering(HubError(500, "InternalError", "boom")))
     assert cli.kubectl_space_main(["current", "--kubeconfig", str(config_file)]) == 1
     assert capsys.readouterr().err == "Error from server (InternalError): boom\n"

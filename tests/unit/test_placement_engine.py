@@ -161,6 +161,48 @@ def test_crd_follow_keeps_a_crd_the_tests_select_themselves() -> None:
     assert crd in refs(engine, "guilder")
 
 
+def test_a_bound_apis_custom_resources_are_served_and_bring_the_providers_crd_when_followed() -> None:
+    engine = PlacementEngine()
+    load_inventory(engine)
+    crontabs = ("stable.example.com", "crontabs")
+    provider_crd = ref("prov", CRD, "", "crontabs.stable.example.com")
+    engine.upsert_object(wobj("prov", CRD, "", "crontabs.stable.example.com"))
+    spec = placement("p", [{"matchLabels": {"env": "prod", "extended": "yes"}}],
+                     [{"apiGroup": "stable.example.com", "resources": ["crontabs"], "namespaces": ["*"]}])
+    spec["spec"]["crdFollow"] = True
+    engine.upsert_placement("cons", spec)
+    cron = wobj("cons", "crontabs.stable.example.com", "jobs", "nightly")
+    engine.upsert_object(wobj("cons", "namespaces", "", "jobs"))
+    engine.upsert_object(cron)
+    # Before the binding is known the space serves no such resource.
+    assert engine.unserved_resources("cons", "p") == ["crontabs.stable.example.com"]
+    assert provider_crd not in refs(engine, "guilder")
+
+    engine.drain_dirty()
+    seq = engine.current_seq("guilder")
+    engine.set_bound("cons", {crontabs: "prov"})
+    assert engine.unserved_resources("cons", "p") == [] and engine.missing_crds("cons", "p") == []
+    assert ("cons", "p") in engine.drain_dirty()[0]
+    # The provider's CRD goes with the custom resource, only by following (no test selects another space's).
+    assert engine.selected_objects("cons", "p")[provider_crd] == [FOLLOWED]
+    assert [(c.op, c.entry.ref) for c in engine.changes_since("guilder", seq) or []] == [("upsert", provider_crd)]
+    entries = [e.ref for e in engine.desired("guilder")]
+    assert entries.index(provider_crd) < entries.index(cron.ref)
+
+    # Unbound: the CRD leaves the cluster (the custom resource stays selected, its CRD now missing).
+    engine.set_bound("cons", {})
+    assert provider_crd not in refs(engine, "guilder") and cron.ref in refs(engine, "guilder")
+    assert engine.unserved_resources("cons", "p") == ["crontabs.stable.example.com"]
+
+    # Bound before the provider's CRD is seen: it follows as soon as it arrives.
+    engine.delete_object(provider_crd)
+    engine.set_bound("cons", {crontabs: "prov"})
+    assert provider_crd not in refs(engine, "guilder")
+    engine.upsert_object(wobj("prov", CRD, "", "crontabs.stable.example.com"))
+    assert engine.selected_objects("cons", "p")[provider_crd] == [FOLLOWED]
+    assert provider_crd in refs(engine, "guilder")
+
+
 def test_downsync_tests_naming_unserved_resources_are_reported() -> None:
     engine = PlacementEngine()
     load_inventory(engine)

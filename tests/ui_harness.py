@@ -1,0 +1,111 @@
+"""The web UI in a real browser: Debian's Chromium driven by Playwright for Python, for the UI's tests, its
+benchmark and the screenshots in docs/.
+
+Chromium is found on the PATH; where it is missing it is installed with ``apt-get install chromium`` when
+running as root (as ``.ci/run`` installs the proxies), else :class:`BrowserUnavailable` says why and
+callers skip. The hub's certificate comes from its generated CA, which Chromium has no flag to trust, so
+pages ignore certificate errors; everything else is the page as a user gets it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import subprocess
+from collections.abc import Iterator
+from typing import Any
+
+from tests.harness import Hub
+from tests.syncer_harness import World, configmap, deployment, namespace, placement
+
+CHROMIUM_NAMES = ("chromium", "chromium-browser")
+INSTALL_TIMEOUT = 900.0
+SPACE, PLACEMENT = "shop", "web"
+
+
+class BrowserUnavailable(Exception):
+    """No browser can be started here; the message says why and how to get one."""
+
+
+def _installed() -> str | None:
+    return next((path for name in CHROMIUM_NAMES if (path := shutil.which(name))), None)
+
+
+def chromium_path() -> str:
+    """Debian's Chromium, installed first if missing and this process may (root, with apt-get)."""
+    found = _installed()
+    if found:
+        return found
+    if os.geteuid() != 0:
+        raise BrowserUnavailable("chromium is not installed and installing it needs root (apt-get install chromium)")
+    if shutil.which("apt-get") is None:
+        raise BrowserUnavailable("chromium is not installed and there is no apt-get to install it with")
+    env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
+    for cmd in (["apt-get", "update", "-qq"], ["apt-get", "install", "-y", "-q", "chromium"]):
+        try:
+            proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=INSTALL_TIMEOUT)
+        except subprocess.TimeoutExpired:
+            raise BrowserUnavailable(f"{' '.join(cmd)} did not finish within {INSTALL_TIMEOUT:.0f}s") from None
+        if proc.returncode != 0:
+            raise BrowserUnavailable(f"{' '.join(cmd)} failed: {(proc.stderr or proc.stdout)[-500:]}")
+    found = _installed()
+    if not found:
+        raise BrowserUnavailable("apt-get installed chromium but no chromium program is on the PATH")
+    return found
+
+
+@contextlib.contextmanager
+def chromium() -> Iterator[Any]:
+    """A headless Chromium (a Playwright ``Browser``), closed at the end."""
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        raise BrowserUnavailable("Playwright for Python is not installed (pip install -e '.[dev]')") from None
+    path = chromium_path()
+    # As root Chromium refuses its sandbox; containers often have a tiny /dev/shm.
+    args = ["--disable-dev-shm-usage", *(["--no-sandbox"] if os.geteuid() == 0 else [])]
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=path, args=args, headless=True)
+        try:
+            yield browser
+        finally:
+            browser.close()
+
+
+def open_ui(browser: Any, hub: Hub, width: int = 1400, height: int = 900) -> Any:
+    """A new page (in a context of its own: its own session) at the hub's /ui/; JavaScript errors are kept in
+    ``page.errors``."""
+    context = browser.new_context(ignore_https_errors=True, viewport={"width": width, "height": height})
+    page = context.new_page()
+    page.errors = []
+    page.on("pageerror", lambda exc: page.errors.append(str(exc)))
+    page.goto(f"{hub.base_url}/ui/")
+    return page
+
+
+def sign_in(page: Any, token: str, space: str = "root") -> None:
+    page.fill("#token", token)
+    page.fill("#space", space)
+    page.click("#signin-form button[type=submit]")
+    page.wait_for_selector('#view[data-rendered="fleet"]', timeout=15_000)
+
+
+def rendered(page: Any, view: str, hash_: str, timeout: float = 15_000) -> None:
+    """Go to ``hash_`` and wait until view ``view`` has drawn its data."""
+    page.evaluate("h => { delete document.getElementById('view').dataset.rendered; location.hash = h; }", hash_)
+    page.wait_for_selector(f'#view[data-rendered="{view}"]', timeout=timeout)
+
+
+def demo(world: World) -> None:
+    """Two clusters (florin, guilder: env=prod, regions eu and us), space ``shop`` with a ConfigMap and a
+    Deployment, and EdgePlacement ``web`` sending both to every env=prod cluster with multi-cluster status."""
+    world.join("florin", "wec1", {"env": "prod", "region": "eu"})
+    world.join("guilder", "wec2", {"env": "prod", "region": "us"})
+    world.hub.create_space(SPACE)
+    web = placement(PLACEMENT, {"env": "prod"}, [
+        {"apiGroup": "", "resources": ["configmaps"], "namespaces": [SPACE]},
+        {"apiGroup": "apps", "resources": ["deployments"], "namespaces": [SPACE]}])
+    web["spec"]["wantMultiWECReportedState"] = True
+    world.apply(SPACE, namespace(SPACE), configmap("settings", SPACE, color="blue"),
+                deployment("storefront", SPACE, replicas=2), web)
