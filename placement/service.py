@@ -20,40 +20,35 @@ from typing import Any
 import orjson
 
 from inventory.clusters import Inventory
-from inventory.kinds import EDGE_GROUP, EDGE_VERSION, LOCATIONS, SYNC_TARGETS
+from inventory.kinds import EDGE_GROUP, LOCATIONS, SYNC_TARGETS
 from placement.conflicts import Conflict
 from placement.copies import ClusterCopies
 from placement.engine import PlacementEngine
 from placement.model import ObjectRef, WorkloadObject
 from placement.projection import CHILD_HUB_PLACEMENT, content_digest, project
+from placement.results import PLACEMENTS, SLICE_SIZE, SLICES, ResultWriter
 from placement.shaping import Outcome
 from spaces.catalog import ROOT_SPACE, Catalog
 from spaces.cel.stdlib.timestamps import parse_duration
 from spaces.cel.types import EvalError
 from spaces.controllers import WorkQueue
 from spaces.customresources import CRD_RESOURCE
-from spaces.errors import StatusError
 from spaces.hierarchy import child_id
-from spaces.registry import ResourceType, ScalePaths
-from spaces.service import DeleteOptions, Objects, WriteOptions, now_rfc3339
+from spaces.registry import ScalePaths
+from spaces.service import Objects
 from spaces.store import Key, LogRow
 from spaces.store.lease import Leadership
 from spaces.watch import Entry
 
 log = logging.getLogger(__name__)
 
-PLACEMENTS = f"edgeplacements.{EDGE_GROUP}"
 CUSTOMIZERS = f"customizers.{EDGE_GROUP}"
-SLICES = f"singleplacementslices.{EDGE_GROUP}"
-SOURCE_LABEL = "edge.kubestellar.io/source-placement"
-SLICE_SIZE = 500  # destinations per SinglePlacementSlice before it is split
 # Slices and statuses are written at most this often: a burst of object changes (an apply of many
 # objects) becomes one status write per placement instead of one per object. Desired sets change, and
 # the clusters' streams hear of it, at once; only these written results wait.
 WRITE_DELAY = 0.05
 DRAIN, WRITE = "drain", "write"  # the work queue's two keys
 LEAVING_POLL = 1.0  # seconds between looks while a cluster drains or is lost (its replacements' readiness)
-MANAGER = "spacehub-placement"
 TARGET_CLUSTERS_ANNOTATION = "spacehub.io/target-clusters"
 # Objects upsync brought up from clusters carry this label; they are never placed back down (upsync wins).
 UPSYNCED_LABEL = "spacehub.io/upsynced"
@@ -76,7 +71,6 @@ class PlacementService(WorkQueue):
                  space_phase: Callable[[str], str | None], first_seq: int = 0, slice_size: int = SLICE_SIZE) -> None:
         super().__init__("placement")
         self.space_phase = space_phase
-        self.slice_size = slice_size
         self.objects = objects
         self.catalog = catalog
         self.inventory = inventory
@@ -88,7 +82,6 @@ class PlacementService(WorkQueue):
         self._inventory_changed = True
         self._drain_scheduled = False
         self._write_scheduled = False
-        self._slice_names: dict[tuple[str, str], list[str]] = {}
         self._placements: dict[str, dict[str, dict[str, Any]]] = {}
         self._workload: dict[ObjectRef, WorkloadObject] = {}
         self._upsync: dict[tuple[str, str], bool] = {}  # placements that have upsync items
@@ -112,8 +105,11 @@ class PlacementService(WorkQueue):
         self.write_seconds = 0.0
         # Called after each drain with the placements and targets whose results changed (status return).
         self.drain_listeners: list[Callable[[set[tuple[str, str]], set[str]], None]] = []
+        # Slices and statuses, written by the lease holder after each drain.
+        self.results = ResultWriter(objects, catalog, self.engine, inventory,
+                                    lambda space, name: self._placements[space][name], slice_size)
         # Conditions other parts add to an EdgePlacement's status (upsync clashes), by (space, name).
-        self.condition_sources: list[Callable[[str, str], list[dict[str, Any]]]] = []
+        self.condition_sources = self.results.condition_sources
         self._refresh: set[tuple[str, str]] = set()
         # Spaces whose objects are not in the store (kube spaces, ``placement.mirror``): how to read an object's
         # latest row, by space id. Their placements' slices and status are not written (they live on the space's
@@ -162,7 +158,7 @@ class PlacementService(WorkQueue):
             for_child_hubs = not gone and _for_child_hubs(obj)  # type: ignore[arg-type]
             if gone or for_child_hubs:
                 placements.pop(key.name, None)
-                self._slice_names.pop((key.space, key.name), None)  # its slices go by owner reference
+                self.results.forget(key.space, key.name)
                 self.engine.delete_placement(key.space, key.name)
             if for_child_hubs:
                 self._place_object(row, ref, obj)  # type: ignore[arg-type]
@@ -389,148 +385,18 @@ class PlacementService(WorkQueue):
         try:
             for space, name in sorted(placements):
                 if name in self._placements.get(space, {}):
-                    await self._write_slices(space, name)
-                    await self._write_status(space, name)
+                    await self.results.slices(space, name)
+                    await self.results.status(space, name)
             for space, name in sorted(refresh - placements):
                 if name in self._placements.get(space, {}):
-                    await self._write_status(space, name)
+                    await self.results.status(space, name)
         except BaseException:  # written again on the retry (the writes are idempotent)
             self._unwritten |= placements
             self._unwritten_status |= refresh
             raise
         if self._inventory_changed:
             self._inventory_changed = False
-            await self._write_location_statuses()
-
-    async def _write_location_statuses(self) -> None:
-        """Location status.instances: how many SyncTargets its instanceSelector selects (written on change)."""
-        inv = self.inventory_space
-        for location in self.inventory.locations():
-            name = location["metadata"]["name"]
-            instances = len(self.engine.location_instances(name))
-            if (location.get("status") or {}).get("instances") == instances:
-                continue
-
-            def set_status(obj: dict[str, Any], count: int = instances) -> dict[str, Any]:
-                obj["status"] = {**(obj.get("status") or {}), "instances": count}
-                return obj
-
-            try:
-                await self.objects.guaranteed_update(inv, self._type(inv, LOCATIONS), "", name, set_status,
-                                                     WriteOptions(manager=MANAGER), subresource="status")
-            except StatusError as exc:
-                if exc.code != 404:
-                    raise
-
-    def _type(self, space: str, resource: str) -> ResourceType:
-        rtype = self.catalog.by_group_resource(space, resource)
-        assert rtype is not None, resource
-        return rtype
-
-    async def _write_slices(self, space: str, name: str) -> None:
-        placement = self._placements[space][name]
-        destinations = [{"cluster": self.inventory_space, "locationName": d.location_name,
-                         "syncTargetName": d.sync_target_name, "syncTargetUID": d.sync_target_uid}
-                        for d in self.engine.destinations(space, name)]
-        size = self.slice_size
-        chunks = [destinations[i:i + size] for i in range(0, len(destinations), size)] or [[]]
-        sps = self._type(space, SLICES)
-        owner = {"apiVersion": f"{EDGE_GROUP}/{EDGE_VERSION}", "kind": "EdgePlacement", "name": name,
-                 "uid": placement["metadata"]["uid"], "controller": True, "blockOwnerDeletion": True}
-        wanted_names = [name if i == 0 else f"{name}-{i + 1}" for i in range(len(chunks))]
-        for slice_name, chunk in zip(wanted_names, chunks, strict=True):
-            body = {"apiVersion": sps.api_version, "kind": "SinglePlacementSlice",
-                    "metadata": {"name": slice_name, "labels": {SOURCE_LABEL: name}, "ownerReferences": [owner]},
-                    "destinations": chunk}
-            await self._put(space, sps, slice_name, body)
-        known = self._slice_names.get((space, name))
-        if known is None:  # first time since startup: look at what is stored
-            result = await self.objects.list(space, sps, None)
-            known = [i["metadata"]["name"] for i in result.items
-                     if (i["metadata"].get("labels") or {}).get(SOURCE_LABEL) == name]
-        for stale in set(known) - set(wanted_names):
-            await self._delete(space, sps, stale)
-        self._slice_names[(space, name)] = wanted_names
-
-    async def _put(self, space: str, rtype: ResourceType, name: str, body: dict[str, Any]) -> None:
-        opts = WriteOptions(manager=MANAGER, field_validation="Strict")
-        try:
-            current = await self.objects.get(space, rtype, "", name)
-        except StatusError as exc:
-            if exc.code != 404:
-                raise
-            await self.objects.create(space, rtype, "", body, opts)
-            return
-        if current.get("destinations") == body["destinations"] and \
-                current["metadata"].get("ownerReferences") == body["metadata"]["ownerReferences"]:
-            return
-
-        def replace(obj: dict[str, Any]) -> dict[str, Any]:
-            obj["destinations"] = body["destinations"]
-            obj["metadata"]["labels"] = {**(obj["metadata"].get("labels") or {}), **body["metadata"]["labels"]}
-            obj["metadata"]["ownerReferences"] = body["metadata"]["ownerReferences"]
-            return obj
-
-        await self.objects.guaranteed_update(space, rtype, "", name, replace, opts)
-
-    async def _delete(self, space: str, rtype: ResourceType, name: str) -> None:
-        try:
-            await self.objects.delete(space, rtype, "", name, DeleteOptions())
-        except StatusError as exc:
-            if exc.code != 404:
-                raise
-
-    async def _write_status(self, space: str, name: str) -> None:
-        placement = self._placements[space][name]
-        destinations = self.engine.destinations(space, name)
-        selected = self.engine.selected_objects(space, name)
-        missing = self.engine.missing_crds(space, name)
-        unserved = self.engine.unserved_resources(space, name)
-        locations = self.engine.matching_location_count(space, name)
-        if not locations:
-            matched = ("False", "NoLocation", "no Location matches the locationSelectors")
-        elif not destinations:
-            matched = ("False", "NoSyncTarget", "the matching Locations select no SyncTarget")
-        elif not selected:
-            matched = ("False", "NoObject", "no object in this space matches the downsync tests")
-        else:
-            matched = ("True", "Matched", f"{len(selected)} objects to {len(destinations)} destinations")
-        old_status = placement.get("status") or {}
-        old_condition = next((c for c in old_status.get("conditions") or [] if c.get("type") == "Matched"), {})
-        since = old_condition.get("lastTransitionTime") if old_condition.get("status") == matched[0] else None
-        conditions = [{"type": "Matched", "status": matched[0], "reason": matched[1], "message": matched[2],
-                       "lastTransitionTime": since or now_rfc3339()}]
-        if missing:
-            conditions.append({"type": "CRDsMissing", "status": "True", "reason": "CRDNotSelected",
-                               "message": "selected custom resources whose CRD is not selected: " + ", ".join(missing),
-                               "lastTransitionTime": now_rfc3339()})
-        if unserved:
-            conditions.append({"type": "ResourcesUnserved", "status": "True", "reason": "NotServed",
-                               "message": "the downsync tests name resources this space does not serve (no "
-                                          "object of them can be selected; create their CRD here, or correct "
-                                          "the names): " + ", ".join(unserved),
-                               "lastTransitionTime": now_rfc3339()})
-        for source in self.condition_sources:
-            conditions.extend(dict(c, lastTransitionTime=now_rfc3339()) for c in source(space, name))
-        status = {"specGeneration": placement["metadata"].get("generation", 1), "matchingLocationCount": locations,
-                  "destinationCount": len(destinations), "selectedObjectCount": len(selected),
-                  "missingCRDs": missing, "unservedResources": unserved, "conditions": conditions}
-        comparable = {k: v for k, v in old_status.items() if k != "conditions"}
-        if comparable == {k: v for k, v in status.items() if k != "conditions"} and \
-                [(c["type"], c["status"], c.get("message")) for c in old_status.get("conditions") or []] == \
-                [(c["type"], c["status"], c.get("message")) for c in conditions]:
-            return
-
-        def set_status(obj: dict[str, Any]) -> dict[str, Any]:
-            obj["status"] = status
-            return obj
-
-        try:
-            await self.objects.guaranteed_update(space, self._type(space, PLACEMENTS), "", name, set_status,
-                                                 WriteOptions(manager=MANAGER), subresource="status")
-        except StatusError as exc:
-            if exc.code != 404:
-                raise
+            await self.results.location_statuses()
 
     # --- per-cluster copies ----------------------------------------------------------------------
 
