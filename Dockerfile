@@ -18,6 +18,7 @@ COPY placement/ placement/
 COPY status/ status/
 COPY sync/ sync/
 COPY debug/ debug/
+COPY ui/ ui/
 COPY syncer/ syncer/
 COPY sim/ sim/
 # Every dependency ships wheels for CPython 3.11 on amd64 and arm64, so no compiler is needed here either.
