@@ -99,6 +99,9 @@ class Reachability:
         self.reachable: bool | None = None  # None: nothing asked yet
         self.message = ""
         self.answered_at = 0.0  # event-loop time of the latest answer
+        # Watches whose response is being read: while one is open, its connection stands for the cluster (a
+        # server going away cuts it), and no probe is needed.
+        self.watching = 0
         self.listeners: list[Callable[[], None]] = []  # told when ``reachable`` changes
 
     def answered(self) -> None:
@@ -229,6 +232,7 @@ class Cluster:
             params["fieldSelector"] = field_selector
         async with self._call("GET", gvr, namespace, gvr.resource, params=params, stream=True,
                               timeout=WATCH_TIMEOUT) as response:
+            self.reach.watching += 1
             try:
                 async for line in response.aiter_lines():
                     if not line:
@@ -241,6 +245,8 @@ class Cluster:
                     yield event
             except (httpx.HTTPError, OSError) as exc:
                 raise _error(exc) from None
+            finally:
+                self.reach.watching -= 1
 
     async def served_version(self, group: str, resource: str) -> str | None:
         """The version the cluster prefers for ``group``'s ``resource`` (discovery), or None when not served."""

@@ -166,8 +166,11 @@ class Heartbeater:
     async def beat(self) -> None:
         if self.count % CAPACITY_EVERY == 0 and (self._reading is None or self._reading.done()):
             self._reading = asyncio.create_task(self._read_capacity())
-        elif asyncio.get_running_loop().time() - self.cluster.reach.answered_at > self.interval:
-            await self.cluster.probe()  # nothing asked of the cluster lately: is it there?
+        elif not self.cluster.reach.watching and \
+                asyncio.get_running_loop().time() - self.cluster.reach.answered_at > self.interval:
+            # Nothing asked of the cluster lately and no watch open: is it there? (A probe after the client's
+            # idle connection expired costs a TLS handshake on both ends, so not while a watch stands for it.)
+            await self.cluster.probe()
         if self._reading is not None and not self._reading.done():
             # A slow cluster API must not hold the heartbeat back: the hub would count the syncer gone.
             await asyncio.wait({self._reading}, timeout=CAPACITY_WAIT)

@@ -359,6 +359,17 @@ def test_heartbeat_records_time_capacity_and_ready(hub: Hub, tmp_path: Path) -> 
         cluster = c.get("/placement/v1/clusters/ss-beat").json()
     assert cluster["ready"] is True and cluster["capacity"]["pods"] == "110"
 
+    # The same heartbeat again changes nothing but the time: not written while the stored time is recent (half
+    # the 60 s timeout); new capacity is written at once.
+    again = post(hub, token, "/syncer/v1/targets/ss-beat/heartbeat",
+                 {"capacity": {"cpu": "8", "pods": 110}, "syncerVersion": "0.1.0"})
+    assert again.json()["lastSyncerHeartbeatTime"] == status["lastSyncerHeartbeatTime"]
+    assert synctarget(hub, "ss-beat")["metadata"]["resourceVersion"] == target["metadata"]["resourceVersion"]
+    grown = post(hub, token, "/syncer/v1/targets/ss-beat/heartbeat",
+                 {"capacity": {"cpu": "16", "pods": 110}, "syncerVersion": "0.1.0"})
+    assert grown.status_code == 200
+    assert synctarget(hub, "ss-beat")["status"]["capacity"]["cpu"] == "16"
+
     bad = post(hub, token, "/syncer/v1/targets/ss-beat/heartbeat", {"capacity": {"cpu": [1]}})
     assert bad.status_code == 422 and bad.json()["reason"] == "Invalid", bad.text
     assert "capacity.cpu" in bad.json()["message"]
