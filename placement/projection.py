@@ -15,10 +15,21 @@ LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
 _SERVER_METADATA = frozenset(("uid", "resourceVersion", "managedFields", "ownerReferences", "generation", "finalizers",
                     "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds", "selfLink",
                     "generateName"))
-# An EdgePlacement with this annotation ("true") is meant for the child hubs it is placed on: in its own space
-# it is an object to place like any other, not a placement (``placement.service``); projected without it, it is
-# an ordinary EdgePlacement in the child hub's space (README "Hubs of hubs").
+# An EdgePlacement with this annotation ("true", or how many hub levels down it acts: "1" is "true") is meant
+# for the child hubs it is placed on: in its own space it is an object to place like any other, not a placement
+# (``placement.service``). Projected, "true" or "1" is dropped — an ordinary EdgePlacement in the child hub's
+# space — and "N" becomes "N-1", so one placement at the top of a deeper tree is carried down to the hub that
+# acts on it (README "Hubs of hubs").
 CHILD_HUB_PLACEMENT = "spacehub.io/child-hub-placement"
+
+
+def child_hub_levels(value: Any) -> int:
+    """How many hub levels below this one a placement annotated ``value`` acts (0: it acts here)."""
+    if value == "true":
+        return 1
+    if isinstance(value, str) and value.isdigit() and 0 < int(value) <= 16:
+        return int(value)
+    return 0
 _SERVER_ANNOTATIONS = frozenset((LAST_APPLIED, "kubestellar.io/executing-count", CHILD_HUB_PLACEMENT))
 _KIND_SPECIFIC = frozenset(("Service", "Job", "Namespace"))  # project() strips more of these
 _JOB_LABELS = ("controller-uid", "batch.kubernetes.io/controller-uid", "job-name", "batch.kubernetes.io/job-name")
@@ -32,6 +43,8 @@ def _trimmed(obj: dict[str, Any]) -> dict[str, Any]:
     annotations = meta.get("annotations")
     if isinstance(annotations, dict) and (not annotations or not _SERVER_ANNOTATIONS.isdisjoint(annotations)):
         kept = {k: v for k, v in annotations.items() if k not in _SERVER_ANNOTATIONS}
+        if (levels := child_hub_levels(annotations.get(CHILD_HUB_PLACEMENT))) > 1:
+            kept[CHILD_HUB_PLACEMENT] = str(levels - 1)  # one hub level nearer to the one that acts on it
         if kept:
             meta["annotations"] = kept
         else:

@@ -25,7 +25,7 @@ from placement.conflicts import Conflict
 from placement.copies import ClusterCopies
 from placement.engine import PlacementEngine
 from placement.model import ObjectRef, WorkloadObject
-from placement.projection import CHILD_HUB_PLACEMENT, content_digest, project
+from placement.projection import CHILD_HUB_PLACEMENT, child_hub_levels, content_digest, project
 from placement.results import PLACEMENTS, SLICE_SIZE, SLICES, ResultWriter
 from placement.shaping import Outcome
 from spaces.catalog import ROOT_SPACE, Catalog
@@ -59,7 +59,7 @@ NOT_PLACED = frozenset({PLACEMENTS, SLICES, CUSTOMIZERS, LOCATIONS, SYNC_TARGETS
 
 
 def _for_child_hubs(placement: dict[str, Any]) -> bool:
-    return ((placement.get("metadata") or {}).get("annotations") or {}).get(CHILD_HUB_PLACEMENT) == "true"
+    return child_hub_levels(((placement.get("metadata") or {}).get("annotations") or {}).get(CHILD_HUB_PLACEMENT)) > 0
 
 
 def _labels(obj: dict[str, Any]) -> tuple[tuple[str, str], ...]:
