@@ -210,6 +210,22 @@ def test_a_user_with_access_to_one_space_sees_only_that_space(page: Any, world: 
     assert "403 Forbidden" in page.inner_text("#placement-error")
 
 
+def test_the_spaces_tree_follows_spaces_created_and_deleted_at_any_depth(page: Any, world: World) -> None:
+    sign_in(page, world.hub.token)
+    rendered(page, "spaces", "#/spaces")
+    shown = "() => [...document.querySelectorAll('[data-space]')].map(l => l.dataset.space)"
+    assert SPACE in page.evaluate(shown)
+    page.evaluate("() => { window.stillThisPage = true; }")
+    world.hub.create_space("ui-live")
+    page.wait_for_function(f"() => ({shown})().includes('ui-live')", timeout=10_000)
+    world.hub.kubectl("apply", "-f", "-", space="ui-live", input=yaml.safe_dump(
+        {"apiVersion": "spacehub.io/v1alpha1", "kind": "Space", "metadata": {"name": "inner"}}))
+    page.wait_for_function(f"() => ({shown})().includes('ui-live:inner')", timeout=10_000)  # watched once it came
+    world.hub.kubectl("delete", "space", "ui-live", "--wait=false", space="root")
+    page.wait_for_function(f"() => !({shown})().includes('ui-live')", timeout=30_000)
+    assert page.evaluate("() => window.stillThisPage === true")  # no reload: the same page followed it
+
+
 def test_an_objects_page_shows_each_cluster_its_pods_events_and_customized_copy(page: Any, world: World) -> None:
     sign_in(page, world.hub.token)
     rendered(page, "object", f"#/space/{SPACE}/object/apps/deployments/{SPACE}/storefront")

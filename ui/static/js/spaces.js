@@ -27,19 +27,67 @@ function childId(parent, item) {
   return parent === ROOT ? item.metadata.name : `${parent}:${item.metadata.name}`;
 }
 
-// {id, name, phase, children: [...] | null (serves no spaces), error}
-async function subtree(hub, id, name, phase, level) {
-  const node = { id, name, phase, children: null, error: null };
-  if (level >= MAX_DEPTH) return node;
-  try {
-    const list = await hub.get(`/clusters/${enc(id)}/apis/spacehub.io/v1alpha1/spaces`);
-    const items = (list.items || []).sort((a, b) => a.metadata.name.localeCompare(b.metadata.name));
-    node.children = await Promise.all(items.map((item) => subtree(hub, childId(id, item), item.metadata.name,
-                                                                  (item.status || {}).phase || '', level + 1)));
-  } catch (err) {
-    if (!(err instanceof HubError) || err.code !== 404) node.error = err;
+// The tree is live: one informer (list, then watch) per space that serves Space objects, started as the tree
+// reaches it; a Space created, deleted or changing phase anywhere redraws the tree, and a new space's own
+// children are watched from then on. A space that serves none (404) is a leaf; one refused is shown refused.
+class LiveTree {
+  constructor(hub, onChange) {
+    this.hub = hub;
+    this.onChange = onChange;
+    this.informers = new Map();  // space id -> Informer, or null (serves no Space objects)
+    this.errors = new Map();  // space id -> the error listing its spaces
   }
-  return node;
+
+  // Watch ``id``'s spaces and, recursively, theirs (resolves once all of them are listed).
+  async reach(id, level) {
+    if (level >= MAX_DEPTH) return;
+    if (!this.informers.has(id)) {
+      const informer = new Informer(this.hub, `/clusters/${enc(id)}/apis/spacehub.io/v1alpha1/spaces`, {
+        onChange: () => { this.reach(id, level).then(() => this.onChange()); },
+        onError: (err) => { this.errors.set(id, err); this.onChange(); },
+      });
+      this.informers.set(id, informer);
+      try {
+        await informer.start();
+      } catch (err) {
+        informer.stop();
+        this.informers.set(id, null);
+        if (!(err instanceof HubError) || err.code !== 404) this.errors.set(id, err);
+        return;
+      }
+    }
+    const informer = this.informers.get(id);
+    if (!informer) return;
+    await Promise.all([...informer.items.values()].map((item) => this.reach(childId(id, item), level + 1)));
+  }
+
+  // {id, name, phase, children: [...] | null (serves no spaces), error}
+  node(id, name, phase, level) {
+    const informer = this.informers.get(id);
+    const items = informer ? [...informer.items.values()].sort((a, b) => a.metadata.name.localeCompare(b.metadata.name)) : null;
+    return {
+      id, name, phase, error: this.errors.get(id) || null,
+      children: items && level < MAX_DEPTH ? items.map((item) => this.node(childId(id, item), item.metadata.name,
+                                                                           (item.status || {}).phase || '', level + 1)) : null,
+    };
+  }
+
+  // Stop watching spaces no longer in the tree (deleted, or under a deleted one): keep only ``shown``'s ids.
+  prune(shown) {
+    const keep = new Set();
+    const walk = (node) => { keep.add(node.id); (node.children || []).forEach(walk); };
+    shown.forEach(walk);
+    for (const [id, informer] of this.informers) {
+      if (keep.has(id)) continue;
+      if (informer) informer.stop();
+      this.informers.delete(id);
+      this.errors.delete(id);
+    }
+  }
+
+  stop() {
+    for (const informer of this.informers.values()) if (informer) informer.stop();
+  }
 }
 
 function drawNode(node) {
@@ -54,21 +102,35 @@ export function mountTree(ctx) {
   const { hub, view, session } = ctx;
   view.innerHTML = '<section class="spaces"><h1>Spaces</h1><div id="tree" class="tree">Loading…</div></section>';
   const tree = view.querySelector('#tree');
+  const home = idOf(session.space);
   let stopped = false;
-  (async () => {
-    const root = await subtree(hub, ROOT, ROOT, 'Active', 0);
-    const home = idOf(session.space);
+  let ready = false;
+  const live = new LiveTree(hub, () => { if (ready) draw(); });
+
+  function draw() {
+    if (stopped) return;
+    const root = live.node(ROOT, ROOT, 'Active', 0);
     let html = `<ul>${drawNode(root)}</ul>`;
+    const shown = [root];
     if (root.error && home !== ROOT) {
       // Listing root's spaces was refused: show the space this session signed in to, which it may enter.
-      const own = await subtree(hub, home, home, '', 1);
+      const own = live.node(home, home, '', 1);
+      shown.push(own);
       html = `<ul><li><span class="muted">root</span>${errorBox(root.error)}<ul>${drawNode(own)}</ul></li></ul>`;
     }
-    if (stopped) return;
+    live.prune(shown);
     tree.innerHTML = html;
+  }
+
+  (async () => {
+    await live.reach(ROOT, 0);
+    if (live.errors.has(ROOT) && home !== ROOT) await live.reach(home, 1);
+    if (stopped) return;
+    ready = true;
+    draw();
     markRendered(view, 'spaces');
   })();
-  return { stop() { stopped = true; } };
+  return { stop() { stopped = true; live.stop(); } };
 }
 
 function objectHash(space, o) {
