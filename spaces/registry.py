@@ -12,6 +12,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+import orjson
+
 from spaces.errors import Cause
 
 ALL_VERBS = ("create", "delete", "deletecollection", "get", "list", "patch", "update", "watch")
@@ -151,3 +153,21 @@ class ResourceType:
     def storage_api_version(self) -> str:
         version = self.storage_version or self.version
         return f"{self.group}/{version}" if self.group else version
+
+
+def served(rtype: ResourceType, obj: dict[str, Any]) -> dict[str, Any]:
+    """The stored object as the requested version shows it (conversion None: only apiVersion differs)."""
+    if rtype.conversion is not None:
+        return rtype.conversion.to_served(obj)
+    if obj.get("apiVersion") != rtype.api_version:
+        obj["apiVersion"] = rtype.api_version
+    return obj
+
+
+def stored(rtype: ResourceType, obj: dict[str, Any]) -> bytes:
+    """The bytes to store: the object in its kind's storage version."""
+    if rtype.conversion is not None:
+        return orjson.dumps(rtype.conversion.to_stored(obj))
+    if rtype.storage_version and rtype.storage_version != rtype.version:
+        return orjson.dumps({**obj, "apiVersion": rtype.storage_api_version})
+    return orjson.dumps(obj)

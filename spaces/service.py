@@ -10,7 +10,6 @@ spaces) use this same service, so every write follows the same rules whoever mak
 from __future__ import annotations
 
 import asyncio
-import base64
 import copy
 import os
 import re
@@ -24,8 +23,6 @@ from datetime import UTC, datetime
 from functools import partial
 from typing import Any, TypeVar
 
-import orjson
-
 from spaces import errors
 from spaces.apply import server_side_apply
 from spaces.catalog import Catalog, definitions
@@ -34,11 +31,12 @@ from spaces.errors import Cause, StatusError
 from spaces.fieldmanager import update_managed_fields
 from spaces.fieldvalidation import type_errors, unknown_fields
 from spaces.identity import Identity
+from spaces.listing import ListResult, list_page
 from spaces.names import name_rule, validate_annotations, validate_labels, validate_object_name
 from spaces.patching import apply_patch
-from spaces.registry import ResourceType
+from spaces.registry import ResourceType, served, stored
 from spaces.selectors import FieldSelector, LabelSelector
-from spaces.store import Compacted, Key, LogRow, LogStore, PreconditionFailed, Write, Writer
+from spaces.store import Key, LogRow, LogStore, PreconditionFailed, Write, Writer
 from spaces.store.recent import RecentRows
 from spaces.store.writer import MUST_NOT_EXIST
 from spaces.watch import WatchBus, decode_object
@@ -94,28 +92,6 @@ class DeleteOptions:
     dry_run: bool = False
 
 
-@dataclass
-class ListResult:
-    items: list[dict[str, Any]]
-    resource_version: str
-    continue_token: str = ""
-    remaining_item_count: int | None = None  # objects after this page (unfiltered paged lists only)
-
-
-def encode_continue(rev: int, after: tuple[str, str]) -> str:
-    raw = orjson.dumps({"v": "spacehub/v1", "rv": rev, "start": list(after)})
-    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
-
-
-def decode_continue(token: str) -> tuple[int, tuple[str, str]]:
-    try:
-        raw = base64.urlsafe_b64decode(token + "=" * (-len(token) % 4))
-        data = orjson.loads(raw)
-        return int(data["rv"]), (str(data["start"][0]), str(data["start"][1]))
-    except Exception as exc:
-        raise errors.bad_request(f"continue key is not valid: {exc}") from exc
-
-
 def _strip_for_compare(obj: dict[str, Any]) -> dict[str, Any]:
     out = dict(obj)
     meta = dict(out.get("metadata") or {})
@@ -127,24 +103,6 @@ def _strip_for_compare(obj: dict[str, Any]) -> dict[str, Any]:
 
 def _spec_part(obj: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in obj.items() if k not in ("metadata", "status", "apiVersion", "kind")}
-
-
-def served(rtype: ResourceType, obj: dict[str, Any]) -> dict[str, Any]:
-    """The stored object as the requested version shows it (conversion None: only apiVersion differs)."""
-    if rtype.conversion is not None:
-        return rtype.conversion.to_served(obj)
-    if obj.get("apiVersion") != rtype.api_version:
-        obj["apiVersion"] = rtype.api_version
-    return obj
-
-
-def stored(rtype: ResourceType, obj: dict[str, Any]) -> bytes:
-    """The bytes to store: the object in its kind's storage version."""
-    if rtype.conversion is not None:
-        return orjson.dumps(rtype.conversion.to_stored(obj))
-    if rtype.storage_version and rtype.storage_version != rtype.version:
-        return orjson.dumps({**obj, "apiVersion": rtype.storage_api_version})
-    return orjson.dumps(obj)
 
 
 def prune_paths(obj: dict[str, Any], paths: list[str]) -> None:
@@ -217,83 +175,10 @@ class Objects:
                    labels: LabelSelector | None = None, fields: FieldSelector | None = None,
                    limit: int = 0, continue_token: str = "", resource_version: str = "",
                    resource_version_match: str = "") -> ListResult:
-        at: int | None = None
-        after: tuple[str, str] | None = None
-        if continue_token:
-            at, after = decode_continue(continue_token)
-        elif resource_version and resource_version_match == "Exact":
-            at = self._parse_rv(resource_version)
-        elif resource_version and resource_version not in ("0",):
-            wanted = self._parse_rv(resource_version)
-            if wanted > await self.run_sync(self.store.current_revision):
-                raise StatusError(504, "Timeout", f"Too large resource version: {wanted}, current: "
-                                  f"{self.bus.latest_revision}",
-                                  causes=[Cause("ResourceVersionTooLarge", "Too large resource version")])
-        name = fields.exact_value("metadata.name") if fields is not None else None
-        if namespace is None and fields is not None:
-            ns_value = fields.exact_value("metadata.namespace")
-            namespace = ns_value if ns_value is not None and rtype.namespaced else namespace
-        filtering = (labels is not None and not labels.empty) or (fields is not None and not fields.empty)
-        items: list[dict[str, Any]] = []
-        rev = at
-        more = False
-        batch = max(limit, 500) if limit else None
-        while True:
-            try:
-                rev, rows = await self.run_sync(
-                    self.store.list, space, rtype.storage_resource, namespace if rtype.namespaced else None,
-                    at=rev, after=after, limit=(batch + 1) if batch else None, name=name)
-            except Compacted as exc:
-                if continue_token:
-                    raise errors.expired(
-                        "The provided continue parameter is too old to display a consistent list result. "
-                        "You can start a new list without the continue parameter.") from exc
-                raise errors.expired(f"too old resource version: {exc.requested} ({exc.compacted})") from exc
-            except ValueError as exc:
-                raise StatusError(504, "Timeout", str(exc),
-                                  causes=[Cause("ResourceVersionTooLarge", str(exc))]) from exc
-            page_more = batch is not None and len(rows) > batch
-            rows = rows[:batch] if batch is not None else rows
-            for row in rows:
-                obj = served(rtype, decode_object(row))
-                if filtering and not self._matches(obj, labels, fields):
-                    continue
-                items.append(obj)
-                if limit and len(items) == limit:
-                    break
-            if limit and len(items) == limit:
-                last = items[-1]["metadata"]
-                last_key = (last.get("namespace", ""), last["name"])
-                more = page_more or rows[-1].key[2:] != last_key
-                after = last_key
-                break
-            if not page_more:
-                break
-            after = (rows[-1].key.namespace, rows[-1].key.name)
-        token = encode_continue(int(rev or 0), after) if more and after is not None else ""
-        remaining = None
-        if token and not filtering and name is None:
-            # As etcd3's GetList: what the continue token would still return, only for an unfiltered list
-            # (with a selector the count would include objects that do not match).
-            remaining = await self.run_sync(self.store.count, space, rtype.storage_resource,
-                                            namespace if rtype.namespaced else None, at=int(rev or 0), after=after)
-        return ListResult(items, str(rev or 0), token, remaining)
-
-    @staticmethod
-    def _matches(obj: dict[str, Any], labels: LabelSelector | None, fields: FieldSelector | None) -> bool:
-        if labels is not None and not labels.matches(obj.get("metadata", {}).get("labels")):
-            return False
-        return fields is None or fields.matches(obj)
-
-    @staticmethod
-    def _parse_rv(value: str) -> int:
-        try:
-            rv = int(value)
-        except ValueError as exc:
-            raise errors.bad_request(f'invalid resource version "{value}"') from exc
-        if rv < 0:
-            raise errors.bad_request(f'invalid resource version "{value}"')
-        return rv
+        """A list as kube's GetList serves it (``spaces.listing``): a page, its resourceVersion and continue token."""
+        return await list_page(self.store, self.bus, self.run_sync, space, rtype, namespace, labels=labels,
+                               fields=fields, limit=limit, continue_token=continue_token,
+                               resource_version=resource_version, resource_version_match=resource_version_match)
 
     # --- validation shared by create and update -----------------------------------------------
 

@@ -20,6 +20,7 @@ from starlette.datastructures import QueryParams
 from spaces import errors
 from spaces.api.params import query_bool
 from spaces.api.tables import to_table
+from spaces.listing import parse_resource_version
 from spaces.registry import ResourceType
 from spaces.selectors import FieldSelector, LabelSelector
 from spaces.service import Objects
@@ -124,7 +125,7 @@ class WatchStream:
             if req.send_initial_events or rv in ("", "0"):
                 start, initial_items = await self._initial()
             else:
-                start = Objects._parse_rv(rv)
+                start = parse_resource_version(rv)
         except errors.StatusError as exc:
             yield _event("ERROR", exc.to_status())
             return
