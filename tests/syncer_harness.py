@@ -136,6 +136,11 @@ class World:
         assert r.status_code == 200, r.text
         return dict(r.json())
 
+    def ready(self, target: str) -> dict[str, Any]:
+        """The SyncTarget's ``Ready`` condition at the hub ({} while it has none)."""
+        found = self.hub_get("inventory", f"/apis/edge.kubestellar.io/v2alpha1/synctargets/{target}") or {}
+        return next((c for c in (found.get("status") or {}).get("conditions") or [] if c.get("type") == "Ready"), {})
+
     def placement_view(self, space: str, namespace: str, resource: str, name: str) -> dict[str, Any]:
         with self.hub.client() as c:
             r = c.get(f"/placement/v1/spaces/{space}/namespaces/{namespace}/objects/{resource}/{name}")

@@ -220,18 +220,25 @@ def test_a_nested_kube_space_is_authorized_by_rbac_in_its_parent(world: World, p
     world.hub.kubectl("delete", "space", org)
 
 
-def test_a_placement_in_a_kube_space_delivers_and_outlives_its_api_server(world: World, provider: Sim,
-                                                                          kube_space: str) -> None:
+def _place_configmap(world: World, kube_space: str, namespace_name: str, name: str, color: str) -> str:
+    """A Namespace and ConfigMap written in the kube space and an EdgePlacement there sending both to ``dest``;
+    returns the ConfigMap's path once ``dest`` has it."""
     _kubectl(world, kube_space, "apply", "-f", "-", input=yaml.safe_dump_all([
-        namespace("placed"), configmap("settings", "placed", color="blue")]))
+        namespace(namespace_name), configmap(name, namespace_name, color=color)]))
     # The hub put the EdgePlacement CRD on the API server when it became reachable.
     wait_for(lambda: _kubectl(world, kube_space, "get", "edgeplacements", check=False).returncode == 0,
              timeout=30, message="EdgePlacements served in the kube space")
-    _kubectl(world, kube_space, "apply", "-f", "-", input=yaml.safe_dump(placement("to-dest", LABELS, [
-        {"apiGroup": "", "resources": ["namespaces"], "objectNames": ["placed"]},
-        {"apiGroup": "", "resources": ["configmaps"], "namespaces": ["placed"]}])))
-    path = cm_path("placed", "settings")
-    world.wait_present("dest", path, check=lambda cm: cm.get("data") == {"color": "blue"})
+    _kubectl(world, kube_space, "apply", "-f", "-", input=yaml.safe_dump(placement(f"{name}-to-dest", LABELS, [
+        {"apiGroup": "", "resources": ["namespaces"], "objectNames": [namespace_name]},
+        {"apiGroup": "", "resources": ["configmaps"], "namespaces": [namespace_name]}])))
+    path = cm_path(namespace_name, name)
+    world.wait_present("dest", path, check=lambda cm: cm.get("data") == {"color": color})
+    return path
+
+
+def test_a_placement_in_a_kube_space_delivers_and_outlives_its_api_server(world: World, provider: Sim,
+                                                                          kube_space: str) -> None:
+    path = _place_configmap(world, kube_space, "placed", "settings", "blue")
 
     provider.stop()
     try:
@@ -257,22 +264,9 @@ def _full_resyncs(world: World) -> int:
     return world.syncers["dest"].log().count("after a full resync")
 
 
-def _ready(world: World, target: str) -> dict[str, Any]:
-    found = world.hub_get("inventory", f"/apis/edge.kubestellar.io/v2alpha1/synctargets/{target}") or {}
-    return next((c for c in (found.get("status") or {}).get("conditions") or [] if c["type"] == "Ready"), {})
-
-
 def test_a_hub_restarted_while_the_api_server_is_down_keeps_what_it_placed(world: World, provider: Sim,
                                                                            kube_space: str) -> None:
-    _kubectl(world, kube_space, "apply", "-f", "-", input=yaml.safe_dump_all([
-        namespace("kept"), configmap("kept", "kept", color="green")]))
-    wait_for(lambda: _kubectl(world, kube_space, "get", "edgeplacements", check=False).returncode == 0,
-             timeout=30, message="EdgePlacements served in the kube space")
-    _kubectl(world, kube_space, "apply", "-f", "-", input=yaml.safe_dump(placement("kept-to-dest", LABELS, [
-        {"apiGroup": "", "resources": ["namespaces"], "objectNames": ["kept"]},
-        {"apiGroup": "", "resources": ["configmaps"], "namespaces": ["kept"]}])))
-    path = cm_path("kept", "kept")
-    world.wait_present("dest", path, check=lambda cm: cm.get("data") == {"color": "green"})
+    path = _place_configmap(world, kube_space, "kept", "kept", "green")
     resyncs = _full_resyncs(world)
 
     provider.stop()
@@ -283,7 +277,7 @@ def test_a_hub_restarted_while_the_api_server_is_down_keeps_what_it_placed(world
         # The restarted hub is a new epoch: the syncer resyncs in full and removes whatever the snapshot lacks.
         wait_for(lambda: _full_resyncs(world) > resyncs, timeout=60,
                  message="the syncer's full resync with the restarted hub")
-        wait_for(lambda: _ready(world, "dest").get("status") == "True", timeout=30, message="dest Ready")
+        wait_for(lambda: world.ready("dest").get("status") == "True", timeout=30, message="dest Ready")
         assert _condition(world, kube_space)["reason"] == "Unreachable"  # the hub never heard from the server
         # What was placed came back from the hub's records: the snapshot held it, and the cluster keeps it.
         assert (world.get("dest", path) or {}).get("data") == {"color": "green"}

@@ -181,12 +181,6 @@ def test_sim_with_syncers_registers_its_clusters_once_and_syncs_them(tmp_path: P
         world.close()
 
 
-def ready_of(world: World, target: str) -> dict[str, object]:
-    obj = world.hub_get("inventory", f"/apis/edge.kubestellar.io/v2alpha1/synctargets/{target}")
-    conditions = ((obj or {}).get("status") or {}).get("conditions") or []
-    return next((c for c in conditions if c.get("type") == "Ready"), {})
-
-
 def test_a_cluster_its_syncer_cannot_reach_is_not_ready_at_once_and_ready_again_when_it_answers(
         world: World) -> None:
     world.join("florin", "wec1", {"env": "prod"})
@@ -194,21 +188,21 @@ def test_a_cluster_its_syncer_cannot_reach_is_not_ready_at_once_and_ready_again_
     place_configmaps(world, "reach", "a")
     for cluster in ("florin", "guilder"):
         world.wait_present(cluster, cm_path("app", "a"))
-    wait_for(lambda: ready_of(world, "florin").get("status") == "True", message="florin Ready")
+    wait_for(lambda: world.ready("florin").get("status") == "True", message="florin Ready")
 
     world.sim.set_faults("wec1", refuse=True)  # the syncer runs on; its cluster stops answering
     refused_at = time.monotonic()
-    down = wait_for(lambda: (r := ready_of(world, "florin")).get("status") == "False" and r, timeout=10,
+    down = wait_for(lambda: (r := world.ready("florin")).get("status") == "False" and r, timeout=10,
                     message="florin not Ready")
     # The cut watch tells the syncer, which says so in a heartbeat sent at once, not in a quarter of the
     # heartbeat timeout (60 s here).
     assert time.monotonic() - refused_at < 5
     assert down["reason"] == "ClusterUnreachable" and "cannot reach its cluster" in str(down["message"])
-    assert ready_of(world, "guilder").get("status") == "True"
+    assert world.ready("guilder").get("status") == "True"
     assert world.get("wec2", cm_path("app", "a")) is not None
 
     world.sim.clear_faults("wec1")
-    up = wait_for(lambda: (r := ready_of(world, "florin")).get("status") == "True" and r, timeout=30,
+    up = wait_for(lambda: (r := world.ready("florin")).get("status") == "True" and r, timeout=30,
                   message="florin Ready again")
     assert up["reason"] == "SyncerHeartbeat"
     assert world.get("wec1", cm_path("app", "a")) is not None  # nothing was deleted meanwhile

@@ -120,12 +120,6 @@ def test_the_placement_picture_draws_an_edge_per_copy_coloured_by_its_state(page
     assert "replicas" not in page.inner_text("#details") or "guilder" in page.inner_text("#details")
 
 
-def guilder_ready(world: World) -> str:
-    with world.hub.client() as c:
-        target = c.get("/clusters/inventory/apis/edge.kubestellar.io/v2alpha1/synctargets/guilder").json()
-    return next(c["status"] for c in target["status"]["conditions"] if c["type"] == "Ready")
-
-
 def test_a_cluster_going_down_turns_it_and_its_edges_red_within_2s_and_back_when_healed(
         browser: Any, page: Any, world: World) -> None:
     sign_in(page, world.hub.token)
@@ -146,7 +140,7 @@ def test_a_cluster_going_down_turns_it_and_its_edges_red_within_2s_and_back_when
         fleet.wait_for_selector('tr[data-cluster="guilder"][data-health="down"]', timeout=left())
         red = time.monotonic()
         assert red - fault <= RED_WITHIN, f"red {red - fault:.2f}s after the fault"
-        assert guilder_ready(world) == "False"
+        assert world.ready("guilder").get("status") == "False"
         stroke = page.eval_on_selector('path.edge[data-cluster="guilder"]', "e => getComputedStyle(e).stroke")
         assert stroke == "rgb(217, 48, 37)"
         assert {s for (o, c), s in edges(page).items() if c == "florin"} == {"ready"}
