@@ -1,4 +1,5 @@
-"""The workload cluster as the syncer sees it: the standard Kubernetes API, through kr8s.
+"""The workload cluster as the syncer sees it: the standard Kubernetes API, with kr8s's credentials over the
+cluster's one connection pool (``syncer.clusterhttp``).
 
 Owns URLs, server-side apply, deletes, reads and watches of arbitrary resources named by (group,
 version, resource) — the sync stream names every entry that way, so no discovery is needed, and a type
@@ -14,26 +15,30 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import urllib.parse
 import warnings
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
+from http import HTTPStatus
 from typing import Any
 
-import httpx
-import kr8s
+import aiohttp
 import kr8s.asyncio
 import orjson
 
 from spaces.kubeconfig import split_server
+from syncer.clusterhttp import ClusterHTTP
+from syncer.hubclient import UNREACHABLE
 
 FIELD_MANAGER = "spacehub-syncer"
-HUB_CLUSTERS = "placement/v1/clusters"
-REQUEST_TIMEOUT = httpx.Timeout(30.0)
-PROBE_TIMEOUT = httpx.Timeout(5.0)
+HUB_CLUSTERS = "/placement/v1/clusters"
+REQUEST_TIMEOUT = aiohttp.ClientTimeout(total=30.0)
+PROBE_TIMEOUT = aiohttp.ClientTimeout(total=5.0)
 # A watch ends server-side after this long (kubectl's reflectors do the same) and is re-opened from
 # its last resourceVersion: a connection silently dropped by something in between is noticed.
 WATCH_SECONDS = 300
-WATCH_TIMEOUT = httpx.Timeout(30.0, read=WATCH_SECONDS + 30.0)
+WATCH_TIMEOUT = aiohttp.ClientTimeout(total=None, sock_connect=30.0, sock_read=WATCH_SECONDS + 30.0)
+JSON = [("Accept", "application/json")]
 
 log = logging.getLogger(__name__)
 # kr8s warns about server versions newer than it was tested with; the API calls used here are stable.
@@ -66,28 +71,31 @@ class ClusterError(Exception):
         return self.code == 410
 
 
-def _error(exc: Exception) -> ClusterError:
-    if isinstance(exc, kr8s.ServerError) and exc.response is not None:
-        status = exc.status if isinstance(exc.status, dict) else _status_of(exc.response)
-        return ClusterError(exc.response.status_code, str(status.get("reason") or "Unknown"),
-                            str(status.get("message") or exc))
+def _unreachable(exc: BaseException) -> ClusterError:
     return ClusterError(0, "Unavailable", f"cluster unreachable: {exc!r}")
 
 
-def _status_of(response: httpx.Response) -> dict[str, Any]:
-    """The ``Status`` in an error response (kr8s keeps it only for 4xx)."""
+def _answer_error(code: int, body: bytes) -> ClusterError:
+    """An error answer: the ``Status`` it carries, or the HTTP reason phrase where it is not one (a proxy's page)."""
     try:
-        body = response.json()
-    except (ValueError, httpx.ResponseNotRead):
-        return {}
-    return body if isinstance(body, dict) else {}
+        status = orjson.loads(body)
+    except orjson.JSONDecodeError:
+        status = None
+    if not isinstance(status, dict):
+        status = {}
+    try:
+        phrase = HTTPStatus(code).phrase
+    except ValueError:
+        phrase = "Unknown"
+    message = str(status.get("message") or f"{code} {phrase}: {body[:200].decode(errors='replace')}")
+    return ClusterError(code, str(status.get("reason") or phrase.replace(" ", "")), message)
 
 
-def _where(gvr: GVR) -> dict[str, str]:
-    # kr8s builds /api/v1/… for version "v1" and /apis/<group>/<version>/… otherwise.
-    if gvr.group:
-        return {"version": f"{gvr.group}/{gvr.version}", "base": "/apis"}
-    return {"version": gvr.version, "base": "/api"}
+def _path(gvr: GVR, namespace: str, rest: str) -> str:
+    """``/api/v1[/namespaces/NS]/REST`` or ``/apis/GROUP/VERSION[…]``; names and namespaces are DNS labels and
+    resources lowercase words, so nothing needs %-encoding."""
+    base = f"/apis/{gvr.group}/{gvr.version}" if gvr.group else f"/api/{gvr.version}"
+    return f"{base}/namespaces/{namespace}/{rest}" if namespace else f"{base}/{rest}"
 
 
 class Reachability:
@@ -126,8 +134,9 @@ class Cluster:
     """One workload cluster's API. Cheap: many share one process."""
 
     def __init__(self, api: Any, name: str) -> None:
-        self.api = api
+        self.api = api  # kr8s's, for its credentials only
         self.name = name
+        self.http = ClusterHTTP(api.auth)
         self.reach = Reachability()
 
     @classmethod
@@ -136,61 +145,73 @@ class Cluster:
         api = await kr8s.asyncio.api(kubeconfig=kubeconfig, context=context)
         return cls(api, kubeconfig or "in-cluster")
 
-    @property
-    def auth(self) -> Any:
-        """kr8s's credentials for this cluster (server, CA, token or client certificate, from the kubeconfig or
-        the in-cluster service account), which the pod tunnel's relay uses too (``syncer.relay``)."""
-        return self.api.auth
-
     @contextlib.asynccontextmanager
-    async def _request(self, method: str, **kwargs: Any) -> AsyncIterator[Any]:
-        """One request to the cluster (kr8s's ``call_api`` arguments): errors as ClusterError, and whether it was
-        answered noted in ``reach``."""
+    async def _request(self, method: str, path: str, *, params: dict[str, Any] | None = None,
+                       body: bytes | None = None, content_type: str = "",
+                       timeout: aiohttp.ClientTimeout = REQUEST_TIMEOUT,
+                       server: str | None = None) -> AsyncIterator[aiohttp.ClientResponse]:
+        """One request to the cluster, its answer yielded while it is read: an error answer raises ClusterError
+        with the ``Status`` it carries, no answer raises it as ``Unavailable``; ``reach`` notes which. ``server``:
+        another base than the cluster's server (a hub's placement API beside its space)."""
+        headers = [*JSON, ("Content-Type", content_type)] if content_type else JSON
+        query = urllib.parse.urlencode(params) if params else ""
+        url = self.http.url(path, query, server)
         try:
-            async with self.api.call_api(method, **kwargs) as response:
-                self.reach.answered()
-                yield response
-        except ClusterError as exc:
-            self.reach.failed(exc)
-            raise
-        except (kr8s.ServerError, httpx.HTTPError, kr8s.APITimeoutError, OSError) as exc:
-            error = _error(exc)
+            response = await self.http.request(method, url, headers, body, timeout)
+        except UNREACHABLE as exc:
+            error = _unreachable(exc)
             self.reach.failed(error)
             raise error from None
+        self.reach.answered()
+        try:
+            if response.status >= 400:
+                try:
+                    content = await response.read()
+                except UNREACHABLE:
+                    content = b""
+                raise _answer_error(response.status, content)
+            yield response
+        finally:
+            response.release()
 
-    def _call(self, method: str, gvr: GVR, namespace: str, url: str,
-              **kwargs: Any) -> contextlib.AbstractAsyncContextManager[Any]:
-        return self._request(method, namespace=namespace or None, url=url, **_where(gvr), **kwargs)
+    async def _json(self, method: str, path: str, **kwargs: Any) -> dict[str, Any]:
+        async with self._request(method, path, **kwargs) as response:
+            try:
+                content = await response.read()
+            except UNREACHABLE as exc:
+                error = _unreachable(exc)
+                self.reach.failed(error)
+                raise error from None
+        try:
+            answer = orjson.loads(content)
+        except orjson.JSONDecodeError:
+            raise ClusterError(response.status, "BadResponse", "the cluster answered with something not JSON: "
+                               f"{content[:200].decode(errors='replace')}") from None
+        return answer if isinstance(answer, dict) else {}
 
     async def probe(self) -> None:
         """Ask the cluster for its version, only to learn whether it answers (``reach``); never raises."""
         with contextlib.suppress(ClusterError):
-            async with self._request("GET", base="/version", version="", timeout=PROBE_TIMEOUT):  # as kr8s asks
+            async with self._request("GET", "/version", timeout=PROBE_TIMEOUT):
                 return
 
     async def apply(self, gvr: GVR, namespace: str, name: str, obj: dict[str, Any]) -> dict[str, Any]:
         """Server-side apply as ``spacehub-syncer``, forcing: the hub is the authority for what it sends."""
-        async with self._call("PATCH", gvr, namespace, f"{gvr.resource}/{name}", content=orjson.dumps(obj),
-                              headers={"Content-Type": "application/apply-patch+yaml"},
-                              params={"fieldManager": FIELD_MANAGER, "force": "true"},
-                              timeout=REQUEST_TIMEOUT) as response:
-            return dict(response.json())
+        return await self._json("PATCH", _path(gvr, namespace, f"{gvr.resource}/{name}"), body=orjson.dumps(obj),
+                                content_type="application/apply-patch+yaml",
+                                params={"fieldManager": FIELD_MANAGER, "force": "true"})
 
     async def merge_patch(self, gvr: GVR, namespace: str, name: str, patch: dict[str, Any]) -> dict[str, Any]:
-        async with self._call("PATCH", gvr, namespace, f"{gvr.resource}/{name}", content=orjson.dumps(patch),
-                              headers={"Content-Type": "application/merge-patch+json"},
-                              params={"fieldManager": FIELD_MANAGER}, timeout=REQUEST_TIMEOUT) as response:
-            return dict(response.json())
+        return await self._json("PATCH", _path(gvr, namespace, f"{gvr.resource}/{name}"), body=orjson.dumps(patch),
+                                content_type="application/merge-patch+json", params={"fieldManager": FIELD_MANAGER})
 
     async def create(self, gvr: GVR, namespace: str, obj: dict[str, Any]) -> dict[str, Any]:
-        async with self._call("POST", gvr, namespace, gvr.resource, content=orjson.dumps(obj),
-                              params={"fieldManager": FIELD_MANAGER}, timeout=REQUEST_TIMEOUT) as response:
-            return dict(response.json())
+        return await self._json("POST", _path(gvr, namespace, gvr.resource), body=orjson.dumps(obj),
+                                content_type="application/json", params={"fieldManager": FIELD_MANAGER})
 
     async def get(self, gvr: GVR, namespace: str, name: str) -> dict[str, Any] | None:
         try:
-            async with self._call("GET", gvr, namespace, f"{gvr.resource}/{name}", timeout=REQUEST_TIMEOUT) as r:
-                return dict(r.json())
+            return await self._json("GET", _path(gvr, namespace, f"{gvr.resource}/{name}"))
         except ClusterError as exc:
             if exc.not_found:
                 return None
@@ -200,8 +221,8 @@ class Cluster:
         """Delete in the background (dependents by the cluster's GC); an absent object is fine."""
         body = orjson.dumps({"kind": "DeleteOptions", "apiVersion": "v1", "propagationPolicy": "Background"})
         try:
-            async with self._call("DELETE", gvr, namespace, f"{gvr.resource}/{name}", content=body,
-                                  timeout=REQUEST_TIMEOUT):
+            async with self._request("DELETE", _path(gvr, namespace, f"{gvr.resource}/{name}"), body=body,
+                                     content_type="application/json"):
                 return
         except ClusterError as exc:
             if not exc.not_found:
@@ -215,8 +236,7 @@ class Cluster:
         if field_selector:
             params["fieldSelector"] = field_selector
         while True:
-            async with self._call("GET", gvr, namespace, gvr.resource, params=params, timeout=REQUEST_TIMEOUT) as r:
-                page = r.json()
+            page = await self._json("GET", _path(gvr, namespace, gvr.resource), params=params)
             items.extend(page.get("items") or [])
             meta = page.get("metadata") or {}
             if not meta.get("continue"):
@@ -230,21 +250,19 @@ class Cluster:
                   "allowWatchBookmarks": "true", "timeoutSeconds": str(WATCH_SECONDS)}
         if field_selector:
             params["fieldSelector"] = field_selector
-        async with self._call("GET", gvr, namespace, gvr.resource, params=params, stream=True,
-                              timeout=WATCH_TIMEOUT) as response:
+        async with self._request("GET", _path(gvr, namespace, gvr.resource), params=params,
+                                 timeout=WATCH_TIMEOUT) as response:
             self.reach.watching += 1
             try:
-                async for line in response.aiter_lines():
-                    if not line:
-                        continue
+                async for line in _lines(response):
                     event = orjson.loads(line)
                     obj = event.get("object") or {}
                     if event.get("type") == "ERROR":
                         raise ClusterError(int(obj.get("code") or 500), str(obj.get("reason") or "Unknown"),
                                            str(obj.get("message") or "watch error"))
                     yield event
-            except (httpx.HTTPError, OSError) as exc:
-                raise _error(exc) from None
+            except UNREACHABLE as exc:
+                raise _unreachable(exc) from None
             finally:
                 self.reach.watching -= 1
 
@@ -274,8 +292,7 @@ class Cluster:
 
     async def _discovery(self, base: str, path: str) -> dict[str, Any] | None:
         try:
-            async with self._request("GET", base=base, version="", url=path, timeout=REQUEST_TIMEOUT) as r:
-                return dict(r.json())
+            return await self._json("GET", f"{base}/{path}")
         except ClusterError as error:
             if error.not_found:
                 return None
@@ -289,20 +306,34 @@ class Cluster:
         """When this "cluster" is a space of a spacehub hub (its server ends in ``/clusters/<space>``), the
         hub's own clusters as its placement API lists them (``GET /placement/v1/clusters``: name, readiness,
         capacity and allocatable); None for a server that is not one."""
-        base, space = split_server(str(self.api.auth.server))
+        base, space = split_server(self.http.server)
         if space is None:
             return None
         try:
-            # An absolute URL: the client's base is the space, the placement API is beside the spaces.
-            async with self._request("GET", base=base, version="", url=HUB_CLUSTERS, timeout=REQUEST_TIMEOUT) as r:
-                return list(r.json().get("items") or [])
+            return list((await self._json("GET", HUB_CLUSTERS, server=base)).get("items") or [])
         except ClusterError as error:
             if error.not_found:
                 return None
             raise
 
     async def close(self) -> None:
-        session = getattr(self.api, "_session", None)
+        await self.http.close()
+        session = getattr(self.api, "_session", None)  # kr8s's, opened to ask the server's version on connect
         if session is not None:
             with contextlib.suppress(Exception):
                 await session.aclose()
+
+
+async def _lines(response: aiohttp.ClientResponse) -> AsyncIterator[bytes]:
+    """A watch's events, one JSON document per line, however long (aiohttp's ``readline`` stops at 128 KiB)."""
+    pending = b""
+    async for chunk in response.content.iter_any():
+        pending += chunk
+        if b"\n" not in chunk:
+            continue
+        *lines, pending = pending.split(b"\n")
+        for line in lines:
+            if line.strip():
+                yield line
+    if pending.strip():
+        yield pending

@@ -5,10 +5,8 @@ cluster credentials.
 HTTP responses go back as they arrive (a followed log line by line, a watch event by event), never buffered
 whole: a chunk is read from the cluster only once the hub has room for it. WebSocket upgrades (exec, attach,
 port-forward) are opened to the cluster with the subprotocols the client offered, and messages are relayed
-one by one both ways, close codes included. aiohttp rather than kr8s's httpx client because it speaks
-WebSocket and pauses reading a response whose consumer is behind; the credentials are kr8s's (kubeconfig
-token or client certificate, or the in-cluster service account), the token re-read when the cluster
-answers 401.
+one by one both ways, close codes included. Through the cluster's one connection pool
+(``syncer.clusterhttp``), with the syncer's credentials for it.
 """
 
 from __future__ import annotations
@@ -16,7 +14,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import ssl
 from http import HTTPStatus
 from typing import Any
 
@@ -27,12 +24,10 @@ from spaces.errors import StatusError
 from spaces.tunnel import rules
 from spaces.tunnel.frames import MAX_MESSAGE, Kind
 from spaces.tunnel.stream import Closed, Stream, failure
-from syncer.hubclient import UNREACHABLE, proxy_for
+from syncer.clusterhttp import ClusterHTTP
+from syncer.hubclient import UNREACHABLE
 
 log = logging.getLogger(__name__)
-# No overall limit: a followed log or a watch lasts as long as the hub's client wants it (the hub times out
-# waiting for the response's head itself).
-CLUSTER_TIMEOUT = aiohttp.ClientTimeout(total=None, sock_connect=30.0)
 ECHO_SECONDS = 10.0  # for the hub to answer a WebSocket close the cluster started
 
 
@@ -45,16 +40,10 @@ def _refusal(code: int, message: str) -> dict[str, Any]:
 
 
 class ClusterRelay:
-    def __init__(self, auth: Any, target: str) -> None:
-        """``auth``: kr8s's ``KubeAuth`` for the cluster (``syncer.cluster.Cluster.auth``)."""
-        self.auth = auth
+    def __init__(self, http: ClusterHTTP, target: str) -> None:
+        """``http``: the cluster's connection pool (``syncer.cluster.Cluster.http``); the relay does not close it."""
+        self.http = http
         self.target = target
-        self._http: aiohttp.ClientSession | None = None
-
-    async def close(self) -> None:
-        if self._http is not None:
-            await self._http.close()
-            self._http = None
 
     async def handle(self, stream: Stream) -> None:
         """Serve one stream the hub opened (``spaces.tunnel.mux.Session``'s ``on_open``)."""
@@ -70,38 +59,12 @@ class ClusterRelay:
             stream.reset(exc.to_status())
             return
         log.debug("syncer %s: tunnel stream %d: %s %s", self.target, stream.id, method, rules.shown(path))
-        url = URL(self.auth.server.rstrip("/") + path + (f"?{query}" if query else ""), encoded=True)
+        url = self.http.url(path, query)
         headers = rules.forwarded(request.get("headers") or [], rules.REQUEST_HEADERS)
         if upgrade is None:
             await self._http_request(stream, method, url, headers)
         else:
             await self._websocket(stream, url, headers, offered)
-
-    # --- the cluster connection -------------------------------------------------------------------
-
-    async def _session(self) -> aiohttp.ClientSession:
-        if self._http is None:
-            context = await self.auth.ssl_context()  # True: the system's CAs
-            connector = aiohttp.TCPConnector(ssl=context if isinstance(context, ssl.SSLContext) else True)
-            # No Accept-Encoding: bodies come uncompressed, so what is relayed is what the client reads.
-            self._http = aiohttp.ClientSession(connector=connector, timeout=CLUSTER_TIMEOUT,
-                                               skip_auto_headers=("Accept-Encoding",),
-                                               proxy=self.auth.proxy or proxy_for(self.auth.server))
-        return self._http
-
-    async def _reauthenticate(self) -> None:
-        """The cluster said 401: a rotated service-account token or an expired one. Read it again; the next
-        request carries it (the session stays: other streams are reading through its connections)."""
-        await self.auth.reauthenticate()
-
-    def _options(self, headers: list[tuple[str, str]]) -> dict[str, Any]:
-        sent = list(headers)
-        if self.auth.token:
-            sent.append(("Authorization", f"Bearer {self.auth.token}"))
-        options: dict[str, Any] = {"headers": sent}
-        if self.auth.tls_server_name:
-            options["server_hostname"] = self.auth.tls_server_name
-        return options
 
     # --- HTTP -------------------------------------------------------------------------------------
 
@@ -110,7 +73,7 @@ class ClusterRelay:
         if body is None:
             return
         try:
-            response = await self._send(method, url, headers, body)
+            response = await self.http.request(method, url, headers, body)
         except UNREACHABLE as exc:
             stream.reset(_refusal(503, f"the cluster cannot be reached: {exc!r}"))
             return
@@ -125,22 +88,11 @@ class ClusterRelay:
                 return
         stream.end()
 
-    async def _send(self, method: str, url: URL, headers: list[tuple[str, str]],
-                    body: bytes) -> aiohttp.ClientResponse:
-        for attempt in (1, 2):
-            http = await self._session()
-            response = await http.request(method, url, data=body or None, **self._options(headers))
-            if response.status != 401 or attempt == 2:
-                return response
-            response.release()
-            await self._reauthenticate()
-        raise AssertionError("unreachable")
-
     # --- WebSocket --------------------------------------------------------------------------------
 
     async def _websocket(self, stream: Stream, url: URL, headers: list[tuple[str, str]], offered: list[str]) -> None:
         try:
-            ws = await self._connect(url, headers, offered)
+            ws = await self.http.ws_connect(url, headers, offered, MAX_MESSAGE)
         except aiohttp.WSServerHandshakeError as exc:
             stream.reset(_refusal(exc.status or 502, f"the cluster refused the WebSocket: {exc.status} {exc.message}"))
             return
@@ -164,19 +116,6 @@ class ClusterRelay:
             finally:
                 to_cluster.cancel()
                 await asyncio.gather(to_cluster, return_exceptions=True)
-
-    async def _connect(self, url: URL, headers: list[tuple[str, str]],
-                       offered: list[str]) -> aiohttp.ClientWebSocketResponse:
-        for attempt in (1, 2):
-            http = await self._session()
-            try:
-                return await http.ws_connect(url, protocols=offered, max_msg_size=MAX_MESSAGE, autoping=True,
-                                             **self._options(headers))
-            except aiohttp.WSServerHandshakeError as exc:
-                if exc.status != 401 or attempt == 2:
-                    raise
-            await self._reauthenticate()
-        raise AssertionError("unreachable")
 
 
 async def _request_body(stream: Stream) -> bytes | None:

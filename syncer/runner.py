@@ -79,7 +79,7 @@ async def run_syncers(specs: list[SyncerSpec], state_path: Path, options: Syncer
             running.append(syncer)
             parts = [syncer.run()]
             if options.tunnel:
-                relay = ClusterRelay(cluster.auth, spec.bootstrap.sync_target)
+                relay = ClusterRelay(cluster.http, spec.bootstrap.sync_target)
                 parts.append(Tunnel(spec.bootstrap, hub.tunnels, relay).run())
             task = asyncio.create_task(_together(*parts), name=f"syncer {spec.bootstrap.sync_target}")
             try:

@@ -63,15 +63,12 @@ class Tunnel:
         """Keep the tunnel open until cancelled."""
         backoff = Backoff(0.5, RECONNECT_MAX_SECONDS)
         loop = asyncio.get_running_loop()
-        try:
-            while True:
-                started = loop.time()
-                await self._connect_once()
-                if loop.time() - started >= STABLE_SECONDS:
-                    backoff.reset()
-                await asyncio.sleep(backoff.next())
-        finally:
-            await self.relay.close()
+        while True:
+            started = loop.time()
+            await self._connect_once()
+            if loop.time() - started >= STABLE_SECONDS:
+                backoff.reset()
+            await asyncio.sleep(backoff.next())
 
     async def _connect_once(self) -> None:
         try:

@@ -115,7 +115,7 @@ async def linked(tmp_path: Path, kubeconfig: Path, target: str = "florin") -> As
         bootstrap = await hub.register(target)
         cluster = await Cluster.connect(str(kubeconfig))
         connections = HubConnections.open(bootstrap)  # the proxy from the environment, as `syncer run` has it
-        tunnel = Tunnel(bootstrap, connections.tunnels, ClusterRelay(cluster.auth, target))
+        tunnel = Tunnel(bootstrap, connections.tunnels, ClusterRelay(cluster.http, target))
         running = asyncio.create_task(tunnel.run())
         try:
             await eventually(lambda: hub.core.syncers.tunnels.connected(target), message="the tunnel to connect")
@@ -216,9 +216,9 @@ def test_pods_are_read_watched_and_deleted_through_a_tunnel_that_crosses_a_conne
             assert "secrets/token" in caplog.text and "s3cr3t-value" not in caplog.text
 
             # A token that expired in the syncer's hands is read again from its kubeconfig, and the request made.
-            link.relay.auth.token = "st-expired"
+            link.relay.http.auth.token = "st-expired"
             again = await tunnels.request("florin", "GET", f"/api/v1/namespaces/{NS}/pods/reader")
-            assert again.status == 200 and link.relay.auth.token != "st-expired"
+            assert again.status == 200 and link.relay.http.auth.token != "st-expired"
             await body_of(again)
 
             with pytest.raises(StatusError) as unavailable:
