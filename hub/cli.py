@@ -49,7 +49,8 @@ def register_hub_commands(sub: Subparsers, common: argparse.ArgumentParser) -> N
                        help="the space holding SyncTargets and Locations, created on first start "
                             "(default: inventory)")
     serve.add_argument("--max-requests-inflight", type=int, default=400, metavar="N",
-                       help="concurrent non-watch requests served before answering 429 (0: no limit; default 400)")
+                       help="concurrent non-watch requests served before answering 429, for users' and for syncers' "
+                            "requests each (0: no limit; default 400)")
     serve.add_argument("--placement-slice-size", type=int, default=500, metavar="N",
                        help="destinations per SinglePlacementSlice before a placement's slice is split "
                             "(default 500)")

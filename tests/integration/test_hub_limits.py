@@ -31,6 +31,32 @@ def test_requests_beyond_the_inflight_limit_get_429_with_retry_after(hub_factory
     assert hub.kubectl("get", "namespaces", space="root").returncode == 0
 
 
+def test_syncers_flooding_the_hub_are_refused_among_themselves_and_users_are_still_served(
+        hub_factory: Callable[..., Hub]) -> None:
+    """Syncers have their own in-flight budget (as APF gives kubelets a priority level of their own): a fleet
+    reporting at once is throttled, and a user's request beside it is served, not refused."""
+    hub = hub_factory("--max-requests-inflight", "1")
+    with hub.client() as c:
+        registered = c.post("/placement/v1/clusters", json={"name": "busy"})
+        assert registered.status_code in (200, 201), registered.text
+        token = registered.json()["bootstrap"]["token"]
+
+    def heartbeat(_: int) -> int:
+        with hub.client() as c:
+            return c.post("/syncer/v1/targets/busy/heartbeat", json={},
+                          headers={"Authorization": f"Bearer {token}"}).status_code
+
+    with ThreadPoolExecutor(16) as pool:
+        syncers = [pool.submit(heartbeat, i) for i in range(400)]
+        with hub.client() as c:  # one at a time, while the syncers' requests go on: within the users' budget
+            users = [c.get("/clusters/root/api/v1/namespaces/default/configmaps").status_code for _ in range(40)]
+        assert not all(f.done() for f in syncers), "the syncers' flood ended before the user's requests"
+        codes = [f.result() for f in syncers]
+    assert 429 in codes, "no syncer request was refused"
+    assert set(codes) <= {200, 429}, codes
+    assert users == [200] * 40
+
+
 def test_a_placement_with_many_destinations_is_split_into_several_slices(hub_factory: Callable[..., Hub]) -> None:
     hub = hub_factory("--placement-slice-size", "2")
     for i in range(5):
