@@ -8,7 +8,9 @@ admin's token) and directly at the simulated cluster (its own token), in the sam
   over one keep-alive connection;
 * a port-forward: real ``kubectl port-forward pod/web-0`` to each, then over one forwarded connection
   downloads of 4 MiB one after another (the simulated pod's ``/bytes/<n>``: throughput, MiB/s) and short
-  requests one after another (requests/s: the latency of a round trip through the forward).
+  requests one after another (requests/s: the latency of a round trip through the forward);
+* what each process spent on it (``/proc/<pid>/stat``): CPU per log request and per MiB forwarded, for the
+  measuring client, the hub, the syncer, the simulated cluster and kubectl.
 
 Writes its section of docs/benchmarks.md; run with ``make bench`` or ``.venv/bin/python bench/debug_bench.py``.
 """
@@ -29,7 +31,7 @@ import httpx
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench.measure import pct  # noqa: E402
+from bench.measure import cpu_seconds, pct, self_cpu  # noqa: E402
 from bench.report import write_section  # noqa: E402
 from tests.harness import KUBECTL, free_port, stop_process, wait_for  # noqa: E402
 from tests.integration.test_sim_pods import Output  # noqa: E402
@@ -37,7 +39,7 @@ from tests.syncer_harness import World, namespace, placement  # noqa: E402
 
 HEADING = "## Debug from the hub (`bench/debug_bench.py`)"
 SPACE, NS, POD = "bench", "shop", "web-0"
-LOG_REQUESTS, WARMUP = 100, 10
+LOG_REQUESTS, WARMUP = 500, 10
 FORWARD_REQUESTS = 1_000
 DOWNLOAD_BYTES, DOWNLOADS = 4 * 1024 * 1024, 32
 LATENCY_AIM, THROUGHPUT_AIM = 2.0, 0.5
@@ -47,9 +49,33 @@ WEB = {"apiVersion": "apps/v1", "kind": "StatefulSet", "metadata": {"name": "web
                     {"name": "nginx", "image": "nginx:1.25", "ports": [{"containerPort": 80}]}]}}}}
 
 
-def first_byte_seconds(client: httpx.Client, path: str) -> list[float]:
+Processes = dict[str, int]  # name → pid of the processes a measure's work passes through (the client is this one)
+
+
+def cpu_now(processes: Processes) -> dict[str, float]:
+    now = {name: cpu_seconds(pid) for name, pid in processes.items()}
+    now["client"] = self_cpu()
+    return now
+
+
+def cpu_per(before: dict[str, float], processes: Processes, units: float) -> dict[str, float]:
+    """CPU seconds per unit of work of each process since ``before``."""
+    after = cpu_now(processes)
+    return {name: (after[name] - before[name]) / units for name in before}
+
+
+@dataclass(frozen=True)
+class FirstBytes:
+    seconds: list[float]
+    cpu_per_request: dict[str, float]
+
+
+def first_bytes(client: httpx.Client, path: str, processes: Processes) -> FirstBytes:
     samples = []
+    before: dict[str, float] = {}
     for i in range(WARMUP + LOG_REQUESTS):
+        if i == WARMUP:
+            before = cpu_now(processes)
         start = time.perf_counter()
         with client.stream("GET", path) as response:
             if response.status_code != 200:
@@ -61,16 +87,17 @@ def first_byte_seconds(client: httpx.Client, path: str) -> list[float]:
                 pass
         if i >= WARMUP:
             samples.append(elapsed)
-    return samples
+    return FirstBytes(samples, cpu_per(before, processes, LOG_REQUESTS))
 
 
 @dataclass(frozen=True)
 class Forwarded:
     mib_per_second: float  # downloads of DOWNLOAD_BYTES, one after another
     requests_per_second: float  # short requests, one after another
+    cpu_per_mib: dict[str, float]  # CPU seconds per MiB downloaded, per process (kubectl's too)
 
 
-def forwarded(args: list[str], env: dict[str, str]) -> Forwarded:
+def forwarded(args: list[str], env: dict[str, str], processes: Processes) -> Forwarded:
     """Throughput and request rate over one connection through ``kubectl port-forward`` (``args`` choose where
     it goes)."""
     assert KUBECTL
@@ -85,19 +112,31 @@ def forwarded(args: list[str], env: dict[str, str]) -> Forwarded:
             for _ in range(WARMUP):
                 http.get("/").raise_for_status()
             http.get(f"/bytes/{DOWNLOAD_BYTES}").raise_for_status()
+            with_kubectl = {**processes, "kubectl": forward.proc.pid}
+            before = cpu_now(with_kubectl)
             start = time.perf_counter()
             for _ in range(DOWNLOADS):
                 response = http.get(f"/bytes/{DOWNLOAD_BYTES}")
                 response.raise_for_status()
                 if len(response.content) != DOWNLOAD_BYTES:
                     raise RuntimeError(f"a download brought {len(response.content)} bytes, not {DOWNLOAD_BYTES}")
-            mib_per_second = DOWNLOADS * DOWNLOAD_BYTES / 2**20 / (time.perf_counter() - start)
+            mib = DOWNLOADS * DOWNLOAD_BYTES / 2**20
+            mib_per_second = mib / (time.perf_counter() - start)
+            cpu_per_mib = cpu_per(before, with_kubectl, mib)
             start = time.perf_counter()
             for _ in range(FORWARD_REQUESTS):
                 http.get("/").raise_for_status()
-            return Forwarded(mib_per_second, FORWARD_REQUESTS / (time.perf_counter() - start))
+            return Forwarded(mib_per_second, FORWARD_REQUESTS / (time.perf_counter() - start), cpu_per_mib)
     finally:
         stop_process(forward.proc)
+
+
+def cpu_row(per: str, path: str, cpu: dict[str, float], scale: float) -> str:
+    """One row of the CPU table: ``scale`` turns seconds into the row's unit (µs: no decimals, ms: two)."""
+    shown = "{:,.0f}" if scale >= 1e6 else "{:.2f}"
+    cells = [shown.format(cpu[name] * scale) if name in cpu else "-"
+             for name in ("client", "hub", "syncer", "cluster", "kubectl")]
+    return f"| {per} | {path} | {' | '.join(cells)} | {shown.format(sum(cpu.values()) * scale)} |"
 
 
 def verdict(met: bool) -> str:
@@ -113,18 +152,23 @@ def main() -> None:
             world.apply(SPACE, namespace(NS), WEB, placement("web", {"env": "bench"}, [
                 {"apiGroup": "apps", "resources": ["statefulsets"], "namespaces": [NS]}]))
             log_path = f"/api/v1/namespaces/{NS}/pods/{POD}/log"
+            assert world.hub.proc is not None and world.sim.proc is not None
+            syncer = world.syncers["wec1"].proc
+            assert syncer is not None
+            processes = {"hub": world.hub.proc.pid, "syncer": syncer.pid, "cluster": world.sim.proc.pid}
             with world.hub.client() as hub, world.sim.client("wec1") as direct:
                 wait_for(lambda: hub.get(f"/clusters/{SPACE}{log_path}").status_code == 200, timeout=120,
                          message="web-0's log through the hub")
-                via_direct = first_byte_seconds(direct, log_path)
-                via_hub = first_byte_seconds(hub, f"/clusters/{SPACE}{log_path}")
+                log_direct = first_bytes(direct, log_path, processes)
+                log_hub = first_bytes(hub, f"/clusters/{SPACE}{log_path}", processes)
                 # The floor of one Python HTTP hop on this machine: a request each server answers itself.
-                version_direct = first_byte_seconds(direct, "/version")
-                version_hub = first_byte_seconds(hub, f"/clusters/{SPACE}/version")
-            direct_forward = forwarded([], world.sim.env("wec1"))
-            hub_forward = forwarded(["--server", f"{world.hub.base_url}/clusters/{SPACE}"], world.hub.env)
+                version_direct = first_bytes(direct, "/version", processes).seconds
+                version_hub = first_bytes(hub, f"/clusters/{SPACE}/version", processes)
+            direct_forward = forwarded([], world.sim.env("wec1"), processes)
+            hub_forward = forwarded(["--server", f"{world.hub.base_url}/clusters/{SPACE}"], world.hub.env, processes)
         finally:
             world.close()
+    via_direct, via_hub = log_direct.seconds, log_hub.seconds
     ratio50 = pct(via_hub, 50) / pct(via_direct, 50)
     ratio99 = pct(via_hub, 99) / pct(via_direct, 99)
     share = hub_forward.mib_per_second / direct_forward.mib_per_second
@@ -143,30 +187,45 @@ def main() -> None:
         f"| log first byte p99 | {pct(via_hub, 99) * 1000:.1f} ms | {pct(via_direct, 99) * 1000:.1f} ms | "
         f"{ratio99:.1f} x |",
         f"| `/version` first byte p50 (answered by the hub itself / by the cluster) | "
-        f"{pct(version_hub, 50) * 1000:.1f} ms | {pct(version_direct, 50) * 1000:.1f} ms | "
-        f"{pct(version_hub, 50) / pct(version_direct, 50):.1f} x |",
+        f"{pct(version_hub.seconds, 50) * 1000:.1f} ms | {pct(version_direct, 50) * 1000:.1f} ms | "
+        f"{pct(version_hub.seconds, 50) / pct(version_direct, 50):.1f} x |",
         f"| port-forward throughput, MiB/s over one connection ({DOWNLOADS} downloads of "
         f"{DOWNLOAD_BYTES // 2**20} MiB) | {hub_forward.mib_per_second:,.1f} | {direct_forward.mib_per_second:,.1f} | "
         f"{share:.0%} |",
         f"| port-forward, short requests/s over one connection ({FORWARD_REQUESTS:,}) | "
         f"{hub_forward.requests_per_second:,.0f} | {direct_forward.requests_per_second:,.0f} | {request_share:.0%} |",
         "",
-        "One Python HTTP hop costs about what `/version` shows on either server; a relayed log is the hub's own "
-        "request, a stream through the tunnel and a second full HTTP request the syncer makes to its cluster — "
-        "three such hops against the direct path's one, so on this machine twice direct is out of reach for it "
-        "without caching what must be live. "
+        "CPU each process spent (from /proc; the client is the measuring process, httpx):", "",
+        "| per | path | client | hub | syncer | cluster | kubectl | all |",
+        "|---|---|---:|---:|---:|---:|---:|---:|",
+        cpu_row("log request (µs)", "through the hub", log_hub.cpu_per_request, 1e6),
+        cpu_row("log request (µs)", "directly", log_direct.cpu_per_request, 1e6),
+        cpu_row("`/version` (µs)", "answered by the hub", version_hub.cpu_per_request, 1e6),
+        cpu_row("MiB forwarded (ms)", "through the hub", hub_forward.cpu_per_mib, 1e3),
+        cpu_row("MiB forwarded (ms)", "directly", direct_forward.cpu_per_mib, 1e3),
+        "",
         "A log through the hub needs its pod found first: the hub asks every cluster of the space's placements "
         "for it (one round trip through each tunnel, at once) to learn which cluster shows it under that name "
         "and that the space placed its workload there; where it was found is then reused for 10 s, so of these "
-        "repeated requests only the first pays it, and each other is one round trip that also crosses the "
-        "syncer, which makes its own request to the cluster: with a direct answer under a millisecond, twice "
-        "direct is about what one relayed request costs. (Before the reuse, p50 was 4.2 ms, 6.1 x.) Throughput "
-        "is the simulated pod's `/bytes/<n>` downloaded through the forward; each byte crosses two extra "
-        "processes (hub and syncer) and the tunnel's framing, on the same 2 cores. Short requests measure a "
-        "round trip through the forward instead, where the two extra processes are latency. Measured during a "
-        "forward at ~95 MiB/s (2026-11-26): the hub used 59 % of a core, the syncer 31 %, the simulated cluster 16 %, "
-        "kubectl 32 % — none saturated — and a 4 MiB tunnel window changed nothing against 1 MiB (256 KiB had "
-        "held it at 60 to 80 MiB/s), so what is left is each message's way through four processes, not one's CPU.", "",
+        "repeated requests only the first pays it. Each other is the hub's own request (what `/version` costs "
+        "it, above), two frames to the syncer and three back through the tunnel, and the syncer's own request to "
+        "the cluster; every process on the way parses, encrypts, writes and is woken, and on this machine that "
+        "is CPU on the request's path: the first byte comes after about as long as the four processes' CPU per "
+        "request, so twice direct would need the hub, the syncer and what relaying adds at the client and the "
+        "cluster together to cost no more than the whole direct request. Throughput is the simulated pod's "
+        "`/bytes/<n>` downloaded through the forward: "
+        "each byte is decrypted and encrypted again by the hub and by the syncer (three TLS connections against "
+        "one) and framed twice more, and kubectl's side costs more per MiB when it reads from the hub than from the "
+        "cluster. Short requests measure a round trip through the forward instead, where the two extra processes "
+        "are latency.", "",
+        "Tried on the way (2026-11-26, measured with this benchmark's CPU columns): wsproto unmasked the syncer's "
+        "frames in Python, 15 % of the hub's CPU during a forward — now in C (`spaces/server/wsmask.py`; forward "
+        "96 → 157 MiB/s, with the machine quieter too); the syncer's cluster requests over one aiohttp pool instead "
+        "of kr8s's httpx (`syncer/clusterhttp.py`); a tunnel window of 4 MiB instead of 1 MiB (no change); "
+        "batching the frames made at once into one WebSocket message (a request's OPEN and END, a response's head "
+        "and first bytes: hub CPU per log request 8 % less, first byte unchanged, forward 3 % slower from the copying; "
+        "not kept); the syncer on uvloop (5 to 10 % less of its CPU, +1.3 MiB RSS against the syncer's 60 MiB budget; "
+        "not kept).", "",
         f"Aims: log first byte ≤ {LATENCY_AIM:.0f} x direct — {verdict(ratio50 <= LATENCY_AIM)} at p50 "
         f"({ratio50:.1f} x), {verdict(ratio99 <= LATENCY_AIM)} at p99 ({ratio99:.1f} x); port-forward ≥ "
         f"{THROUGHPUT_AIM:.0%} of direct — {verdict(share >= THROUGHPUT_AIM)} ({share:.0%}).",

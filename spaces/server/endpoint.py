@@ -18,6 +18,7 @@ from typing import Any
 
 import uvicorn
 
+from spaces.server import wsmask
 from spaces.server.certfiles import CertificateFiles, follow
 from spaces.server.tls import ensure_pki
 
@@ -42,7 +43,9 @@ class Endpoint:
     def uvicorn_config(self, app: Any) -> uvicorn.Config:
         # log_config=None: uvicorn's loggers go through the process's own handler (spaces.logs). ws: kubectl
         # port-forward asks for the WebSocket subprotocol "SPDY/3.1+portforward.k8s.io", which the websockets
-        # library refuses ("/" is no token character); wsproto takes it, as the Go servers kubectl talks to do.
+        # library refuses ("/" is no token character); wsproto takes it, as the Go servers kubectl talks to do,
+        # and unmasks in C (spaces.server.wsmask).
+        wsmask.install()
         return uvicorn.Config(app, host=self.host, port=self.port, log_level="warning", log_config=None,
                               lifespan="on", ws="wsproto",
                               timeout_keep_alive=IDLE_CONNECTION_SECONDS,
