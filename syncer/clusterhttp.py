@@ -10,6 +10,7 @@ with a thousand syncers in a simulator, the client side of their applies was a t
 
 from __future__ import annotations
 
+import asyncio
 import ssl
 from typing import Any
 
@@ -30,6 +31,7 @@ class ClusterHTTP:
         """``auth``: kr8s's ``KubeAuth`` for the cluster (``kr8s.asyncio.api(...).auth``)."""
         self.auth = auth
         self._session: aiohttp.ClientSession | None = None
+        self._opening = asyncio.Lock()  # the first requests come at once: one session for all of them
 
     @property
     def server(self) -> str:
@@ -41,14 +43,17 @@ class ClusterHTTP:
         return URL((server or self.server) + path + (f"?{query}" if query else ""), encoded=True)
 
     async def session(self) -> aiohttp.ClientSession:
-        if self._session is None:
-            context = await self.auth.ssl_context()  # True: the system's CAs
-            connector = aiohttp.TCPConnector(ssl=context if isinstance(context, ssl.SSLContext) else True)
-            # No Accept-Encoding: bodies come uncompressed, so what the relay passes on is what its client reads.
-            self._session = aiohttp.ClientSession(connector=connector, timeout=SESSION_TIMEOUT,
-                                                  skip_auto_headers=("Accept-Encoding",),
-                                                  proxy=self.auth.proxy or proxy_for(self.server))
-        return self._session
+        if self._session is not None:
+            return self._session
+        async with self._opening:
+            if self._session is None:
+                context = await self.auth.ssl_context()  # True: the system's CAs
+                connector = aiohttp.TCPConnector(ssl=context if isinstance(context, ssl.SSLContext) else True)
+                # No Accept-Encoding: bodies come uncompressed, so what the relay passes on is what its client reads.
+                self._session = aiohttp.ClientSession(connector=connector, timeout=SESSION_TIMEOUT,
+                                                      skip_auto_headers=("Accept-Encoding",),
+                                                      proxy=self.auth.proxy or proxy_for(self.server))
+            return self._session
 
     def options(self, headers: list[tuple[str, str]]) -> dict[str, Any]:
         """aiohttp request arguments: ``headers`` plus the credentials, and the TLS name when the kubeconfig
