@@ -33,7 +33,7 @@ class CMasker:
         if not data:
             return bytearray(data)
         assert apply_mask is not None
-        out = bytearray(apply_mask(bytes(data), self._key))
+        out = bytearray(apply_mask(data, self._key))
         turn = len(data) % 4
         self._key = self._key[turn:] + self._key[:turn]
         return out
