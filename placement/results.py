@@ -54,17 +54,22 @@ class ResultWriter:
             instances = len(self.engine.location_instances(name))
             if (location.get("status") or {}).get("instances") == instances:
                 continue
+            await self._set_status(inv, LOCATIONS, name, {"instances": instances}, merge=True)
 
-            def set_status(obj: dict[str, Any], count: int = instances) -> dict[str, Any]:
-                obj["status"] = {**(obj.get("status") or {}), "instances": count}
-                return obj
+    async def _set_status(self, space: str, resource: str, name: str, status: dict[str, Any], *,
+                          merge: bool = False) -> None:
+        """Write ``status`` (``merge``: over the stored one's other fields) as the engine; an object gone is fine."""
 
-            try:
-                await self.objects.guaranteed_update(inv, self._type(inv, LOCATIONS), "", name, set_status,
-                                                     WriteOptions(manager=MANAGER), subresource="status")
-            except StatusError as exc:
-                if exc.code != 404:
-                    raise
+        def set_status(obj: dict[str, Any]) -> dict[str, Any]:
+            obj["status"] = {**(obj.get("status") or {}), **status} if merge else status
+            return obj
+
+        try:
+            await self.objects.guaranteed_update(space, self._type(space, resource), "", name, set_status,
+                                                 WriteOptions(manager=MANAGER), subresource="status")
+        except StatusError as exc:
+            if exc.code != 404:
+                raise
 
     def _type(self, space: str, resource: str) -> ResourceType:
         rtype = self.catalog.by_group_resource(space, resource)
@@ -165,14 +170,5 @@ class ResultWriter:
                 [(c["type"], c["status"], c.get("message")) for c in conditions]:
             return
 
-        def set_status(obj: dict[str, Any]) -> dict[str, Any]:
-            obj["status"] = status
-            return obj
-
-        try:
-            await self.objects.guaranteed_update(space, self._type(space, PLACEMENTS), "", name, set_status,
-                                                 WriteOptions(manager=MANAGER), subresource="status")
-        except StatusError as exc:
-            if exc.code != 404:
-                raise
+        await self._set_status(space, PLACEMENTS, name, status)
 

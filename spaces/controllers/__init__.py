@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Hashable
+from collections.abc import Awaitable, Callable, Hashable
 from typing import Protocol
 
 log = logging.getLogger(__name__)
@@ -33,6 +33,7 @@ class WorkQueue:
         self._pending: set[Hashable] = set()
         self._queue: asyncio.Queue[Hashable] = asyncio.Queue()
         self._task: asyncio.Task[None] | None = None
+        self._waiting: list[asyncio.Task[None]] = []  # see when_gate_opens
 
     def add(self, key: Hashable) -> None:
         if key not in self._pending:
@@ -50,7 +51,22 @@ class WorkQueue:
         """Process keys from now on, or once ``gate`` opens; keys added meanwhile wait (de-duplicated)."""
         self._task = asyncio.create_task(self._run(gate), name=f"controller-{self.name}")
 
+    def when_gate_opens(self, gate: Gate | None, act: Callable[[], Awaitable[None]]) -> None:
+        """Run ``act`` once ``gate``, closed now, opens: a process that comes to lead looks again at what it let
+        the leader do meanwhile. Nothing when there is no gate or it is open already; :meth:`stop` cancels it."""
+        if gate is None or gate.held:
+            return
+
+        async def wait_then_act() -> None:
+            await gate.wait()
+            await act()
+
+        self._waiting.append(asyncio.get_running_loop().create_task(wait_then_act(), name=f"{self.name}-leading"))
+
     async def stop(self) -> None:
+        for waiting in self._waiting:
+            waiting.cancel()
+        await asyncio.gather(*self._waiting, return_exceptions=True)
         if self._task is not None:
             self._task.cancel()
             with contextlib.suppress(asyncio.CancelledError):

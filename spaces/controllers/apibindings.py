@@ -12,7 +12,6 @@ kube-style conditions with reasons:
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Callable, Hashable
 from typing import Any
 
@@ -67,23 +66,15 @@ class APIBindingController(WorkQueue):
         self.catalog = catalog
         self.index = index
         self.public_url = public_url
-        self._leading: asyncio.Task[None] | None = None
 
     def start(self, gate: Gate | None = None) -> None:
         """Write status from now on, or once ``gate`` opens (then everything is looked at again)."""
         self.index.listeners.append(self._changed)
         super().start(gate)
         self._everything()
-        if gate is not None and not gate.held:
-            self._leading = asyncio.get_running_loop().create_task(self._when_leading(gate))
+        self.when_gate_opens(gate, self._everything_again)
 
-    async def stop(self) -> None:
-        if self._leading is not None:
-            self._leading.cancel()
-        await super().stop()
-
-    async def _when_leading(self, gate: Gate) -> None:
-        await gate.wait()
+    async def _everything_again(self) -> None:
         self._everything()
 
     def _everything(self) -> None:

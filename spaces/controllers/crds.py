@@ -15,7 +15,6 @@ through the status subresource, which admission policies guarding CRD updates do
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
 from collections.abc import Sequence
 from typing import Any
@@ -58,7 +57,6 @@ class CRDController(WorkQueue):
         # Compiled types per CRD, reused while its generation and accepted names are unchanged.
         self._compiled: dict[tuple[str, str], tuple[tuple[str, int, str, bool], list[ResourceType]]] = {}
         self.gate: Gate | None = None
-        self._leading: asyncio.Task[None] | None = None
 
     def crd_type(self, space: str) -> ResourceType:
         rtype = self.catalog.by_group_resource(space, CRD_RESOURCE)
@@ -83,16 +81,9 @@ class CRDController(WorkQueue):
         super().start()
         for space in {s for s, _ in self._compiled}:
             self.add(space)
-        if gate is not None and not gate.held:
-            self._leading = asyncio.get_running_loop().create_task(self._reconcile_when_leading(gate))
+        self.when_gate_opens(gate, self._reconcile_all)
 
-    async def stop(self) -> None:
-        if self._leading is not None:
-            self._leading.cancel()
-        await super().stop()
-
-    async def _reconcile_when_leading(self, gate: Gate) -> None:
-        await gate.wait()
+    async def _reconcile_all(self) -> None:
         _rev, rows = await self.objects.run_sync(self.objects.store.list_resource_everywhere, CRD_RESOURCE)
         for space in {row.key.space for row in rows}:
             self.add(space)
