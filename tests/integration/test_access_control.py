@@ -10,6 +10,7 @@ import subprocess
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -44,6 +45,15 @@ def make_user(hub: Hub, tmp_path: Path, name: str, space: str, role: str, *extra
     hub.spacehub("user", "create", name, "--space", space, "--role", role, "--out", str(out), *extra)
     assert oct(out.stat().st_mode & 0o777) == "0o600"
     return User(hub, name, out)
+
+
+def cluster_role_grant(name: str, rule: dict[str, Any], subject: dict[str, str]) -> list[dict[str, Any]]:
+    """A ClusterRole ``name`` with one ``rule`` and its ClusterRoleBinding to ``subject`` (``kind``, ``name``)."""
+    return [{"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole", "metadata": {"name": name},
+             "rules": [rule]},
+            {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding", "metadata": {"name": name},
+             "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": name},
+             "subjects": [{"apiGroup": "rbac.authorization.k8s.io", **subject}]}]
 
 
 def configmap(name: str) -> str:

@@ -16,6 +16,7 @@ import pytest
 import yaml
 
 from tests.harness import KUBECTL, Hub, hub_processes, kubectl_yaml, wait_for
+from tests.integration.test_access_control import cluster_role_grant
 from tests.syncer_harness import World, placement
 
 GROUP = "gadgets.provider.example"
@@ -270,14 +271,9 @@ def test_binding_an_export_needs_bind_on_it_in_the_provider_space(hub: Hub, tmp_
                                         ) in refused.stderr, refused.stderr
 
     # The provider lets everyone bind it (kcp's usual grant), without giving anyone its space.
-    hub.kubectl("apply", "-f", "-", space="ab-perm-provider", input=yaml.safe_dump_all([
-        {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole", "metadata": {"name": "bind-gadgets"},
-         "rules": [{"apiGroups": ["apis.spacehub.io"], "resources": ["apiexports"], "resourceNames": ["gadgets"],
-                    "verbs": ["bind"]}]},
-        {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
-         "metadata": {"name": "bind-gadgets"},
-         "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "bind-gadgets"},
-         "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "Group", "name": "system:authenticated"}]}]))
+    hub.kubectl("apply", "-f", "-", space="ab-perm-provider", input=yaml.safe_dump_all(cluster_role_grant(
+        "bind-gadgets", {"apiGroups": ["apis.spacehub.io"], "resources": ["apiexports"], "resourceNames": ["gadgets"],
+                         "verbs": ["bind"]}, {"kind": "Group", "name": "system:authenticated"})))
     bound = as_user(hub, kubeconfig, server, "apply", "-f", "-", input=manifest)
     assert bound.returncode == 0, bound.stderr
     hub.kubectl("wait", "--for=condition=Ready", "apibinding/g", "--timeout=20s", space="ab-perm-a")

@@ -19,7 +19,7 @@ import pytest
 import yaml
 
 from tests.harness import KUBECTL, free_port, wait_for
-from tests.integration.test_access_control import make_user
+from tests.integration.test_access_control import cluster_role_grant, make_user
 from tests.sim_harness import Sim
 from tests.syncer_harness import World, cm_path, configmap, namespace, placement
 
@@ -201,14 +201,9 @@ def test_a_nested_kube_space_is_authorized_by_rbac_in_its_parent(world: World, p
     viewer = make_user(world.hub, tmp_path, f"viewer-{uuid.uuid4().hex[:4]}", org, "view")
     refused = viewer.kubectl("--server", url, "get", "namespaces")
     assert refused.returncode == 1 and "Forbidden" in refused.stderr, refused.stderr
-    world.hub.kubectl("apply", "-f", "-", space=f"root:{org}", input=yaml.safe_dump_all([
-        {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole", "metadata": {"name": "enter-kube"},
-         "rules": [{"apiGroups": ["spacehub.io"], "resources": ["spaces/content"], "resourceNames": ["kube"],
-                    "verbs": ["access"]}]},
-        {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
-         "metadata": {"name": "enter-kube"},
-         "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "enter-kube"},
-         "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": viewer.name}]}]))
+    world.hub.kubectl("apply", "-f", "-", space=f"root:{org}", input=yaml.safe_dump_all(cluster_role_grant(
+        "enter-kube", {"apiGroups": ["spacehub.io"], "resources": ["spaces/content"], "resourceNames": ["kube"],
+                       "verbs": ["access"]}, {"kind": "User", "name": viewer.name})))
     # Now the parent's view role decides: reads pass, writes do not.
     listed = wait_for(lambda: (r := viewer.kubectl("--server", url, "get", "namespaces", "-o", "name")).returncode
                       == 0 and r.stdout, timeout=10, message="the viewer to enter the kube space")
@@ -253,9 +248,14 @@ def test_a_placement_in_a_kube_space_delivers_and_outlives_its_api_server(world:
         provider.start()
     _wait_condition(world, kube_space, "True")
     # The mirror is back: a change on the API server reaches the cluster.
-    _kubectl(world, kube_space, "apply", "-f", "-", input=yaml.safe_dump(configmap("settings", "placed", color="red")))
-    world.wait_present("dest", path, check=lambda cm: cm.get("data") == {"color": "red"})
-    _kubectl(world, kube_space, "delete", "configmap", "settings", "-n", "placed")
+    _changes_flow_again(world, kube_space, path, "settings", "placed")
+
+
+def _changes_flow_again(world: World, kube_space: str, path: str, name: str, ns: str) -> None:
+    """A change of the ConfigMap on the API server reaches the cluster, and so does its deletion."""
+    _kubectl(world, kube_space, "apply", "-f", "-", input=yaml.safe_dump(configmap(name, ns, color="changed")))
+    world.wait_present("dest", path, check=lambda cm: cm.get("data") == {"color": "changed"})
+    _kubectl(world, kube_space, "delete", "configmap", name, "-n", ns)
     world.wait_absent("dest", path)
 
 
@@ -288,9 +288,6 @@ def test_a_hub_restarted_while_the_api_server_is_down_keeps_what_it_placed(world
         provider.start()
     _wait_condition(world, kube_space, "True")
     # The server's first complete list takes over from the records: changes and deletions flow again.
-    _kubectl(world, kube_space, "apply", "-f", "-", input=yaml.safe_dump(configmap("kept", "kept", color="gold")))
-    world.wait_present("dest", path, check=lambda cm: cm.get("data") == {"color": "gold"})
-    _kubectl(world, kube_space, "delete", "configmap", "kept", "-n", "kept")
-    world.wait_absent("dest", path)
+    _changes_flow_again(world, kube_space, path, "kept", "kept")
     with world.hub.client() as c:
         assert c.get(f"/placement/v1/spaces/{kube_space}/namespaces/kept/objects/configmaps/kept").status_code == 404
