@@ -23,14 +23,14 @@ COPY syncer/ syncer/
 COPY sim/ sim/
 # Every dependency ships wheels for CPython 3.11 on amd64 and arm64, so no compiler is needed here either.
 # kubernetes-validate carries the schemas of some twenty Kubernetes releases; the hub reads only the newest
-# (spaces/definitions.py), so the others (about 64 MB) are removed, and loading the kept one is checked.
+# (apiserver/definitions.py), so the others (about 64 MB) are removed, and loading the kept one is checked.
 # pip and setuptools are not needed to run spacehub: they leave the venv with the build.
 RUN python -m venv /opt/spacehub \
     && /opt/spacehub/bin/pip install --no-cache-dir --disable-pip-version-check ".[postgres]" \
-    && /opt/spacehub/bin/python -c "import os, shutil; from spaces.definitions import schema_dir; \
+    && /opt/spacehub/bin/python -c "import os, shutil; from apiserver.definitions import schema_dir; \
 keep = schema_dir(); base = os.path.dirname(keep); \
 [shutil.rmtree(os.path.join(base, d)) for d in os.listdir(base) if os.path.join(base, d) != keep]; \
-from spaces.definitions import load_definitions; assert load_definitions()" \
+from apiserver.definitions import load_definitions; assert load_definitions()" \
     && /opt/spacehub/bin/pip uninstall --yes --disable-pip-version-check pip setuptools \
     && /opt/spacehub/bin/spacehub --version
 

@@ -17,7 +17,7 @@ import orjson
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from spaces.server.endpoint import prepare_endpoint
+from apiserver.server.endpoint import prepare_endpoint
 
 ANSWER_FIELDS = {"kind": "ConfigMap", "apiVersion": "v1", "data": {"k": "v"}}
 

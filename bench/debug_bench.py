@@ -219,7 +219,7 @@ def main() -> None:
         "cluster. Short requests measure a round trip through the forward instead, where the two extra processes "
         "are latency.", "",
         "Tried on the way (2026-11-26, measured with this benchmark's CPU columns): wsproto unmasked the syncer's "
-        "frames in Python, 15 % of the hub's CPU during a forward — now in C (`spaces/server/wsmask.py`; forward "
+        "frames in Python, 15 % of the hub's CPU during a forward — now in C (`apiserver/server/wsmask.py`; forward "
         "96 → 157 MiB/s, with the machine quieter too); the syncer's cluster requests over one aiohttp pool instead "
         "of kr8s's httpx (`syncer/clusterhttp.py`); a tunnel window of 4 MiB instead of 1 MiB (no change); "
         "batching the frames made at once into one WebSocket message (a request's OPEN and END, a response's head "

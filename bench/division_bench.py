@@ -20,10 +20,10 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from apimachinery.quantity import parse_quantity  # noqa: E402
 from bench.measure import pct  # noqa: E402
 from bench.report import write_section  # noqa: E402
 from placement.division import divide, division_of  # noqa: E402
-from spaces.quantity import parse_quantity  # noqa: E402
 
 CLUSTERS = 1_000
 REPLICAS = 5_000

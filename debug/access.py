@@ -10,9 +10,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from spaces.access import Attributes, Authorizer, require
-from spaces.errors import unauthorized
-from spaces.identity import of_request
+from apimachinery.errors import unauthorized
+from apiserver.access import Attributes, Authorizer, require
+from apiserver.identity import of_request
 
 STREAMS = frozenset({"exec", "attach", "portforward"})
 _VERBS = {"GET": "get", "DELETE": "delete", "PUT": "update", "PATCH": "patch", "POST": "create"}

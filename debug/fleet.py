@@ -17,9 +17,9 @@ from urllib.parse import urlencode
 
 import orjson
 
+from apimachinery.errors import StatusError
 from debug.naming import Obj, owned, present, real_names, resolve
 from placement.service import PlacementService
-from spaces.errors import StatusError
 from sync.tunnel import TunnelRegistry
 
 log = logging.getLogger(__name__)

@@ -15,14 +15,14 @@ import orjson
 from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 
+from apimachinery.errors import StatusError, bad_request, method_not_allowed, not_found
+from apiserver.access import Authorizer
+from apiserver.api.codec import json_response, status_response, table_version
+from apiserver.api.tables import to_table
+from apiserver.registry import ResourceType
 from debug.access import STREAMS, authorize, verb_of
 from debug.fleet import ClusterPods, Found, Located, pods_path, warning_header
 from debug.naming import labelled
-from spaces.access import Authorizer
-from spaces.api.codec import json_response, status_response, table_version
-from spaces.api.tables import to_table
-from spaces.errors import StatusError, bad_request, method_not_allowed, not_found
-from spaces.registry import ResourceType
 from sync.tunnel import TunnelResponse
 
 READ_ONLY = "pods in a space are the clusters' pods, read-only here: change the workload that owns them"

@@ -1,7 +1,7 @@
 """Where the hub serves a space's pods: the paths ``debug`` claims from the space API, its routes, and the Pod
 kind a space lists in discovery.
 
-The Pod kind is the clusters' (``spaces.builtin.clusterkinds``: its schema and table columns), served with
+The Pod kind is the clusters' (``apiserver.builtin.clusterkinds``: its schema and table columns), served with
 only what a space does with pods: ``get``, ``list`` and ``delete``, and the ``log``, ``exec``, ``attach`` and
 ``portforward`` subresources. Its requests never reach the store.
 """
@@ -14,13 +14,13 @@ from collections.abc import Callable
 
 from starlette.routing import BaseRoute, Route, WebSocketRoute
 
+from apiserver.access import Authorizer
+from apiserver.builtin.clusterkinds import cluster_types
+from apiserver.registry import ResourceType
 from debug.fleet import ClusterPods
 from debug.http import PodsHTTP
 from debug.sockets import PodSockets
 from placement.service import PlacementService
-from spaces.access import Authorizer
-from spaces.builtin.clusterkinds import cluster_types
-from spaces.registry import ResourceType
 from sync.tunnel import TunnelRegistry
 
 METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE"]

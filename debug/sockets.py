@@ -15,12 +15,12 @@ from collections.abc import Callable
 
 from starlette.websockets import WebSocket
 
+from apimachinery.errors import StatusError, not_found
+from apiserver.access import Authorizer
+from apiserver.api.asgi import send_status
 from debug.access import STREAMS, authorize
 from debug.fleet import ClusterPods, pods_path
-from spaces.access import Authorizer
-from spaces.api.asgi import send_status
-from spaces.errors import StatusError, not_found
-from spaces.tunnel.stream import Closed, Message
+from kubeclient.tunnel.stream import Closed, Message
 from sync.tunnel import TunnelSocket
 
 CLOSE_ANSWER_SECONDS = 5.0  # how long the cluster has to answer a close kubectl started before it is abandoned

@@ -1,6 +1,6 @@
 """What each hub endpoint outside the spaces' Kubernetes API asks of the authorizer.
 
-The spaces' API (``/clusters/<space>/…``) authorizes its own requests (``spaces.api.handlers``); everything
+The spaces' API (``/clusters/<space>/…``) authorizes its own requests (``apiserver.api.handlers``); everything
 else is mapped here to the attributes of the space it reads or changes, so that one authorizer and the same
 bindings answer for every endpoint:
 
@@ -23,10 +23,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from spaces.access import PARENT_SPACE, Attributes, Authorizer, require
+from apimachinery.errors import StatusError
+from apiserver.access import PARENT_SPACE, Attributes, Authorizer, require
+from apiserver.identity import of_request
 from spaces.apibinding.kinds import ENDPOINT_PREFIX
-from spaces.errors import StatusError
-from spaces.identity import of_request
 
 EDGE_GROUP = "edge.kubestellar.io"
 PLACEMENT_API = "/placement/v1"

@@ -1,6 +1,6 @@
 """Assemble the hub's ASGI application: the space runtime, inventory, placement and the sync server.
 
-``HubCore`` composes the long-lived pieces on the space runtime (``spaces.server.runtime``) and owns
+``HubCore`` composes the long-lived pieces on the space runtime (``spaces.runtime``) and owns
 their start-up and shut-down order; ``build_app`` wraps it in routes (the spaces' Kubernetes API, the
 desired-set view, the placement REST API, the syncer API, the web UI, probes, metrics) and middleware
 (authentication, the in-flight limit, metrics). Tests and benchmarks run the very same app through
@@ -19,6 +19,18 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Mount, Route
 
+from apiserver.api.asgi import (
+    METHODS,
+    STATUS_HANDLERS,
+    lifespan_of,
+    probe_routes,
+    send_status,
+    space_path_aliases,
+    spaces_first,
+    version_info,
+)
+from apiserver.api.handlers import SpaceAPI
+from apiserver.identity import ADMINS
 from debug.routes import claims, pod_routes, space_pod_type
 from hub.access import EndpointAuthorization
 from hub.auth import UNAUTHENTICATED_PATHS, TokenAuth
@@ -37,25 +49,13 @@ from placement.apidocs import public_paths
 from placement.desired_view import DesiredSetAPI
 from placement.kinds import placement_types
 from placement.service import PlacementService
-from spaces.api.asgi import (
-    METHODS,
-    STATUS_HANDLERS,
-    lifespan_of,
-    probe_routes,
-    send_status,
-    space_path_aliases,
-    spaces_first,
-    version_info,
-)
-from spaces.api.handlers import SpaceAPI
 from spaces.apibinding.index import BindingIndex
 from spaces.apibinding.kinds import ENDPOINT_PREFIX, apibinding_types
 from spaces.apibinding.resolve import ExportRef
-from spaces.catalog import Catalog
-from spaces.identity import ADMINS
+from spaces.apibinding.wiring import APIBindings
+from spaces.kind import spaces_catalog
 from spaces.providers.proxy import kube_spaces_first
-from spaces.server.apibindings import APIBindings
-from spaces.server.runtime import RuntimeSettings, SpaceRuntime
+from spaces.runtime import RuntimeSettings, SpaceRuntime
 from status.kinds import status_types
 from status.service import StatusService
 from sync.routes import keeping_server_send, streams_unlimited, syncer_routes
@@ -86,8 +86,9 @@ class HubCore:
     def __init__(self, settings: HubSettings) -> None:
         self.settings = settings
         self.metrics = HubMetrics()
-        self.catalog = Catalog(extra_types=inventory_types() + placement_types() + status_types() + apibinding_types(),
-                               upstream_types=(space_pod_type(),), nested_spaces=True)
+        self.catalog = spaces_catalog(
+            extra_types=inventory_types() + placement_types() + status_types() + apibinding_types(),
+            upstream_types=(space_pod_type(),), nested_spaces=True)
         self.runtime = SpaceRuntime(self.catalog, RuntimeSettings(
             db_url=settings.db_url, public_url=settings.public_url, compact_horizon=settings.compact_horizon,
             compact_interval=settings.compact_interval, rbac=True, privileged_groups=(ADMINS, SYNCERS)),
@@ -112,7 +113,7 @@ class HubCore:
         self.registration = Registration(self.objects, self.catalog, self.credentials, settings.inventory_space,
                                          settings.public_url, settings.ca_pem)
         self.heartbeats = Heartbeats(self.inventory, self.objects, self.catalog, settings.syncer_heartbeat_timeout)
-        self.placement = PlacementService(self.objects, self.catalog, self.inventory, runtime.lifecycle.space_phase,
+        self.placement = PlacementService(self.objects, self.catalog, self.inventory, runtime.spaces.phase,
                                           first_seq=self.bus.latest_revision, slice_size=settings.slice_size)
         self.placement.drain_timings.append(self.metrics.drains.observe)
         await runtime.run_sync(self.placement.load)
@@ -131,7 +132,7 @@ class HubCore:
         providers = KubeSpaceProviders(runtime, self.placement)
         await providers.start()
         self.providers = providers
-        self.api = SpaceAPI(self.objects, self.catalog, runtime.lifecycle.space_phase, version_info(),
+        self.api = SpaceAPI(self.objects, self.catalog, runtime.spaces.phase, version_info(),
                             runtime.authorizer)
         self.ready = True
 

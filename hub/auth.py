@@ -1,9 +1,9 @@
 """Bearer-token authentication and per-credential path scoping for every hub endpoint.
 
 Health and version probes are open. A user's or administrator's token (``hub.users``) establishes who is
-calling, and the authorizer decides what they may do (``hub.access``, ``spaces.api.handlers``); a syncer
+calling, and the authorizer decides what they may do (``hub.access``, ``apiserver.api.handlers``); a syncer
 token reaches only its own SyncTarget's paths (``inventory.credentials``); an unknown, expired or revoked
-token is 401. The identity goes into the request scope (``spaces.identity``) for what follows. WebSocket
+token is 401. The identity goes into the request scope (``apiserver.identity``) for what follows. WebSocket
 handshakes (the syncers' tunnels) are authenticated exactly like HTTP requests, and refused with an HTTP
 error and its Status before the connection is upgraded.
 """
@@ -13,11 +13,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from apimachinery.errors import forbidden, unauthorized
+from apiserver.api.asgi import send_status
+from apiserver.identity import SCOPE_KEY
 from hub.users import UserTokens
 from inventory.credentials import SYNCER_TOKEN_PREFIX, SyncerCredentials, syncer_identity, syncer_paths
-from spaces.api.asgi import send_status
-from spaces.errors import forbidden, unauthorized
-from spaces.identity import SCOPE_KEY
 
 UNAUTHENTICATED_PATHS = frozenset({"/healthz", "/readyz", "/livez", "/version"})
 

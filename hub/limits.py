@@ -16,7 +16,7 @@ from typing import Any
 
 import orjson
 
-from spaces.errors import too_many_requests
+from apimachinery.errors import too_many_requests
 
 
 def _is_long_running(scope: dict[str, Any]) -> bool:

@@ -22,11 +22,11 @@ from prometheus_client.core import (
 )
 from prometheus_client.registry import Collector
 
+from apiserver.api.paths import REQUEST_INFO, RequestInfo
+from apiserver.watch import WatchBus
 from inventory.clusters import Inventory
 from placement.service import PlacementService
-from spaces.api.paths import REQUEST_INFO, RequestInfo
-from spaces.server.runtime import SpaceRuntime
-from spaces.watch import WatchBus
+from spaces.runtime import SpaceRuntime
 from status.service import StatusService
 from sync.server import SyncServer
 

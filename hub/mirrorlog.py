@@ -25,10 +25,10 @@ from collections.abc import Collection, Iterable, Mapping
 
 import orjson
 
+from apiserver.controllers import Gate
+from apiserver.service import Objects
+from apiserver.store import Key, LogRow
 from placement.mirror import KubeSpaceMirrors
-from spaces.controllers import Gate
-from spaces.service import Objects
-from spaces.store import Key, LogRow
 from status.records import Records
 
 log = logging.getLogger(__name__)

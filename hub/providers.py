@@ -22,7 +22,7 @@ from placement.service import PlacementService
 from spaces.providers.probe import ProviderProbe
 from spaces.providers.proxy import KubeSpaceProxy
 from spaces.providers.registry import KubeSpaces
-from spaces.server.runtime import SpaceRuntime
+from spaces.runtime import SpaceRuntime
 
 PLACEMENT_CRD = Path(CRDS) / "edgeplacements.yaml"
 

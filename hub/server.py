@@ -6,12 +6,12 @@ import argparse
 import logging
 from pathlib import Path
 
+from apiserver.server.certfiles import CertificateFiles
+from apiserver.server.endpoint import prepare_endpoint
+from apiserver.server.gcpolicy import tune_for_long_lived_heap
 from hub.app import HubSettings, build_app
-from spaces.kubeconfig import ensure_admin
-from spaces.logs import configure_logging
-from spaces.server.certfiles import CertificateFiles
-from spaces.server.endpoint import prepare_endpoint
-from spaces.server.gcpolicy import tune_for_long_lived_heap
+from kubeclient.kubeconfig import ensure_admin
+from kubeclient.logs import configure_logging
 
 log = logging.getLogger(__name__)
 

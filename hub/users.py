@@ -28,8 +28,8 @@ import orjson
 from sqlalchemy import Column, Engine, Float, MetaData, String, Table, Text, insert, or_, select, update
 from sqlalchemy.exc import IntegrityError
 
-from spaces.identity import ADMINS, AUTHENTICATED, Identity
-from spaces.store.logstore import create_schema
+from apiserver.identity import ADMINS, AUTHENTICATED, Identity
+from apiserver.store.logstore import create_schema
 
 ADMIN_USER = "admin"
 CACHE_SECONDS = 5.0

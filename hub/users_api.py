@@ -16,9 +16,9 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
+from apimachinery import errors
+from apiserver.api.codec import answering_errors, json_response
 from hub.users import UserTokens, check_user
-from spaces import errors
-from spaces.api.codec import answering_errors, json_response
 
 API = "/spacehub/v1"
 RunSync = Callable[..., Awaitable[Any]]

@@ -14,11 +14,12 @@ import sys
 from typing import Any
 from urllib.parse import quote
 
-from spaces import hierarchy, kubeconfig
+from apiserver import spacepaths
+from kubeclient import kubeconfig
+from kubeclient.files import atomic_write
+from kubeclient.output import Subparsers, add_output_flag, print_list
 from spaces.cli import from_root
 from spaces.client import ClientError, HubClient, HubError, client_for
-from spaces.files import atomic_write
-from spaces.output import Subparsers, add_output_flag, print_list
 
 API = "/spacehub/v1"
 ROLES = ("view", "edit", "admin")
@@ -102,12 +103,12 @@ def _create(args: argparse.Namespace) -> int:
     acc = kubeconfig.access(cfg, path.parent)
     base, _ = kubeconfig.split_server(acc.server)
     space = from_root(args.space)
-    parent = hierarchy.parent_id(hierarchy.store_id(space))
+    parent = spacepaths.parent_id(spacepaths.store_id(space))
     if parent is None:
         raise ClientError(f"users are given spaces below {ROOT}; in {ROOT} itself, bind a role with kubectl")
-    # Entering a space is a permission on its Space object in its parent (spaces.access).
-    holder = quote(hierarchy.full_path(parent), safe=":")
-    name, label = hierarchy.base_name(space), hierarchy.store_id(space)
+    # Entering a space is a permission on its Space object in its parent (apiserver.access).
+    holder = quote(spacepaths.full_path(parent), safe=":")
+    name, label = spacepaths.base_name(space), spacepaths.store_id(space)
     with client_for(getattr(args, "kubeconfig", None)) as client:
         client.get(f"/clusters/{holder}/apis/spacehub.io/v1alpha1/spaces/{quote(name, safe='')}")
         access_role = f"spacehub:space:{name}:access"

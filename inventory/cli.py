@@ -15,11 +15,11 @@ from pathlib import Path
 from typing import Any, TextIO
 from urllib.parse import quote
 
+from apimachinery.durations import age
 from inventory import syncer_manifest
+from kubeclient.files import atomic_write
+from kubeclient.output import Subparsers, add_output_flag, print_list
 from spaces.client import ClientError, client_for
-from spaces.durations import age
-from spaces.files import atomic_write
-from spaces.output import Subparsers, add_output_flag, print_list
 
 API = "/placement/v1"
 CLUSTER_RESOURCE_NAME = "synctarget.edge.kubestellar.io"

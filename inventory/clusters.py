@@ -15,10 +15,10 @@ from typing import Any, Protocol
 
 import orjson
 
+from apiserver.service import Objects
+from apiserver.store import LogRow
+from apiserver.watch import Entry
 from inventory.kinds import CREDENTIALS_ROTATED, LOCATIONS, SYNC_TARGETS
-from spaces.service import Objects
-from spaces.store import LogRow
-from spaces.watch import Entry
 
 
 class InventoryListener(Protocol):

@@ -32,8 +32,8 @@ from sqlalchemy import (
     update,
 )
 
-from spaces.identity import AUTHENTICATED, Identity
-from spaces.store.logstore import create_schema
+from apiserver.identity import AUTHENTICATED, Identity
+from apiserver.store.logstore import create_schema
 
 SYNCERS = "spacehub:syncers"  # the group of every syncer identity
 SYNCER_TOKEN_PREFIX = "st-"  # so that the authenticator looks up a syncer's token in the right table first

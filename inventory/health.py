@@ -17,12 +17,12 @@ import logging
 from datetime import UTC, datetime
 from typing import Any
 
+from apimachinery.errors import StatusError
+from apiserver.catalog import Catalog
+from apiserver.controllers import Gate
+from apiserver.service import Objects, WriteOptions, now_rfc3339
 from inventory.clusters import Inventory
 from inventory.kinds import SYNC_TARGETS
-from spaces.catalog import Catalog
-from spaces.controllers import Gate
-from spaces.errors import StatusError
-from spaces.service import Objects, WriteOptions, now_rfc3339
 
 log = logging.getLogger(__name__)
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import functools
 from pathlib import Path
 
-from spaces.customresources import types_from_crd_files
-from spaces.registry import ResourceType
+from apiserver.customresources import types_from_crd_files
+from apiserver.registry import ResourceType
 
 EDGE_GROUP = "edge.kubestellar.io"  # KubeStellar PoC2023q4's group: the inventory and the placement kinds
 EDGE_VERSION = "v2alpha1"

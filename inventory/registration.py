@@ -10,12 +10,12 @@ from __future__ import annotations
 import base64
 from typing import Any
 
+from apimachinery.errors import StatusError
+from apiserver.catalog import Catalog
+from apiserver.registry import ResourceType
+from apiserver.service import DeleteOptions, Objects, WriteOptions, now_rfc3339
 from inventory.credentials import SyncerCredentials
 from inventory.kinds import CREDENTIALS_ROTATED, EDGE_GROUP, EDGE_VERSION, LOCATIONS, SYNC_TARGETS
-from spaces.catalog import Catalog
-from spaces.errors import StatusError
-from spaces.registry import ResourceType
-from spaces.service import DeleteOptions, Objects, WriteOptions, now_rfc3339
 
 MANAGER = "spacehub-register"
 

@@ -12,7 +12,7 @@ from typing import Any
 
 import yaml
 
-from spaces.names import is_dns1123_label
+from apimachinery.names import is_dns1123_label
 
 DEFAULT_NAMESPACE = "spacehub-syncer"
 NAME = "spacehub-syncer"  # the ServiceAccount and Deployment, and the prefix of the ClusterRole(Binding)

@@ -24,13 +24,13 @@ from pydantic.alias_generators import to_camel
 from starlette.exceptions import HTTPException
 from starlette.routing import BaseRoute
 
+from apimachinery.errors import Cause, StatusError, not_found
 from inventory.kinds import EDGE_GROUP
 from placement import api_models as m
 from placement.apidocs import add_docs
 from placement.conflicts import Conflict
 from placement.model import ObjectRef
 from placement.where import LocationIndex, compile_location
-from spaces.errors import Cause, StatusError, not_found
 
 if TYPE_CHECKING:
     from placement.engine import PlacementEngine

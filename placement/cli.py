@@ -16,9 +16,16 @@ from urllib.parse import quote
 
 import yaml
 
-from spaces import kubeconfig
+from kubeclient import kubeconfig
+from kubeclient.output import (
+    STRUCTURED_FORMATS,
+    Subparsers,
+    add_output_flag,
+    format_table,
+    print_list,
+    write_structured,
+)
 from spaces.client import ClientError, client_for
-from spaces.output import STRUCTURED_FORMATS, Subparsers, add_output_flag, format_table, print_list, write_structured
 
 API = "/placement/v1"
 PLACEMENT_RESOURCE_NAME = "edgeplacement.edge.kubestellar.io"

@@ -14,6 +14,8 @@ import datetime as dt
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from typing import Any
 
+from apimachinery import jsonpath
+from apiserver.registry import ScalePaths
 from inventory.clusters import Inventory, cordoned, evict_after, not_ready_since
 from placement.conflicts import Conflicts
 from placement.division import Division, DivisionError, divide, division_of
@@ -21,8 +23,6 @@ from placement.engine import PlacementEngine
 from placement.model import ObjectRef
 from placement.records import PKey
 from placement.shaping import CustomizerKey, Outcome, Problems, Shaper
-from spaces import jsonpath
-from spaces.registry import ScalePaths
 
 SHOWN_PROBLEMS = 3  # objects named in a condition before "and N more"
 

@@ -13,13 +13,13 @@ import orjson
 from starlette.requests import Request
 from starlette.responses import Response
 
+from apimachinery import errors
+from apiserver.api.codec import json_response, status_response, table_version
+from apiserver.api.paths import parse_resource_path
+from apiserver.api.tables import to_table
+from apiserver.registry import ResourceType
 from placement.model import DesiredEntry
 from placement.service import PlacementService
-from spaces import errors
-from spaces.api.codec import json_response, status_response, table_version
-from spaces.api.paths import parse_resource_path
-from spaces.api.tables import to_table
-from spaces.registry import ResourceType
 
 
 class DesiredSetAPI:

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
-from spaces.quantity import parse_quantity
+from apimachinery.quantity import parse_quantity
 
 DIVISION_ANNOTATION = "spacehub.io/replica-division"
 WEIGHT_LABEL_ANNOTATION = "spacehub.io/replica-weight-label"

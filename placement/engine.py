@@ -37,6 +37,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from apiserver.builtin.kinds import builtin_types
 from placement.changelog import ChangeLog, ChangeLogs
 from placement.covering import Coverage
 from placement.desired import DesiredSets
@@ -47,7 +48,6 @@ from placement.records import CoverKey, NsKey, PKey, PlacementRecord
 from placement.selecting import Selections
 from placement.spec import compile_spec, spec_of
 from placement.where import metadata
-from spaces.builtin.kinds import builtin_types
 
 
 class PlacementEngine:

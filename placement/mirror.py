@@ -30,13 +30,13 @@ from typing import Any
 import httpx
 import orjson
 
+from apiserver.customresources import CRD_RESOURCE
+from apiserver.store import Key, LogRow
+from apiserver.watch import Entry
 from placement.selection import WILDCARD, compile_test
 from placement.service import NOT_PLACED, PLACEMENTS, PlacementService
-from spaces.customresources import CRD_RESOURCE
 from spaces.providers.registry import KubeSpace, KubeSpaces
 from spaces.providers.upstream import ProviderError, Upstream, unreachable
-from spaces.store import Key, LogRow
-from spaces.watch import Entry
 
 log = logging.getLogger(__name__)
 EDGE_GROUP, EDGE_VERSION = "edge.kubestellar.io", "v2alpha1"

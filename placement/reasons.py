@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
-from spaces.selectors import LabelSelector, Requirement
+from apimachinery.selectors import LabelSelector, Requirement
 
 
 def format_labels(labels: Mapping[str, str]) -> str:

@@ -11,13 +11,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from apimachinery.errors import StatusError
+from apiserver.catalog import Catalog
+from apiserver.registry import ResourceType
+from apiserver.service import DeleteOptions, Objects, WriteOptions, now_rfc3339
 from inventory.clusters import Inventory
 from inventory.kinds import EDGE_GROUP, EDGE_VERSION, LOCATIONS
 from placement.engine import PlacementEngine
-from spaces.catalog import Catalog
-from spaces.errors import StatusError
-from spaces.registry import ResourceType
-from spaces.service import DeleteOptions, Objects, WriteOptions, now_rfc3339
 
 PLACEMENTS = f"edgeplacements.{EDGE_GROUP}"
 SLICES = f"singleplacementslices.{EDGE_GROUP}"

@@ -38,10 +38,10 @@ from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from typing import Any
 
+from apimachinery.errors import StatusError
+from apimachinery.selectors import NOTHING, LabelSelector, label_selector_from_object
 from placement.model import ObjectRef
 from placement.reasons import format_labels, format_selectors, quoted_list
-from spaces.errors import StatusError
-from spaces.selectors import NOTHING, LabelSelector, label_selector_from_object
 
 # Reads the labels of Namespace ``name`` in ``space``; None when that Namespace object does not exist.
 NamespaceLabels = Callable[[str, str], Mapping[str, str] | None]

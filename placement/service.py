@@ -19,6 +19,17 @@ from typing import Any
 
 import orjson
 
+from apiserver.catalog import Catalog
+from apiserver.controllers import WorkQueue
+from apiserver.customresources import CRD_RESOURCE
+from apiserver.registry import ScalePaths
+from apiserver.service import Objects
+from apiserver.spacepaths import ROOT, child_id
+from apiserver.store import Key, LogRow
+from apiserver.store.lease import Leadership
+from apiserver.watch import Entry
+from cel.stdlib.timestamps import parse_duration
+from cel.types import EvalError
 from inventory.clusters import Inventory
 from inventory.kinds import EDGE_GROUP, LOCATIONS, SYNC_TARGETS
 from placement.conflicts import Conflict
@@ -28,17 +39,6 @@ from placement.model import ObjectRef, WorkloadObject
 from placement.projection import CHILD_HUB_PLACEMENT, child_hub_levels, content_digest, project
 from placement.results import PLACEMENTS, SLICE_SIZE, SLICES, ResultWriter
 from placement.shaping import Outcome
-from spaces.catalog import ROOT_SPACE, Catalog
-from spaces.cel.stdlib.timestamps import parse_duration
-from spaces.cel.types import EvalError
-from spaces.controllers import WorkQueue
-from spaces.customresources import CRD_RESOURCE
-from spaces.hierarchy import child_id
-from spaces.registry import ScalePaths
-from spaces.service import Objects
-from spaces.store import Key, LogRow
-from spaces.store.lease import Leadership
-from spaces.watch import Entry
 
 log = logging.getLogger(__name__)
 
@@ -128,7 +128,7 @@ class PlacementService(WorkQueue):
     # --- feeding the engine --------------------------------------------------------------------
 
     def _is_workload_space(self, space: str) -> bool:
-        return space not in (ROOT_SPACE, self.inventory_space)
+        return space not in (ROOT, self.inventory_space)
 
     def location_changed(self, name: str, location: dict[str, Any] | None) -> None:
         self._inventory_changed = True

@@ -11,9 +11,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from apimachinery.selectors import LabelSelector
 from placement.selection import DownsyncTest, compile_test
 from placement.where import compile_location_selectors
-from spaces.selectors import LabelSelector
 
 
 @dataclass(frozen=True)

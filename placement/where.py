@@ -21,10 +21,10 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from apimachinery.selectors import NOTHING, LabelSelector
 from inventory.kinds import EDGE_GROUP
 from placement.reasons import failed_requirements, format_selector
 from placement.selection import compile_selector
-from spaces.selectors import NOTHING, LabelSelector
 
 SYNC_TARGETS = "synctargets"
 

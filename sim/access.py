@@ -5,7 +5,7 @@ restarts keep handing out the same credentials) and a kubeconfig
 ``<data-dir>/kubeconfigs/<name>.kubeconfig`` whose server is ``<base>/clusters/<name>`` (the base of the
 process serving it, see :mod:`sim.workers`), rewritten at every start so it follows ``--listen``. A
 cluster's token reaches only that cluster, as a real cluster's credentials would; the admin token
-(``admin.token``, shared with ``spaces.kubeconfig``'s conventions) reaches every cluster and the
+(``admin.token``, shared with ``kubeclient.kubeconfig``'s conventions) reaches every cluster and the
 ``/sim/v1`` admin endpoint. Probes are open; WebSocket upgrades (exec, attach, port-forward) are checked like
 any request. Under ``--insecure-http`` a request without credentials is let through as admin: kubectl does
 not send bearer tokens over plain HTTP, and that mode is for local experiments only.
@@ -22,10 +22,10 @@ from typing import Any
 
 import orjson
 
-from spaces import kubeconfig
-from spaces.errors import StatusError, forbidden, unauthorized
-from spaces.files import atomic_write
-from spaces.identity import ADMINS, AUTHENTICATED, SCOPE_KEY, Identity
+from apimachinery.errors import StatusError, forbidden, unauthorized
+from apiserver.identity import ADMINS, AUTHENTICATED, SCOPE_KEY, Identity
+from kubeclient import kubeconfig
+from kubeclient.files import atomic_write
 
 TOKENS_FILE = "cluster-tokens.json"
 ADMIN = Identity("admin", (ADMINS, AUTHENTICATED))

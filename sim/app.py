@@ -1,6 +1,6 @@
 """Assemble the simulator's ASGI application: N simulated clusters served by one process.
 
-``SimCore`` runs the same space runtime as the hub (``spaces.server.runtime``) with the simulator's
+``SimCore`` runs the same space runtime as the hub (``spaces.runtime``) with the simulator's
 catalogue (Pods and Nodes) and controllers instead of inventory and placement. Each cluster is a space
 created at startup, with the namespaces a cluster has (``default``, ``kube-system``, ``kube-public``,
 ``kube-node-lease``) and its nodes. ``build_app`` adds the routes (``/clusters/<name>/...`` Kubernetes
@@ -22,19 +22,19 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, RedirectResponse, Response
 from starlette.routing import Route
 
+from apimachinery.errors import StatusError, bad_request, not_found
+from apiserver.access import AdminsOnly
+from apiserver.api.asgi import STATUS_HANDLERS, lifespan_of, probe_routes, spaces_first, version_info
+from apiserver.api.handlers import SpaceAPI
+from apiserver.service import WriteOptions
+from apiserver.store import Key
 from sim.access import ClusterAuth
 from sim.controllers import NodeShape, Simulator, StatusRule
 from sim.faults import FaultError, FaultInjection, Faults, FaultTable
-from sim.kinds import SimCatalog
+from sim.kinds import sim_catalog
 from sim.streams.routes import PodStreams
 from sim.workers import Workers
-from spaces.access import AdminsOnly
-from spaces.api.asgi import STATUS_HANDLERS, lifespan_of, probe_routes, spaces_first, version_info
-from spaces.api.handlers import SpaceAPI
-from spaces.errors import StatusError, bad_request, not_found
-from spaces.server.runtime import RuntimeSettings, SpaceRuntime
-from spaces.service import WriteOptions
-from spaces.store import Key
+from spaces.runtime import RuntimeSettings, SpaceRuntime
 
 log = logging.getLogger(__name__)
 
@@ -67,7 +67,7 @@ class SimSettings:
 class SimCore:
     def __init__(self, settings: SimSettings) -> None:
         self.settings = settings
-        self.catalog = SimCatalog()
+        self.catalog = sim_catalog()
         self.faults = FaultTable(settings.clusters, settings.faults)
         self.runtime = SpaceRuntime(self.catalog, RuntimeSettings(
             db_url=settings.db_url, public_url=settings.public_url, compact_horizon=settings.compact_horizon,
@@ -85,14 +85,14 @@ class SimCore:
         runtime = self.runtime
         await runtime.open()
         self.objects = runtime.objects
-        self.simulator = Simulator(self.objects, self.catalog, runtime.lifecycle.namespace_phase,
+        self.simulator = Simulator(self.objects, self.catalog, runtime.namespaces.phase,
                                    ready_delay=self.settings.ready_delay, shapes=self.settings.shapes,
                                    default_shape=self.settings.default_shape,
                                    kubelet_version=version_info()["gitVersion"].split("+")[0],
                                    status_rules=self.settings.status_rules,
                                    pull_fails=lambda cluster, image: self.faults.get(cluster).pull_fails(image))
         await runtime.start(loads=[self.simulator.load])
-        self.simulator.start(sorted(runtime.lifecycle.spaces))
+        self.simulator.start(sorted(runtime.spaces.phases))
         if self.streams is not None:
             self.objects.bus.add_listener(self.streams.observe)
         limit = asyncio.Semaphore(_STARTUP_CONCURRENCY)
@@ -102,19 +102,19 @@ class SimCore:
                 await self._ensure_cluster(name)
 
         await asyncio.gather(*(ensure(name) for name in self.settings.clusters))
-        self.api = SpaceAPI(self.objects, self.catalog, runtime.lifecycle.space_phase, version_info(),
+        self.api = SpaceAPI(self.objects, self.catalog, runtime.spaces.phase, version_info(),
                             AdminsOnly())
         self._ready = True
 
     async def _ensure_cluster(self, name: str) -> None:
         """The cluster's space, its system namespaces and its nodes."""
-        lifecycle = self.runtime.lifecycle
+        namespaces = self.runtime.namespaces
         if await self.runtime.ensure_space(name, manager=MANAGER) == "Terminating":
             raise RuntimeError(f"cluster {name} is being deleted (its space is terminating); start again later")
         ns_type = self.catalog.by_group_resource(name, "namespaces")
         assert ns_type is not None
         for namespace in SYSTEM_NAMESPACES:
-            if lifecycle.namespace_phase(name, namespace) is None:
+            if namespaces.phase(name, namespace) is None:
                 with contextlib.suppress(StatusError):
                     await self.objects.create(name, ns_type, "", {"metadata": {"name": namespace}},
                                               WriteOptions(manager=MANAGER))

@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from spaces.logs import add_log_options
-from spaces.output import Subparsers
+from kubeclient.logs import add_log_options
+from kubeclient.output import Subparsers
 
 DEFAULT_LISTEN = "127.0.0.1:7443"
 DEFAULT_DATA_DIR = Path(".spacehub-sim")

@@ -35,7 +35,7 @@ from typing import Any
 import orjson
 import yaml
 
-from spaces.errors import StatusError
+from apimachinery.errors import StatusError
 
 log = logging.getLogger(__name__)
 

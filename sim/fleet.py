@@ -15,9 +15,9 @@ from pathlib import Path
 
 import yaml
 
+from kubeclient.files import atomic_write
+from kubeclient.kubeconfig import KubeconfigError, access, load, resolve_path
 from spaces.client import ClientError, HubClient
-from spaces.files import atomic_write
-from spaces.kubeconfig import KubeconfigError, access, load, resolve_path
 from syncer.bootstrap import Bootstrap, BootstrapError
 from syncer.runner import SyncerSpec
 

@@ -1,13 +1,12 @@
-"""The simulator's catalogue: the hub's kinds plus the kinds a cluster serves (``spaces.builtin.clusterkinds``)."""
+"""The simulator's catalogue: the spaces' kinds plus the kinds a cluster serves (``apiserver.builtin.clusterkinds``)."""
 
 from __future__ import annotations
 
-from spaces.builtin.clusterkinds import cluster_types
-from spaces.catalog import Catalog
+from apiserver.builtin.clusterkinds import cluster_types
+from apiserver.catalog import Catalog
+from spaces.kind import spaces_catalog
 
 
-class SimCatalog(Catalog):
-    """The hub's catalogue plus Pods and Nodes in every space."""
-
-    def __init__(self) -> None:
-        super().__init__(upstream_types=cluster_types())
+def sim_catalog() -> Catalog:
+    """The spaces' catalogue plus Pods and Nodes in every space."""
+    return spaces_catalog(upstream_types=cluster_types())

@@ -20,6 +20,13 @@ from typing import TypeVar
 
 import uvicorn
 
+from apimachinery.names import is_dns1123_label
+from apiserver.builtin.strategies import parse_quantity
+from apiserver.server.endpoint import SpaceServer, prepare_endpoint, split_listen
+from apiserver.server.gcpolicy import tune_for_long_lived_heap
+from kubeclient.kubeconfig import ensure_admin
+from kubeclient.logs import configure_logging
+from kubeclient.output import format_table
 from sim.access import ensure_cluster_tokens, kubeconfig_path, write_kubeconfigs
 from sim.app import SimCore, SimSettings, build_app
 from sim.controllers import NodeShape
@@ -27,13 +34,6 @@ from sim.controllers.statusrules import RuleError, load_rules
 from sim.faults import FaultError, load_faults_file
 from sim.fleet import FleetError, cluster_labels, register_fleet
 from sim.workers import Workers, bind, parse_processes, slices
-from spaces.builtin.strategies import parse_quantity
-from spaces.kubeconfig import ensure_admin
-from spaces.logs import configure_logging
-from spaces.names import is_dns1123_label
-from spaces.output import format_table
-from spaces.server.endpoint import SpaceServer, prepare_endpoint, split_listen
-from spaces.server.gcpolicy import tune_for_long_lived_heap
 from syncer.runner import SyncerSpec, run_syncers
 
 log = logging.getLogger(__name__)

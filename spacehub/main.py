@@ -2,7 +2,7 @@
 
 Every command is a thin caller of its package. User errors (a missing kubeconfig, an error ``Status``
 from the server, an unreachable hub) are printed the way kubectl prints them and exit with status 1,
-never as a traceback (``spaces.output.run_guarded``).
+never as a traceback (``kubeclient.output.run_guarded``).
 """
 
 from __future__ import annotations
@@ -14,12 +14,12 @@ from collections.abc import Callable, Sequence
 from hub.cli import register_hub_commands
 from hub.users_cli import register_user_commands
 from inventory.cli import register_cluster_commands
+from kubeclient.output import Subparsers, run_guarded
+from kubeclient.version import spacehub_version
 from placement.cli import register_placement_commands
 from sim.cli import register_sim_commands
 from spacehub.up import register_up_command
 from spaces.cli import register_space_commands
-from spaces.output import Subparsers, run_guarded
-from spaces.version import spacehub_version
 from syncer.cli import register_syncer_commands
 
 Registrar = Callable[[Subparsers, argparse.ArgumentParser], None]

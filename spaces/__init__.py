@@ -1,7 +1,7 @@
-"""Spaces: logical clusters served with a Kubernetes API.
+"""spaces: logical clusters — what makes a space a space on top of the API server.
 
-Owns the log-structured store, the resource registry (built-in kinds and CRDs), the HTTP API that
-kubectl talks to under ``/clusters/<space>``, the runtime every space server shares, kubeconfigs and
-the client, and the output every command shares. It must never import placement, inventory, the sync
-server, the syncer, the hub or the simulator; those build on top of it through the store and the watch.
+The Space kind and its lifecycle (children, cascade delete), spaces served by a Kubernetes API server
+(``providers/``), API export and binding between spaces (``apibinding/``), the runtime every process that
+serves spaces runs (``runtime.py``), the hub's client for Spaces and the ``kubectl space`` plugin. It must never
+import placement, inventory, the sync server, the syncer, the hub or the simulator.
 """

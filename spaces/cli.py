@@ -1,11 +1,11 @@
 """The spaces' commands: ``spacehub space create|list|delete|kubeconfig`` and the ``kubectl space`` plugin.
 
-Both take space paths (``root:org:team``, ``spaces.hierarchy``). ``spacehub space`` reads them from root:
+Both take space paths (``root:org:team``, ``apiserver.spacepaths``). ``spacehub space`` reads them from root:
 ``org:team`` and ``root:org:team`` are the same space. ``kubectl space`` reads them as ``kubectl ws`` does,
 from the current space: ``team`` is below it, ``..`` its parent, ``:root:org`` (or ``root:org``) absolute.
 
-Both are thin callers of ``spaces.client`` and ``spaces.kubeconfig``; printing goes through
-``spaces.output``.
+Both are thin callers of ``spaces.client`` and ``kubeclient.kubeconfig``; printing goes through
+``kubeclient.output``.
 
 The plugin moves a kubeconfig between spaces, like kcp's ``kubectl ws``. kubectl runs ``kubectl-space``
 from ``$PATH`` with only the plugin's own arguments and the environment, so it reads ``--kubeconfig`` from
@@ -40,11 +40,12 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
+from apimachinery.durations import age
+from apiserver import spacepaths
+from kubeclient import kubeconfig
+from kubeclient.output import STRUCTURED_FORMATS, Subparsers, add_output_flag, print_list, run_guarded
 from spaces import client as hub_client
-from spaces import hierarchy, kubeconfig
 from spaces.client import ClientError, HubClient, HubError, client_for
-from spaces.durations import age
-from spaces.output import STRUCTURED_FORMATS, Subparsers, add_output_flag, print_list, run_guarded
 
 DEFAULT_DELETE_TIMEOUT = 60.0
 # How kubectl names a Space in its output ("space.spacehub.io/a created").
@@ -83,7 +84,7 @@ def from_root(path: str) -> str:
     """The full path of a ``spacehub space`` argument, which is read from root (``org:team``, ``root:org:team``
     and ``:root:org:team`` are one space)."""
     try:
-        return hierarchy.resolve(ROOT, path)
+        return spacepaths.resolve(ROOT, path)
     except ValueError as exc:
         raise ClientError(str(exc)) from None
 
@@ -92,7 +93,7 @@ def _space_create(args: argparse.Namespace) -> int:
     path = from_root(args.name)
     with client_for(getattr(args, "kubeconfig", None)) as client:
         hub_client.create_space(client, path)
-    print(f"{SPACE_RESOURCE_NAME}/{hierarchy.base_name(path)} created")
+    print(f"{SPACE_RESOURCE_NAME}/{spacepaths.base_name(path)} created")
     return 0
 
 
@@ -107,7 +108,7 @@ def _space_delete(args: argparse.Namespace) -> int:
     path = from_root(args.name)
     with client_for(getattr(args, "kubeconfig", None)) as client:
         hub_client.delete_space(client, path)
-        print(f'{SPACE_RESOURCE_NAME} "{hierarchy.base_name(path)}" deleted')
+        print(f'{SPACE_RESOURCE_NAME} "{spacepaths.base_name(path)}" deleted')
         if args.wait and not hub_client.wait_space_deleted(client, path, args.timeout):
             raise ClientError(f'timed out after {args.timeout:g}s waiting for space "{path}" to be deleted')
     return 0
@@ -171,10 +172,10 @@ def gone_message(name: str) -> str:
 
 
 def resolve(current: str, target: str) -> str:
-    """The full path ``target`` names from ``current`` (``hierarchy.resolve``). Checked before a path goes into a
+    """The full path ``target`` names from ``current`` (``spacepaths.resolve``). Checked before a path goes into a
     URL, so that something like ``../x`` can never point the kubeconfig anywhere but at a space."""
     try:
-        return hierarchy.resolve(current, target)
+        return spacepaths.resolve(current, target)
     except ValueError as exc:
         raise SpaceUnavailable(str(exc)) from None
 
@@ -182,7 +183,7 @@ def resolve(current: str, target: str) -> str:
 def use_space(cfg: dict[str, Any], target: str, check: SpaceCheck) -> str:
     """Point the current context's cluster at ``target`` and return the path of the space now in use.
 
-    ``target`` is a path (``hierarchy.resolve``: relative to the current space, ``..`` for its parent,
+    ``target`` is a path (``spacepaths.resolve``: relative to the current space, ``..`` for its parent,
     absolute with ``:root`` or ``root``), or ``-`` for the previous space. ``cfg`` is changed in place only
     after ``check`` accepted the target; the root space needs no check.
     """
@@ -198,7 +199,7 @@ def use_space(cfg: dict[str, Any], target: str, check: SpaceCheck) -> str:
         if previous_base != base:
             raise SpaceUnavailable(f"the previous space is on another server ({previous_base}), "
                                    f"not {base}")
-        name = ROOT if previous is None else resolve(ROOT, hierarchy.full_path(previous))
+        name = ROOT if previous is None else resolve(ROOT, spacepaths.full_path(previous))
         if previous is None:
             new_server = kubeconfig.with_space(base, ROOT)
     else:
@@ -249,7 +250,7 @@ def current_space(cfg: dict[str, Any]) -> tuple[str, str]:
     if name is None:
         raise SpaceUnavailable(f"the current server {server} is not a space URL (…/clusters/<path>); "
                                f"run 'kubectl space use {ROOT}'")
-    return hierarchy.full_path(name), server
+    return spacepaths.full_path(name), server
 
 
 def remote_check(client: HubClient) -> SpaceCheck:
@@ -299,7 +300,7 @@ def _cmd_current(args: argparse.Namespace) -> int:
 def _here(cfg: dict[str, Any]) -> str:
     """The current space's full path; root when the server is the hub's own URL, not a space's."""
     _, name = kubeconfig.split_server(kubeconfig.current_server(cfg))
-    return ROOT if name is None else hierarchy.full_path(name)
+    return ROOT if name is None else spacepaths.full_path(name)
 
 
 def _cmd_list(args: argparse.Namespace) -> int:
@@ -350,7 +351,7 @@ def render_tree(top: str, children: Callable[[str], list[str]]) -> list[str]:
         for index, name in enumerate(names):
             last = index == len(names) - 1
             lines.append(f"{indent}{'└── ' if last else '├── '}{name}")
-            walk(f"{path}{hierarchy.SEPARATOR}{name}", indent + ("    " if last else "│   "))
+            walk(f"{path}{spacepaths.SEPARATOR}{name}", indent + ("    " if last else "│   "))
 
     walk(top, "    ")
     return lines
@@ -361,7 +362,7 @@ def _cmd_create(args: argparse.Namespace) -> int:
     path = resolve(_here(config.view), args.name)
     with HubClient.from_access(config.access()) as client:
         hub_client.create_space(client, path)
-        print(f"{SPACE_RESOURCE_NAME}/{hierarchy.base_name(path)} created")
+        print(f"{SPACE_RESOURCE_NAME}/{spacepaths.base_name(path)} created")
         if not args.enter:
             return 0
         if hub_client.wait_space_ready(client, path, args.timeout) is None:

@@ -17,15 +17,16 @@ from urllib.parse import quote
 import httpx
 import orjson
 
-from spaces import hierarchy, kubeconfig
-from spaces.kubeconfig import ClusterAccess
-from spaces.output import UserError
+from apiserver import spacepaths
+from kubeclient import kubeconfig
+from kubeclient.kubeconfig import ClusterAccess
+from kubeclient.output import UserError
 
 SPACE_GROUP = "spacehub.io"
 SPACE_VERSION = "v1alpha1"
 SPACE_RESOURCE = "spaces"
 SPACE_KIND = "Space"
-ROOT_SPACE = hierarchy.ROOT
+ROOT_SPACE = spacepaths.ROOT
 
 
 class ClientError(UserError):
@@ -171,7 +172,7 @@ def _reason(response: httpx.Response) -> str:
 
 
 # --- Spaces (``spacehub.io/v1alpha1 Space`` objects, each in its parent space) --------------------
-# Every ``path`` below is a full space path (``root:org:team``, ``spaces.hierarchy``): the Space object of
+# Every ``path`` below is a full space path (``root:org:team``, ``apiserver.spacepaths``): the Space object of
 # ``root:org:team`` is ``team`` in the space ``root:org``.
 
 def spaces_path(parent: str) -> str:
@@ -181,10 +182,10 @@ def spaces_path(parent: str) -> str:
 
 def _parent_and_name(path: str) -> tuple[str, str]:
     """The full path of the space holding ``path``'s Space object, and that object's name."""
-    parent = hierarchy.parent_id(hierarchy.store_id(path))
+    parent = spacepaths.parent_id(spacepaths.store_id(path))
     if parent is None:
         raise ClientError(f'the hub itself holds the "{ROOT_SPACE}" space: it has no Space object')
-    return hierarchy.full_path(parent), hierarchy.base_name(path)
+    return spacepaths.full_path(parent), spacepaths.base_name(path)
 
 
 def _object_path(path: str) -> str:

@@ -22,7 +22,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
-from spaces.cel import (
+from cel import (
     PER_CALL_LIMIT,
     CelCompileError,
     CelCostExceeded,
@@ -31,8 +31,8 @@ from spaces.cel import (
     compile_typed,
     estimated_cost,
 )
-from spaces.cel.crd_rules import RUNTIME_CEL_COST_BUDGET
-from spaces.cel.types import DYN, TIMESTAMP, CelType, FieldInfo, map_of, type_name
+from cel.crd_rules import RUNTIME_CEL_COST_BUDGET
+from cel.types import DYN, TIMESTAMP, CelType, FieldInfo, map_of, type_name
 from status.values import number_value, order_key, to_value
 
 DEFAULT_LIMIT = 20

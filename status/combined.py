@@ -17,13 +17,13 @@ from typing import Any
 
 import orjson
 
+from apimachinery.errors import StatusError
+from apiserver.catalog import Catalog
+from apiserver.registry import ResourceType
+from apiserver.service import DeleteOptions, Objects, WriteOptions
 from inventory.clusters import Inventory
 from placement.model import ObjectRef, StatusWants
 from placement.service import PlacementService
-from spaces.catalog import Catalog
-from spaces.errors import StatusError
-from spaces.registry import ResourceType
-from spaces.service import DeleteOptions, Objects, WriteOptions
 from status.collectors import ClusterRow, CollectorError, CompiledCollector, compile_collector, evaluate
 from status.reports import Report
 

@@ -9,10 +9,10 @@ import functools
 from pathlib import Path
 from typing import Any
 
-from spaces.customresources import types_from_crd_files
-from spaces.errors import Cause
-from spaces.names import duplicate, forbidden, invalid, not_supported, required
-from spaces.registry import ResourceType, Strategy
+from apimachinery.errors import Cause
+from apimachinery.names import duplicate, forbidden, invalid, not_supported, required
+from apiserver.customresources import types_from_crd_files
+from apiserver.registry import ResourceType, Strategy
 from status.collectors import AGGREGATOR_TYPES, CollectorError, Problem, compile_collector
 
 CRDS = Path(__file__).parent / "crds"

@@ -30,13 +30,13 @@ from typing import Any
 
 import orjson
 
+from apimachinery.errors import StatusError
+from apiserver.catalog import Catalog
+from apiserver.controllers import Gate, WorkQueue
+from apiserver.service import Objects, WriteOptions
+from apiserver.watch import Entry
 from placement.model import ObjectRef
 from placement.service import PlacementService
-from spaces.catalog import Catalog
-from spaces.controllers import Gate, WorkQueue
-from spaces.errors import StatusError
-from spaces.service import Objects, WriteOptions
-from spaces.watch import Entry
 from status.aggregate import aggregate
 from status.reports import Report, ReportStore
 

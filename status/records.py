@@ -15,9 +15,9 @@ import logging
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from spaces.service import Objects
-from spaces.store import INTERNAL_SPACE, Key, PreconditionFailed, Write
-from spaces.watch import Entry
+from apiserver.service import Objects
+from apiserver.store import INTERNAL_SPACE, Key, PreconditionFailed, Write
+from apiserver.watch import Entry
 
 log = logging.getLogger(__name__)
 

@@ -13,11 +13,11 @@ from typing import Any
 
 import orjson
 
+from apiserver.controllers import Gate
+from apiserver.service import Objects
+from apiserver.store import Key
+from apiserver.watch import Entry
 from placement.model import ObjectRef
-from spaces.controllers import Gate
-from spaces.service import Objects
-from spaces.store import Key
-from spaces.watch import Entry
 from status.records import Records
 from status.reports import Report, ReportStore
 

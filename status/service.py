@@ -13,14 +13,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from apimachinery.errors import StatusError
+from apiserver.catalog import Catalog
+from apiserver.controllers import Gate
+from apiserver.events import EventRecorder, Involved
+from apiserver.service import Objects, now_rfc3339
 from inventory.clusters import Inventory
 from placement.model import ObjectRef
 from placement.service import PlacementService
-from spaces.catalog import Catalog
-from spaces.controllers import Gate
-from spaces.errors import StatusError
-from spaces.events import EventRecorder, Involved
-from spaces.service import Objects, now_rfc3339
 from status.combined import CombinedStatuses
 from status.objectstatus import ObjectStatus
 from status.reportlog import ReportLog

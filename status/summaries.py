@@ -21,16 +21,16 @@ from typing import Any
 
 import orjson
 
+from apimachinery.errors import StatusError
+from apiserver.catalog import Catalog
+from apiserver.controllers import Gate, WorkQueue
+from apiserver.events import EventRecorder, Involved
+from apiserver.registry import ResourceType
+from apiserver.service import DeleteOptions, Objects, WriteOptions
+from apiserver.watch import Entry
 from inventory.clusters import Inventory
 from placement.model import ObjectRef
 from placement.service import PlacementService
-from spaces.catalog import Catalog
-from spaces.controllers import Gate, WorkQueue
-from spaces.errors import StatusError
-from spaces.events import EventRecorder, Involved
-from spaces.registry import ResourceType
-from spaces.service import DeleteOptions, Objects, WriteOptions
-from spaces.watch import Entry
 from status.combined import COLLECTORS, CombinedStatuses
 from status.readiness import ClusterState, cluster_state, worst
 from status.reports import Report, ReportStore

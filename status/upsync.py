@@ -23,16 +23,16 @@ from typing import Any
 
 import orjson
 
+from apimachinery.errors import StatusError
+from apiserver.catalog import Catalog
+from apiserver.controllers import Gate
+from apiserver.events import EventRecorder, Involved
+from apiserver.registry import ResourceType
+from apiserver.service import DeleteOptions, Objects, WriteOptions
+from apiserver.store import Key
+from apiserver.watch import Entry
 from placement.model import ObjectRef
 from placement.service import UPSYNCED_LABEL, PlacementService
-from spaces.catalog import Catalog
-from spaces.controllers import Gate
-from spaces.errors import StatusError
-from spaces.events import EventRecorder, Involved
-from spaces.registry import ResourceType
-from spaces.service import DeleteOptions, Objects, WriteOptions
-from spaces.store import Key
-from spaces.watch import Entry
 from status.records import Records
 
 log = logging.getLogger(__name__)

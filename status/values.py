@@ -14,8 +14,8 @@ import datetime as dt
 import math
 from typing import Any
 
-from spaces.cel.stdlib.timestamps import format_duration
-from spaces.crdschema.gofmt import go_float
+from apimachinery.gofmt import go_float
+from cel.stdlib.timestamps import format_duration
 
 # The order groups are listed in: null, then false and true, then numbers, then strings.
 _RANK = {"Null": 0, "Bool": 1, "Number": 2, "String": 3}

@@ -10,8 +10,8 @@ from typing import Any
 
 import orjson
 
+from apiserver.catalog import Catalog
 from placement.model import DesiredEntry
-from spaces.catalog import Catalog
 
 CONTENT_TYPE = "application/x-ndjson"
 _DEFAULT_TYPES = {"namespaces": ("v1", "Namespace"),

@@ -18,13 +18,13 @@ from starlette.responses import Response, StreamingResponse
 from starlette.routing import BaseRoute, Route, WebSocketRoute
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
+from apimachinery import errors
+from apiserver.api.codec import answering_errors, json_response, status_response
+from apiserver.identity import of_request
 from inventory.credentials import SYNCERS, syncer_identity
 from inventory.kinds import EDGE_GROUP
 from placement.api import validation_status
 from placement.model import ObjectRef
-from spaces import errors
-from spaces.api.codec import answering_errors, json_response, status_response
-from spaces.identity import of_request
 from status.service import ClusterEvent, ObjectReport
 from status.upsync import UpsyncItem
 from sync.direct import SERVER_SEND, DirectSink
@@ -239,7 +239,7 @@ async def _deny(websocket: WebSocket, err: errors.StatusError) -> None:
 
 
 class StarletteTransport:
-    """A tunnel WebSocket as ``spaces.tunnel.mux.Transport`` sees it."""
+    """A tunnel WebSocket as ``kubeclient.tunnel.mux.Transport`` sees it."""
 
     def __init__(self, websocket: WebSocket) -> None:
         self.websocket = websocket

@@ -12,10 +12,10 @@ import secrets
 from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
+from apiserver.catalog import Catalog
 from inventory.clusters import Inventory
 from inventory.health import Heartbeats
 from placement.service import PlacementService
-from spaces.catalog import Catalog
 from status.service import ClusterEvent, ObjectReport, StatusService
 from status.upsync import UpsyncItem
 from sync.direct import DirectSink

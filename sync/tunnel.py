@@ -5,7 +5,7 @@ API the hub's own features use to reach a cluster's pods through it.
 and relays requests over it: :meth:`TunnelRegistry.request` for HTTP (the response streams back chunk by
 chunk, its status, headers and body as the cluster sent them) and :meth:`TunnelRegistry.websocket` for
 exec, attach and port-forward (messages relayed one by one with their type, close codes included), without
-understanding either. Every request is checked against ``spaces.tunnel.rules`` before it leaves, and the
+understanding either. Every request is checked against ``kubeclient.tunnel.rules`` before it leaves, and the
 syncer checks it again. With several hub processes a tunnel is connected to one of them; the others answer
 503 for that cluster. Knows nothing of HTTP frameworks (``routes`` adapts Starlette's WebSocket).
 """
@@ -19,11 +19,11 @@ from datetime import UTC, datetime
 from types import TracebackType
 from typing import Any, Self
 
-from spaces.errors import StatusError
-from spaces.tunnel import rules
-from spaces.tunnel.frames import VERSION, Kind
-from spaces.tunnel.mux import Session, Transport
-from spaces.tunnel.stream import Closed, Message, Stream, StreamReset, failure
+from apimachinery.errors import StatusError
+from kubeclient.tunnel import rules
+from kubeclient.tunnel.frames import VERSION, Kind
+from kubeclient.tunnel.mux import Session, Transport
+from kubeclient.tunnel.stream import Closed, Message, Stream, StreamReset, failure
 
 log = logging.getLogger(__name__)
 RESPONSE_TIMEOUT = 30.0  # seconds for the cluster's response (its status line) to come back through a tunnel

@@ -10,8 +10,8 @@ import re
 import signal
 from pathlib import Path
 
-from spaces.logs import add_log_options, configure_logging
-from spaces.output import Subparsers
+from kubeclient.logs import add_log_options, configure_logging
+from kubeclient.output import Subparsers
 from syncer.bootstrap import Bootstrap, BootstrapError
 
 DEFAULT_STATE_DIR = Path(".spacehub-syncer")

@@ -26,7 +26,7 @@ import aiohttp
 import kr8s.asyncio
 import orjson
 
-from spaces.kubeconfig import split_server
+from kubeclient.kubeconfig import split_server
 from syncer.clusterhttp import ClusterHTTP
 from syncer.hubclient import UNREACHABLE
 

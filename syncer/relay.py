@@ -1,5 +1,5 @@
 """The syncer's end of the pod tunnel towards its cluster: each stream the hub opens, checked against the
-tunnel's rules (``spaces.tunnel.rules``, the same ones the hub applied) and performed with the syncer's own
+tunnel's rules (``kubeclient.tunnel.rules``, the same ones the hub applied) and performed with the syncer's own
 cluster credentials.
 
 HTTP responses go back as they arrive (a followed log line by line, a watch event by event), never buffered
@@ -20,10 +20,10 @@ from typing import Any
 import aiohttp
 from yarl import URL
 
-from spaces.errors import StatusError
-from spaces.tunnel import rules
-from spaces.tunnel.frames import MAX_MESSAGE, Kind
-from spaces.tunnel.stream import Closed, Stream, failure
+from apimachinery.errors import StatusError
+from kubeclient.tunnel import rules
+from kubeclient.tunnel.frames import MAX_MESSAGE, Kind
+from kubeclient.tunnel.stream import Closed, Stream, failure
 from syncer.clusterhttp import ClusterHTTP
 from syncer.hubclient import UNREACHABLE
 
@@ -46,7 +46,7 @@ class ClusterRelay:
         self.target = target
 
     async def handle(self, stream: Stream) -> None:
-        """Serve one stream the hub opened (``spaces.tunnel.mux.Session``'s ``on_open``)."""
+        """Serve one stream the hub opened (``kubeclient.tunnel.mux.Session``'s ``on_open``)."""
         request = stream.request
         method, path, query = str(request.get("method")), str(request.get("path")), str(request.get("query") or "")
         upgrade = request.get("upgrade")

@@ -18,8 +18,8 @@ from collections.abc import Callable
 from decimal import Decimal
 from typing import Any
 
-from spaces.quantity import parse_quantity
-from syncer.backoff import Backoff
+from apimachinery.quantity import parse_quantity
+from kubeclient.backoff import Backoff
 from syncer.cluster import Cluster, ClusterError
 from syncer.held import Held
 from syncer.hubclient import HubClient, HubError

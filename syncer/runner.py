@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from syncer.backoff import Backoff
+from kubeclient.backoff import Backoff
 from syncer.bootstrap import Bootstrap
 from syncer.cluster import Cluster
 from syncer.hubclient import HubClient, HubConnections

@@ -16,8 +16,8 @@ import logging
 from dataclasses import dataclass
 from typing import Any
 
-from spaces.version import spacehub_version
-from syncer.backoff import Backoff
+from kubeclient.backoff import Backoff
+from kubeclient.version import spacehub_version
 from syncer.bootstrap import Bootstrap
 from syncer.cluster import GVR, Cluster, ClusterError
 from syncer.drift import DriftWatcher

@@ -14,9 +14,9 @@ import logging
 
 import aiohttp
 
-from spaces.tunnel.frames import MAX_FRAME
-from spaces.tunnel.mux import Session
-from syncer.backoff import Backoff
+from kubeclient.backoff import Backoff
+from kubeclient.tunnel.frames import MAX_FRAME
+from kubeclient.tunnel.mux import Session
 from syncer.bootstrap import Bootstrap
 from syncer.hubclient import DEFAULT_PING_INTERVAL, UNREACHABLE
 from syncer.relay import ClusterRelay
@@ -30,7 +30,7 @@ CONNECT_TIMEOUT = aiohttp.ClientWSTimeout(ws_receive=None, ws_close=5.0)
 
 
 class AiohttpTransport:
-    """A client WebSocket as ``spaces.tunnel.mux.Transport`` sees it."""
+    """A client WebSocket as ``kubeclient.tunnel.mux.Transport`` sees it."""
 
     def __init__(self, ws: aiohttp.ClientWebSocketResponse) -> None:
         self.ws = ws

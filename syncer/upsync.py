@@ -16,7 +16,7 @@ import logging
 from collections.abc import Mapping
 from typing import Any
 
-from syncer.backoff import Backoff
+from kubeclient.backoff import Backoff
 from syncer.cluster import GVR, Cluster, ClusterError
 from syncer.held import MANAGED_LABEL
 from syncer.hubclient import HubClient, HubError

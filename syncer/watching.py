@@ -15,7 +15,7 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
-from syncer.backoff import Backoff
+from kubeclient.backoff import Backoff
 from syncer.cluster import GVR, Cluster, ClusterError
 
 log = logging.getLogger(__name__)

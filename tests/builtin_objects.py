@@ -6,14 +6,15 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from spaces.builtin.kinds import builtin_types, root_types
-from spaces.registry import ResourceType
+from apiserver.builtin.kinds import builtin_types
+from apiserver.registry import ResourceType
+from spaces.kind import space_types
 
 UID = "6f0c2b4e-1d1a-4c55-9a8e-2f3b7c9d0e11"
 
 
 def rtype(kind: str) -> ResourceType:
-    return next(t for t in (*builtin_types(), *root_types()) if t.kind == kind)
+    return next(t for t in (*builtin_types(), *space_types()) if t.kind == kind)
 
 
 def create(kind: str, obj: dict[str, Any]) -> dict[str, Any]:

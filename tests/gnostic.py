@@ -11,7 +11,7 @@ from typing import Any
 
 import yaml
 
-from spaces.protobuf.wire import LEN, fields
+from apiserver.protobuf.wire import LEN, fields
 
 
 def _messages(data: bytes, number: int) -> list[bytes]:

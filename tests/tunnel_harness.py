@@ -27,10 +27,10 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
+from apiserver.server.endpoint import prepare_endpoint
+from apiserver.server.tls import CA_CERT, CA_KEY, ensure_pki
 from hub.app import HubCore, HubSettings, build_app
-from spaces.kubeconfig import ensure_admin
-from spaces.server.endpoint import prepare_endpoint
-from spaces.server.tls import CA_CERT, CA_KEY, ensure_pki
+from kubeclient.kubeconfig import ensure_admin
 from syncer.bootstrap import Bootstrap
 from tests.harness import free_port
 

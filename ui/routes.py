@@ -19,8 +19,8 @@ from starlette.responses import HTMLResponse, RedirectResponse, Response
 from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 
+from apiserver.api.codec import json_response
 from placement.service import PlacementService
-from spaces.api.codec import json_response
 from ui.fleet import object_counts
 
 UI = "/ui"

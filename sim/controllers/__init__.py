@@ -14,6 +14,10 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable, Sequence
 
+from apiserver.catalog import Catalog
+from apiserver.events import EventRecorder
+from apiserver.service import Objects
+from apiserver.watch import Entry
 from sim.controllers.apiservices import APIServiceController
 from sim.controllers.base import Context, Controller
 from sim.controllers.cache import CACHED, ClusterCache
@@ -26,10 +30,6 @@ from sim.controllers.replicasets import ReplicaSetController
 from sim.controllers.scheduler import PodIPs, Scheduler
 from sim.controllers.statefulsets import StatefulSetController
 from sim.controllers.statusrules import StatusRule, StatusRuleController
-from spaces.catalog import Catalog
-from spaces.events import EventRecorder
-from spaces.service import Objects
-from spaces.watch import Entry
 
 __all__ = ["NodeShape", "Simulator", "StatusRule"]
 

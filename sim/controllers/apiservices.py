@@ -11,11 +11,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from apiserver.service import now_rfc3339
+from apiserver.store import Key
 from sim.controllers.base import Context, Controller
 from sim.controllers.cache import APISERVICES, SERVICES
 from sim.controllers.util import Obj, condition, get
-from spaces.service import now_rfc3339
-from spaces.store import Key
 
 
 class APIServiceController(Controller):

@@ -1,5 +1,5 @@
 """What every simulated controller shares: the context (object service, cache, scheduler, addresses,
-settings) and a base class whose writes go through :class:`~spaces.service.Objects` under the
+settings) and a base class whose writes go through :class:`~apiserver.service.Objects` under the
 managers upstream's components use, tolerating the races a controller must expect (the object is gone,
 its namespace is terminating, someone else created it first).
 """
@@ -12,16 +12,17 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from apimachinery.errors import StatusError
+from apiserver.catalog import Catalog
+from apiserver.events import EventRecorder
+from apiserver.registry import ResourceType
+from apiserver.service import DeleteOptions, Objects, WriteOptions
+from apiserver.spacepaths import ROOT
+from apiserver.store import Key
 from sim.controllers.cache import PODS, ClusterCache
 from sim.controllers.queue import ConcurrentWorkQueue
 from sim.controllers.scheduler import PodIPs, Scheduler
 from sim.controllers.util import Obj, controller_ref, pod_from_template
-from spaces.catalog import ROOT_SPACE, Catalog
-from spaces.errors import StatusError
-from spaces.events import EventRecorder
-from spaces.registry import ResourceType
-from spaces.service import DeleteOptions, Objects, WriteOptions
-from spaces.store import Key
 
 log = logging.getLogger(__name__)
 
@@ -46,7 +47,7 @@ class Context:
 
     def rtype(self, resource: str) -> ResourceType:
         """A built-in (or simulator) kind; they are the same in every space."""
-        rtype = self.catalog.by_group_resource(ROOT_SPACE, resource)
+        rtype = self.catalog.by_group_resource(ROOT, resource)
         assert rtype is not None, resource
         return rtype
 

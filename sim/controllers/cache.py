@@ -9,9 +9,9 @@ Cached objects are shared: callers must not mutate them.
 
 from __future__ import annotations
 
+from apiserver.store import Key, LogStore
+from apiserver.watch import decode_object
 from sim.controllers.util import Obj, Requests, controller_ref, get, pod_active, pod_requests, uid
-from spaces.store import Key, LogStore
-from spaces.watch import decode_object
 
 PODS = "pods"
 NODES = "nodes"

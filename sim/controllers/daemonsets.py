@@ -15,6 +15,7 @@ import asyncio
 import copy
 from typing import Any
 
+from apiserver.store import Key
 from sim.controllers.base import BURST, Context, Controller
 from sim.controllers.cache import DAEMONSETS, NODES, PODS
 from sim.controllers.replicasets import deletion_order
@@ -35,7 +36,6 @@ from sim.controllers.util import (
     scaled,
     template_hash,
 )
-from spaces.store import Key
 
 TEMPLATE_GENERATION = "pod-template-generation"
 # What the daemon set controller adds to every daemon pod (``AddOrUpdateDaemonPodTolerations``).

@@ -16,6 +16,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+from apiserver.store import Key
 from sim.controllers.base import Context, Controller
 from sim.controllers.cache import DEPLOYMENTS, PODS, REPLICASETS
 from sim.controllers.util import (
@@ -36,7 +37,6 @@ from sim.controllers.util import (
     set_condition,
     template_hash,
 )
-from spaces.store import Key
 
 REVISION = "deployment.kubernetes.io/revision"
 DESIRED_REPLICAS = "deployment.kubernetes.io/desired-replicas"

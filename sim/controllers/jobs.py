@@ -15,11 +15,11 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+from apiserver.service import now_rfc3339
+from apiserver.store import Key
 from sim.controllers.base import BURST, Context, Controller
 from sim.controllers.cache import JOBS, PODS
 from sim.controllers.util import Obj, as_int, condition, deleting, get, labels, phase, pod_active, pod_ready
-from spaces.service import now_rfc3339
-from spaces.store import Key
 
 COMPLETION_INDEX = "batch.kubernetes.io/job-completion-index"
 _COMPLETE_MESSAGE = "Reached expected number of succeeded pods"

@@ -16,11 +16,11 @@ import uuid
 from dataclasses import dataclass
 from typing import Any
 
+from apiserver.service import now_rfc3339
+from apiserver.store import Key
 from sim.controllers.base import Context, Controller
 from sim.controllers.cache import NODES
 from sim.controllers.util import Obj, condition, deleting, get, labels, meta
-from spaces.service import now_rfc3339
-from spaces.store import Key
 
 SIMULATED_LABEL = "sim.spacehub.io/simulated"
 # Node i gets the i-th /24 of the pod network and the i-th address after the node network's gateway.

@@ -22,13 +22,13 @@ import hashlib
 import time
 from typing import Any
 
+from apiserver.events import Involved
+from apiserver.service import now_rfc3339
+from apiserver.store import Key
 from sim.controllers.base import Context, Controller
 from sim.controllers.cache import NODES, PODS
 from sim.controllers.nodes import node_internal_ip
 from sim.controllers.util import Obj, condition, deleting, dicts, get, meta, phase
-from spaces.events import Involved
-from spaces.service import now_rfc3339
-from spaces.store import Key
 
 EXIT_CODE_ANNOTATION = "sim.spacehub.io/exit-code"
 PULL_RETRY_SECONDS = 2.0  # how often a kubelet tries a failing image again (kubelet backs off up to 5 minutes)

@@ -1,4 +1,4 @@
-"""A :class:`~spaces.controllers.WorkQueue` with several workers, for controllers of many clusters.
+"""A :class:`~apiserver.controllers.WorkQueue` with several workers, for controllers of many clusters.
 
 A key is never handled by two workers at once: a key added while it is being handled is queued again
 when its handling ends (client-go's workqueue "dirty while processing" rule), so a handler always sees
@@ -12,7 +12,7 @@ import contextlib
 import logging
 from collections.abc import Hashable
 
-from spaces.controllers import WorkQueue
+from apiserver.controllers import WorkQueue
 
 log = logging.getLogger(__name__)
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+from apiserver.store import Key
 from sim.controllers.base import BURST, Context, Controller
 from sim.controllers.cache import PODS, REPLICASETS
 from sim.controllers.util import (
@@ -27,7 +28,6 @@ from sim.controllers.util import (
     pod_active,
     pod_ready,
 )
-from spaces.store import Key
 
 _PHASE_RANK = {"Pending": 0, "Unknown": 1, "Running": 2}
 

@@ -16,9 +16,9 @@ from collections import Counter
 from collections.abc import Iterator
 from typing import Any
 
+from apiserver.store import Key
 from sim.controllers.cache import ClusterCache, NodeKey
 from sim.controllers.util import Obj, Requests, condition, dicts, get, labels, node_allocatable, pod_requests
-from spaces.store import Key
 
 
 def tolerates(tolerations: list[Obj], taint: Obj) -> bool:

@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+from apiserver.store import Key
 from sim.controllers.base import BURST, Context, Controller
 from sim.controllers.cache import PODS, STATEFULSETS
 from sim.controllers.util import (
@@ -34,7 +35,6 @@ from sim.controllers.util import (
     pod_ready,
     template_hash,
 )
-from spaces.store import Key
 
 POD_NAME_LABEL = "statefulset.kubernetes.io/pod-name"
 POD_INDEX_LABEL = "apps.kubernetes.io/pod-index"

@@ -26,13 +26,13 @@ from typing import Any
 
 import yaml
 
+from apimachinery import jsonpath
+from apimachinery.errors import StatusError
+from apiserver.service import WriteOptions
+from apiserver.store import Key
+from apiserver.watch import Entry, decode_object
 from sim.controllers.base import Context, Controller
 from sim.controllers.util import Obj, deleting
-from spaces import jsonpath
-from spaces.errors import StatusError
-from spaces.service import WriteOptions
-from spaces.store import Key
-from spaces.watch import Entry, decode_object
 
 MANAGER = "spacehub-sim-status-rules"
 

@@ -13,10 +13,10 @@ from typing import Any
 
 import orjson
 
-from spaces.nested import dicts as dicts  # re-exported for the controllers
-from spaces.nested import get as get
-from spaces.quantity import parse_quantity
-from spaces.service import now_rfc3339
+from apimachinery.nested import dicts as dicts  # re-exported for the controllers
+from apimachinery.nested import get as get
+from apimachinery.quantity import parse_quantity
+from apiserver.service import now_rfc3339
 
 Obj = dict[str, Any]
 _SAFE_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"

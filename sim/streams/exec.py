@@ -16,13 +16,13 @@ from dataclasses import dataclass
 
 from starlette.datastructures import QueryParams
 
+from apimachinery.errors import bad_request
+from apiserver.api.params import query_bool
 from sim.streams.channels import ChannelSession, StreamOptions, exit_status, success_status
 from sim.streams.container import ContainerView
 from sim.streams.logs import ContainerLog
 from sim.streams.shell import Exit, Process, run
 from sim.streams.socket import Feed, Socket
-from spaces.api.params import query_bool
-from spaces.errors import bad_request
 
 
 @dataclass(frozen=True)

@@ -29,10 +29,10 @@ from dataclasses import dataclass
 
 from starlette.datastructures import QueryParams
 
+from apimachinery.durations import parse_time
+from apimachinery.errors import Cause, bad_request, invalid
+from apiserver.api.params import query_bool
 from sim.streams.targets import Obj, container_spec, container_status, pod_name, pod_uid
-from spaces.api.params import query_bool
-from spaces.durations import parse_time
-from spaces.errors import Cause, bad_request, invalid
 
 MAX_LINES = 10_000
 UTC = dt.UTC

@@ -25,12 +25,12 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
+from apimachinery.errors import StatusError, bad_request, method_not_allowed, not_found
+from apiserver.watch import Entry
 from sim.streams import channels, logs, portforward, targets
 from sim.streams.container import container_view
 from sim.streams.exec import ExecRequest, run_attach, run_exec
 from sim.streams.socket import Socket
-from spaces.errors import StatusError, bad_request, method_not_allowed, not_found
-from spaces.watch import Entry
 
 PATH = re.compile(r"^/clusters/([^/]+)/api/v1/namespaces/([^/]+)/pods/([^/]+)/(log|exec|attach|portforward)/?$")
 log = logging.getLogger(__name__)

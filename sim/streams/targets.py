@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 from typing import Any
 
-from spaces.errors import StatusError, bad_request, not_found
+from apimachinery.errors import StatusError, bad_request, not_found
 
 Obj = dict[str, Any]
 DEFAULT_PORT = 80

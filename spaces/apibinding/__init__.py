@@ -3,6 +3,6 @@ APIBinding).
 
 ``kinds`` defines the two kinds, ``resolve`` decides what each binding serves (pure), ``index`` keeps that
 current from the watch bus and publishes it in the catalogue, ``admission`` holds the checks that need a space's
-bindings. The status writer is ``spaces.controllers.apibindings``; the provider's endpoint ``spaces.api.exports``.
+bindings. The status writer is ``spaces.apibinding.conditions``; the provider's endpoint ``spaces.apibinding.endpoint``.
 Nothing here imports the HTTP API or the controllers.
 """

@@ -13,14 +13,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from spaces import errors
-from spaces.access import Attributes, Authorizer
+from apimachinery import errors
+from apiserver.access import Attributes, Authorizer
+from apiserver.customresources import CRD_RESOURCE
+from apiserver.registry import ResourceType
+from apiserver.service import Objects, WriteOptions
 from spaces.apibinding.index import BindingIndex
 from spaces.apibinding.kinds import APIS_GROUP, BINDINGS, EXPORT_RESOURCE
 from spaces.apibinding.resolve import export_ref
-from spaces.customresources import CRD_RESOURCE
-from spaces.registry import ResourceType
-from spaces.service import Objects, WriteOptions
 
 
 class BindingAdmission:

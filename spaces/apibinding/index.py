@@ -5,7 +5,7 @@ every hub process on one database serves the same bound types), and from the cat
 that becomes established, changes its schema or goes away in a provider space is re-offered to every space
 bound to an export naming it as soon as this process serves it there. Bindings are state in stored objects
 only; conditions and ``status.boundResources`` are what the status controller
-(``spaces.controllers.apibindings``) writes from here, never read back to decide anything.
+(``spaces.apibinding.conditions``) writes from here, never read back to decide anything.
 """
 
 from __future__ import annotations
@@ -15,11 +15,11 @@ from typing import Any
 
 import orjson
 
+from apiserver.catalog import Catalog
+from apiserver.store import LogStore
+from apiserver.watch import Entry
 from spaces.apibinding.kinds import BINDINGS, EXPORTS
 from spaces.apibinding.resolve import ExportRef, Offer, Verdict, export_ref, offer, resolve_space
-from spaces.catalog import Catalog
-from spaces.store import LogStore
-from spaces.watch import Entry
 
 # Told which exports (their status) and which binding spaces (their bindings' status) may have changed.
 ChangeListener = Callable[[set[ExportRef], set[str]], None]

@@ -6,8 +6,8 @@ from __future__ import annotations
 import functools
 from pathlib import Path
 
-from spaces.customresources import types_from_crd_files
-from spaces.registry import ResourceType
+from apiserver.customresources import types_from_crd_files
+from apiserver.registry import ResourceType
 
 CRDS = Path(__file__).parent / "crds"
 APIS_GROUP = "apis.spacehub.io"

@@ -19,8 +19,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from spaces.hierarchy import store_id
-from spaces.registry import ResourceType
+from apiserver.registry import ResourceType
+from apiserver.spacepaths import store_id
 
 
 @dataclass(frozen=True)

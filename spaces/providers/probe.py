@@ -20,12 +20,12 @@ from typing import Any
 import httpx
 import orjson
 
-from spaces.catalog import Catalog
-from spaces.controllers import Gate, WorkQueue
-from spaces.errors import StatusError
+from apimachinery.errors import StatusError
+from apiserver.catalog import Catalog
+from apiserver.controllers import Gate, WorkQueue
+from apiserver.service import Objects, WriteOptions, now_rfc3339
 from spaces.providers.registry import SPACES, KubeSpace, KubeSpaces
 from spaces.providers.upstream import ProviderError, Upstream, unreachable
-from spaces.service import Objects, WriteOptions, now_rfc3339
 
 log = logging.getLogger(__name__)
 CONDITION = "ProviderReachable"

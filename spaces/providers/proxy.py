@@ -28,15 +28,15 @@ import orjson
 from starlette.requests import Request
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from spaces.access import Attributes, Authorizer, entering, require
-from spaces.api.asgi import CLUSTERS, send_status
-from spaces.api.codec import status_response
-from spaces.api.handlers import request_verb
-from spaces.api.paths import parse_resource_path
-from spaces.api.reviews import ANONYMOUS
-from spaces.errors import StatusError
-from spaces.hierarchy import full_path
-from spaces.identity import of_request
+from apimachinery.errors import StatusError
+from apiserver.access import Attributes, Authorizer, entering, require
+from apiserver.api.asgi import CLUSTERS, send_status
+from apiserver.api.codec import status_response
+from apiserver.api.handlers import request_verb
+from apiserver.api.paths import parse_resource_path
+from apiserver.api.reviews import ANONYMOUS
+from apiserver.identity import of_request
+from apiserver.spacepaths import full_path
 from spaces.providers.registry import KubeSpace, KubeSpaces
 from spaces.providers.upstream import ProviderError, Upstream, unreachable
 

@@ -1,7 +1,7 @@
 """Which spaces are kube spaces, and the client of each one's API server.
 
 The index is the Space objects whose ``spec.provider`` is ``kube`` (loaded from the store at start-up, then
-kept current from the watch bus, as ``Lifecycle`` keeps its index of spaces). A space's client is built from
+kept current from the watch bus, as ``SpaceController`` keeps its index of spaces). A space's client is built from
 its Secret on first use and kept until the Space or that Secret changes; ``listeners`` hear of every such
 change (a kube space created, changed, deleted, or its Secret written), so that what reads the space through
 the client (the placement mirror) starts over with the new one.
@@ -18,12 +18,12 @@ from dataclasses import dataclass
 
 import orjson
 
-from spaces.builtin.strategies.spaces import KUBE, SECRET_REF, provider_of
-from spaces.hierarchy import child_id, full_path
+from apiserver.service import Objects
+from apiserver.spacepaths import child_id, full_path
+from apiserver.store import Key
+from apiserver.watch import Entry
+from spaces.kind import KUBE, SECRET_REF, provider_of
 from spaces.providers.upstream import ProviderError, Upstream, upstream_from_kubeconfig
-from spaces.service import Objects
-from spaces.store import Key
-from spaces.watch import Entry
 
 log = logging.getLogger(__name__)
 SPACES = "spaces.spacehub.io"
@@ -32,7 +32,7 @@ SECRETS = "secrets"
 
 @dataclass(frozen=True)
 class KubeSpace:
-    id: str  # the space's id (``spaces.hierarchy``)
+    id: str  # the space's id (``apiserver.spacepaths``)
     parent: str  # the id of the space holding its Space object and its Secret
     name: str  # the Space object's name
     secret: Key  # the Secret holding the kubeconfig

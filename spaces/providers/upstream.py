@@ -19,7 +19,7 @@ from typing import Any
 import httpx
 import yaml
 
-from spaces.kubeconfig import KubeconfigError, current_cluster, current_user
+from kubeclient.kubeconfig import KubeconfigError, current_cluster, current_user
 
 CONNECT_TIMEOUT = 5.0
 # Reads have no deadline: a watch's response is open for as long as the server keeps it (kube's own limit).

@@ -336,7 +336,7 @@ def test_a_crd_created_through_one_process_is_served_and_validated_by_every_proc
 
 
 def test_an_update_through_one_process_right_after_a_write_through_another_is_never_lost(hubs: list[Hub]) -> None:
-    """Each process starts an update from the newest row it has seen (spaces/store/recent.py). Right after a
+    """Each process starts an update from the newest row it has seen (apiserver/store/recent.py). Right after a
     write through another process that row can be stale; an update that looks like a no-op on it must be
     decided again from the database, or the second write is silently dropped."""
     first, second, _ = hubs

@@ -11,7 +11,7 @@ from pathlib import Path
 import httpx
 import orjson
 
-from spaces.version import spacehub_version
+from kubeclient.version import spacehub_version
 from tests.harness import BIN, KUBECTL, Hub, free_port, wait_for
 
 STOP_SECONDS = 2.0

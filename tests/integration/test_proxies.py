@@ -12,7 +12,7 @@ import httpx
 import orjson
 import pytest
 
-from spaces.server.tls import SERVING_CERT, SERVING_KEY
+from apiserver.server.tls import SERVING_CERT, SERVING_KEY
 from tests.harness import Hub, wait_for
 from tests.proxies import ForwardProxy, ReverseProxy
 

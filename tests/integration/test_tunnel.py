@@ -28,9 +28,9 @@ import orjson
 import pytest
 import yaml
 
-from spaces.errors import StatusError
-from spaces.tunnel.frames import MAX_CHUNK, WINDOW, Kind, decode
-from spaces.tunnel.stream import Closed, Message, Stream, StreamReset
+from apimachinery.errors import StatusError
+from kubeclient.tunnel.frames import MAX_CHUNK, WINDOW, Kind, decode
+from kubeclient.tunnel.stream import Closed, Message, Stream, StreamReset
 from sync.tunnel import TunnelRegistry
 from syncer.cluster import Cluster
 from syncer.hubclient import HubConnections

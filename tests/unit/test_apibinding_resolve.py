@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from apiserver.builtin.kinds import builtin_types
+from apiserver.customresources import types_from_crd
+from apiserver.registry import ResourceType
 from spaces.apibinding.resolve import ExportRef, Offer, offer, resolve_space
-from spaces.builtin.kinds import builtin_types
-from spaces.customresources import types_from_crd
-from spaces.registry import ResourceType
 
 
 def crd_types(group: str, plural: str, kind: str, versions: tuple[str, ...] = ("v1",)) -> list[ResourceType]:

@@ -8,12 +8,12 @@ from typing import Any
 
 import pytest
 
-from spaces.apply import server_side_apply
-from spaces.definitions import load_definitions
-from spaces.errors import Cause, StatusError
-from spaces.fieldmanager import FieldSet, PathElement, go_json, update_managed_fields
-from spaces.patching.json_patch import apply_json_patch
-from spaces.ssa.lastapplied import LAST_APPLIED
+from apimachinery.errors import Cause, StatusError
+from apiserver.apply import server_side_apply
+from apiserver.definitions import load_definitions
+from apiserver.fieldmanager import FieldSet, PathElement, go_json, update_managed_fields
+from apiserver.patching.json_patch import apply_json_patch
+from apiserver.ssa.lastapplied import LAST_APPLIED
 
 DEFS = load_definitions()
 DEPLOYMENT = DEFS["io.k8s.api.apps.v1.Deployment"]

@@ -9,31 +9,32 @@ from typing import Any
 
 import pytest
 
-from spaces.builtin.kinds import builtin_types, root_types, spacehub_definitions
-from spaces.builtin.strategies import SERVICE_CIDR, SpaceStrategy, cron_schedule_error, parse_quantity
-from spaces.definitions import load_definitions
-from spaces.errors import Cause, invalid
-from spaces.names import name_rule, validate_annotations, validate_labels, validate_object_name
+from apimachinery.errors import Cause, invalid
+from apimachinery.names import validate_annotations, validate_labels, validate_object_name
+from apiserver.builtin.kinds import builtin_types
+from apiserver.builtin.strategies import SERVICE_CIDR, cron_schedule_error, parse_quantity
+from apiserver.definitions import load_definitions
+from spaces.kind import SpaceStrategy, space_definitions, space_types
 from tests.builtin_objects import UID, api_service, causes, create, deployment, job, rtype, statefulset, update_causes
 
 # --- the catalogue is consistent ---------------------------------------------------------------------------
 
 
 def test_every_schema_name_resolves_to_an_upstream_or_spacehub_definition() -> None:
-    definitions = {**load_definitions(), **spacehub_definitions()}
-    for t in (*builtin_types(), *root_types()):
+    definitions = {**load_definitions(), **space_definitions()}
+    for t in (*builtin_types(), *space_types()):
         assert t.schema_name in definitions, t.kind
 
 
 def test_schema_group_version_kind_tags_match_each_type() -> None:
-    definitions = {**load_definitions(), **spacehub_definitions()}
-    for t in (*builtin_types(), *root_types()):
+    definitions = {**load_definitions(), **space_definitions()}
+    for t in (*builtin_types(), *space_types()):
         tags = definitions[t.schema_name]["x-kubernetes-group-version-kind"]
         assert {"group": t.group, "version": t.version, "kind": t.kind} in tags, t.kind
 
 
 def test_spacehub_definitions_only_reference_definitions_that_exist() -> None:
-    definitions = {**load_definitions(), **spacehub_definitions()}
+    definitions = {**load_definitions(), **space_definitions()}
 
     def refs(node: Any) -> list[str]:
         if isinstance(node, dict):
@@ -43,7 +44,7 @@ def test_spacehub_definitions_only_reference_definitions_that_exist() -> None:
             return [r for v in node for r in refs(v)]
         return []
 
-    for name in refs(spacehub_definitions()):
+    for name in refs(space_definitions()):
         assert name in definitions, name
 
 
@@ -53,7 +54,7 @@ def test_short_names_are_unique_and_never_shadow_a_plural() -> None:
     for view in views:
         stored = next(t for t in builtin_types() if t.group_resource == view.storage_resource)
         assert (view.plural, view.kind, view.short_names) == (stored.plural, stored.kind, stored.short_names)
-    types = tuple(t for t in (*builtin_types(), *root_types()) if t.conversion is None)
+    types = tuple(t for t in (*builtin_types(), *space_types()) if t.conversion is None)
     short = [s for t in types for s in t.short_names]
     assert len(short) == len(set(short))
     assert not set(short) & {t.plural for t in types}
@@ -90,7 +91,7 @@ def test_generation_is_tracked_where_upstream_sets_it() -> None:
 
 def test_catalogue_is_built_once() -> None:
     assert builtin_types() is builtin_types()
-    assert root_types() is root_types()
+    assert space_types() is space_types()
 
 
 def test_space_kind_is_cluster_scoped_with_status_and_short_name() -> None:
@@ -127,18 +128,18 @@ def test_name_errors_are_worded_exactly_like_apimachinery() -> None:
 
 
 def test_name_rules_follow_each_kinds_upstream_validation() -> None:
-    assert name_rule(rtype("Namespace")) == "dns1123-label"
-    assert name_rule(rtype("Service")) == "dns1035-label"
-    assert name_rule(rtype("ClusterRole")) == "path-segment"
-    assert name_rule(rtype("RoleBinding")) == "path-segment"
-    assert name_rule(rtype("Deployment")) == "dns1123-subdomain"
-    assert name_rule(rtype("Space")) == "dns1123-label"
-    assert validate_object_name("1web", name_rule(rtype("Service")))[0].startswith("a DNS-1035 label")
+    assert rtype("Namespace").strategy.name_rule == "dns1123-label"
+    assert rtype("Service").strategy.name_rule == "dns1035-label"
+    assert rtype("ClusterRole").strategy.name_rule == "path-segment"
+    assert rtype("RoleBinding").strategy.name_rule == "path-segment"
+    assert rtype("Deployment").strategy.name_rule == "dns1123-subdomain"
+    assert rtype("Space").strategy.name_rule == "dns1123-label"
+    assert validate_object_name("1web", rtype("Service").strategy.name_rule)[0].startswith("a DNS-1035 label")
 
 
 def test_space_names_must_be_dns_labels() -> None:
-    assert validate_object_name("team.a", name_rule(rtype("Space"))) == ["must not contain dots"]
-    assert validate_object_name("team-a", name_rule(rtype("Space"))) == []
+    assert validate_object_name("team.a", rtype("Space").strategy.name_rule) == ["must not contain dots"]
+    assert validate_object_name("team-a", rtype("Space").strategy.name_rule) == []
 
 
 def test_bad_labels_are_reported_against_the_labels_map() -> None:
@@ -644,4 +645,4 @@ def test_api_service_is_stored_with_kube_aggregators_defaults_and_checks() -> No
     assert causes("APIService", create("APIService", api_service(service={"namespace": "ns", "port": 70000}))) == [
         ("spec.service.name", "Required value"),
         ("spec.service.port", "Invalid value: 70000: must be between 1 and 65535, inclusive")]
-    assert name_rule(t) == "path-segment"
+    assert t.strategy.name_rule == "path-segment"

@@ -7,9 +7,10 @@ from typing import Any
 
 import pytest
 
-from spaces.builtin.kinds import builtin_types, root_types
-from spaces.builtin.tables.columns import default_columns
-from spaces.durations import age
+from apimachinery.durations import age
+from apiserver.builtin.kinds import builtin_types
+from apiserver.builtin.tables.columns import default_columns
+from spaces.kind import space_types
 from tests.builtin_objects import api_service, create, deployment, rtype
 
 
@@ -38,13 +39,13 @@ def test_deployment_row_renders_like_kubectl() -> None:
     {"spec": {"template": {"spec": {"containers": [None, 3]}}, "replicas": "3"}, "status": {"x": 1}},
 ])
 def test_no_table_cell_raises_on_partial_or_malformed_objects(obj: dict[str, Any]) -> None:
-    for t in (*builtin_types(), *root_types()):
+    for t in (*builtin_types(), *space_types()):
         for column in t.columns:
             column.cell(obj)
 
 
 def test_every_table_starts_with_name_except_events_which_start_with_last_seen() -> None:
-    for t in (*builtin_types(), *root_types()):
+    for t in (*builtin_types(), *space_types()):
         first = t.columns[0].name
         assert first == ("Last Seen" if t.kind == "Event" else "Name"), t.kind
 

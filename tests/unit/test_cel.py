@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from spaces.cel import (
+from cel import (
     PER_CALL_LIMIT,
     CelCompileError,
     CelCostExceeded,

@@ -23,10 +23,10 @@ from typing import Any
 import pytest
 import yaml
 
-from spaces.builtin.strategies import CustomResourceDefinitionStrategy as BuiltinCRDStrategy
-from spaces.cel.crd_rules import compile_crd_rules
-from spaces.customresources import CustomResourceDefinitionStrategy
-from spaces.errors import Cause
+from apimachinery.errors import Cause
+from apiserver.builtin.strategies import CustomResourceDefinitionStrategy as BuiltinCRDStrategy
+from apiserver.customresources import CustomResourceDefinitionStrategy
+from cel.crd_rules import compile_crd_rules
 
 SCHEMA = "spec.validation.openAPIV3Schema"
 SPEC = f"{SCHEMA}.properties[spec]"

@@ -9,9 +9,9 @@ from typing import Any
 import pytest
 import yaml
 
-from spaces.cel import crd_rules
-from spaces.cel.crd_rules import compile_crd_rules, validate_object
-from spaces.errors import Cause
+from apimachinery.errors import Cause
+from cel import crd_rules
+from cel.crd_rules import compile_crd_rules, validate_object
 
 CORPUS = Path("/work/shared/corpus/agent-substrate/crds")
 

@@ -1,4 +1,4 @@
-"""spaces.crdschema: CRD validation, pruning, defaulting and custom resource validation.
+"""apiserver.crdschema: CRD validation, pruning, defaulting and custom resource validation.
 
 Expected messages are apiextensions-apiserver's and kube-openapi's wording (many are taken from
 upstream's own tests), rendered as ``field: body`` like ``field.Error.Error()``.
@@ -14,12 +14,13 @@ from typing import Any
 import pytest
 import yaml
 
-from spaces.crdschema import (
+from apimachinery import gofmt
+from apimachinery.errors import Cause
+from apiserver.crdschema import (
     crd_warnings,
     default_crd,
     default_object,
     formats,
-    gofmt,
     list_type_info,
     prune,
     regex,
@@ -30,7 +31,6 @@ from spaces.crdschema import (
     validate_scale,
     validate_status,
 )
-from spaces.errors import Cause
 
 CORPUS = "/work/shared/corpus/agent-substrate/crds"
 
@@ -570,7 +570,7 @@ def test_crd_name_and_group() -> None:
     assert crd_errors(body) == [
         'metadata.name: Invalid value: "widgets.example.com": must be spec.names.plural+"."+spec.group',
         'spec.group: Invalid value: "example": should be a domain with at least one dot']
-    # The DNS-subdomain rule for names is the generic object check's (spaces.service), not repeated here.
+    # The DNS-subdomain rule for names is the generic object check's (apiserver.service), not repeated here.
     body = crd({"type": "object"})
     body["metadata"] = {"generateName": "widgets-"}
     assert crd_errors(body) == [

@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from spaces.definitions import load_definitions
-from spaces.fieldmanager import (
+from apiserver.definitions import load_definitions
+from apiserver.fieldmanager import (
     FieldSet,
     PathElement,
     compare,

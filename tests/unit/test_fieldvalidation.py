@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from spaces.definitions import load_definitions
-from spaces.fieldvalidation import (
+from apiserver.definitions import load_definitions
+from apiserver.fieldvalidation import (
     base64_error_offset,
     check,
     quantity_error,

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from spaces.server.gcpolicy import CollectorPolicy
+from apiserver.server.gcpolicy import CollectorPolicy
 
 
 class Node:

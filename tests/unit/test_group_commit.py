@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from spaces.store import Key, LogRow, LogStore, PreconditionFailed, Write, open_writer
-from spaces.store.writer import ANY_REVISION, MUST_NOT_EXIST
+from apiserver.store import Key, LogRow, LogStore, PreconditionFailed, Write, open_writer
+from apiserver.store.writer import ANY_REVISION, MUST_NOT_EXIST
 from tests.conftest import postgres_schema
 
 

@@ -10,7 +10,7 @@ import pytest
 import yaml
 
 from placement.mirror import wanted
-from spaces.builtin.strategies.spaces import SpaceStrategy
+from spaces.kind import SpaceStrategy
 from spaces.providers.upstream import ProviderError, upstream_from_kubeconfig
 
 

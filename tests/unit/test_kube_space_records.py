@@ -13,12 +13,12 @@ from pathlib import Path
 
 import orjson
 
+from apiserver.store import Key, LogRow
+from apiserver.store.lease import Leadership
 from hub.mirrorlog import RESOURCE, MirrorLog, by_space, decode, differences, encode
 from placement.mirror import Changed
-from spaces.catalog import Catalog
-from spaces.server.runtime import RuntimeSettings, SpaceRuntime
-from spaces.store import Key, LogRow
-from spaces.store.lease import Leadership
+from spaces.kind import spaces_catalog
+from spaces.runtime import RuntimeSettings, SpaceRuntime
 from status.records import Records
 
 
@@ -90,7 +90,7 @@ async def _until(check: Callable[[], object], what: str, timeout: float = 10.0) 
 
 def test_the_lease_holder_keeps_each_listed_mirror_and_a_new_process_reads_it_back(tmp_path: Path) -> None:
     async def go() -> None:
-        runtime = SpaceRuntime(Catalog(), RuntimeSettings(db_url=f"sqlite:///{tmp_path / 'hub.db'}"))
+        runtime = SpaceRuntime(spaces_catalog(), RuntimeSettings(db_url=f"sqlite:///{tmp_path / 'hub.db'}"))
         await runtime.open()
         await runtime.start()
         records = Records(runtime.objects, RESOURCE)

@@ -8,9 +8,9 @@ from typing import Any
 import pytest
 import yaml
 
-from spaces import kubeconfig
+from kubeclient import kubeconfig
+from kubeclient.kubeconfig import KubeconfigError, load_merged
 from spaces.cli import PREVIOUS, use_space
-from spaces.kubeconfig import KubeconfigError, load_merged
 
 HUB = "https://h:6443"
 

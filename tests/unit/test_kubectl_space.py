@@ -12,9 +12,12 @@ from pathlib import Path
 
 import pytest
 
-from spaces import cli, durations, hierarchy, kubeconfig
+from apimachinery import durations
+from apiserver import spacepaths
+from apiserver.server.tls import ensure_pki
+from kubeclient import kubeconfig
+from spaces import cli
 from spaces.cli import PREVIOUS, SpaceUnavailable, current_space, use_space
-from spaces.server.tls import ensure_pki
 
 BASE = "https://127.0.0.1:6443"
 
@@ -30,7 +33,7 @@ class FakeHub:
     it is given are read from root: ``team-a`` is ``root:team-a``)."""
 
     def __init__(self, *existing: str) -> None:
-        self.existing = {hierarchy.full_path(name) for name in existing}
+        self.existing = {spacepaths.full_path(name) for name in existing}
         self.asked: list[str] = []
 
     def __call__(self, name: str) -> None:

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from spaces import cli, kubeconfig
+from kubeclient import kubeconfig
+from spaces import cli
 from spaces.client import HubClient, HubError
 
 SERVER = "https://127.0.0.1:1/clusters/team-a"

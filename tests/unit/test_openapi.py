@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from spaces.definitions import load_definitions
-from spaces.openapi import group_version_path, openapi_document, openapi_index
-from spaces.registry import ResourceType
+from apiserver.definitions import load_definitions
+from apiserver.openapi import group_version_path, openapi_document, openapi_index
+from apiserver.registry import ResourceType
 
 DEFS = load_definitions()
 C = "#/components/schemas/"

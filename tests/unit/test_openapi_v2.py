@@ -7,11 +7,11 @@ from typing import Any
 
 import pytest
 
-from spaces.api.openapiv2 import negotiate
-from spaces.catalog import Catalog
-from spaces.openapi import group_version_path, openapi_document
-from spaces.openapi_v2 import OpenAPIV2, convert_schema, openapi_v2, v2_document
-from spaces.registry import ResourceType
+from apiserver.api.openapiv2 import negotiate
+from apiserver.catalog import Catalog
+from apiserver.openapi import group_version_path, openapi_document
+from apiserver.openapi_v2 import OpenAPIV2, convert_schema, openapi_v2, v2_document
+from apiserver.registry import ResourceType
 from tests import gnostic
 
 PRIMITIVES = {"string", "number", "integer", "boolean"}

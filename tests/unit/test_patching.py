@@ -18,9 +18,9 @@ from typing import Any
 import orjson
 import pytest
 
-from spaces.definitions import load_definitions
-from spaces.errors import StatusError
-from spaces.patching import (
+from apimachinery.errors import StatusError
+from apiserver.definitions import load_definitions
+from apiserver.patching import (
     APPLY_PATCH,
     JSON_PATCH,
     MERGE_PATCH,
@@ -28,7 +28,7 @@ from spaces.patching import (
     apply_patch,
     apply_strategic_merge,
 )
-from spaces.registry import ResourceType
+from apiserver.registry import ResourceType
 
 DEPLOYMENT = ResourceType(group="apps", version="v1", kind="Deployment", plural="deployments",
                           singular="deployment", namespaced=True, schema_name="io.k8s.api.apps.v1.Deployment",

@@ -16,11 +16,11 @@ from starlette.responses import JSONResponse
 from starlette.routing import Mount
 from starlette.testclient import TestClient
 
+from apimachinery.errors import StatusError, already_exists, not_found, unauthorized
 from inventory.kinds import EDGE_GROUP, EDGE_VERSION
 from placement.api import build_placement_api
 from placement.engine import PlacementEngine
 from placement.model import ObjectRef, WorkloadObject
-from spaces.errors import StatusError, already_exists, not_found, unauthorized
 from tests.openapi_fuzz import fuzz_operations
 
 INVENTORY = "inventory"

@@ -32,11 +32,11 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 
-from spaces.errors import StatusError
-from spaces.protobuf import decode_protobuf_body, supports, wire
-from spaces.protobuf.schema import Kind, MapOf
-from spaces.protobuf.tables import KINDS, MESSAGES
-from spaces.registry import ResourceType
+from apimachinery.errors import StatusError
+from apiserver.protobuf import decode_protobuf_body, supports, wire
+from apiserver.protobuf.schema import Kind, MapOf
+from apiserver.protobuf.tables import KINDS, MESSAGES
+from apiserver.registry import ResourceType
 from tests.harness import KUBECTL
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "protobuf"

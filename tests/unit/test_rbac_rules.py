@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from spaces.access import Attributes, NonResourceRule, ResourceRule
-from spaces.rbac.rules import allows, describe, rules_of, uncovered
+from apiserver.access import Attributes, NonResourceRule, ResourceRule
+from apiserver.rbac.rules import allows, describe, rules_of, uncovered
 
 
 def rule(verbs: str, groups: str = "", resources: str = "", names: str = "") -> ResourceRule:

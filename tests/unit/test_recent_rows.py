@@ -1,11 +1,11 @@
-"""The newest rows updates start from (spaces/store/recent.py): never older than what is known, bounded."""
+"""The newest rows updates start from (apiserver/store/recent.py): never older than what is known, bounded."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from spaces.store.logstore import Key, LogRow
-from spaces.store.recent import RecentRows
+from apiserver.store.logstore import Key, LogRow
+from apiserver.store.recent import RecentRows
 
 CM = Key("team-a", "configmaps", "app", "settings")
 

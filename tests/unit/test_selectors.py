@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from spaces.errors import StatusError
-from spaces.selectors import (
+from apimachinery.errors import StatusError
+from apimachinery.selectors import (
     FieldSelector,
     LabelSelector,
     label_selector_from_object,

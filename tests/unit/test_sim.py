@@ -7,13 +7,13 @@ from typing import Any
 
 import pytest
 
+from apiserver.builtin.clusterkinds import node_columns, pod_columns, qos_class
 from sim.controllers.jobs import compress_indexes
 from sim.controllers.statusrules import RuleError, load_rules, parse_rules
 from sim.controllers.util import fenceposts, pod_requests, set_condition, template_hash
 from sim.faults import FaultError, Faults, cluster_of
 from sim.server import per_cluster
 from sim.workers import auto_processes, parse_processes, slices
-from spaces.builtin.clusterkinds import node_columns, pod_columns, qos_class
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -12,10 +12,10 @@ import orjson
 import pytest
 from starlette.datastructures import QueryParams
 
+from apimachinery.errors import StatusError
 from sim.streams import channels, logs, targets
 from sim.streams.container import ContainerView, container_view
 from sim.streams.shell import Process, run, tokenize
-from spaces.errors import StatusError
 
 # --- channel framing --------------------------------------------------------------------------------
 

@@ -1,10 +1,10 @@
-"""Space paths and ids (``spaces.hierarchy``) and ``kubectl space tree``'s drawing, without a hub."""
+"""Space paths and ids (``apiserver.spacepaths``) and ``kubectl space tree``'s drawing, without a hub."""
 
 from __future__ import annotations
 
 import pytest
 
-from spaces import hierarchy
+from apiserver import spacepaths
 from spaces.cli import render_tree
 
 
@@ -13,29 +13,29 @@ from spaces.cli import render_tree
     ("org:team", "org:team"),
 ])
 def test_a_path_and_its_id_name_one_space(path: str, space: str) -> None:
-    assert hierarchy.store_id(path) == space
-    assert hierarchy.full_path(path) == hierarchy.full_path(space)
-    assert hierarchy.store_id(hierarchy.full_path(space)) == space
+    assert spacepaths.store_id(path) == space
+    assert spacepaths.full_path(path) == spacepaths.full_path(space)
+    assert spacepaths.store_id(spacepaths.full_path(space)) == space
 
 
 def test_parents_children_and_depth() -> None:
-    assert hierarchy.child_id("root", "team-a") == "team-a"  # where flat spaces always were
-    assert hierarchy.child_id("org", "team") == "org:team"
-    assert [hierarchy.parent_id(s) for s in ("root", "team-a", "org:team")] == [None, "root", "org"]
-    assert [hierarchy.depth(s) for s in ("root", "team-a", "org:team")] == [0, 1, 2]
-    assert hierarchy.base_name("org:team") == "team"
+    assert spacepaths.child_id("root", "team-a") == "team-a"  # where flat spaces always were
+    assert spacepaths.child_id("org", "team") == "org:team"
+    assert [spacepaths.parent_id(s) for s in ("root", "team-a", "org:team")] == [None, "root", "org"]
+    assert [spacepaths.depth(s) for s in ("root", "team-a", "org:team")] == [0, 1, 2]
+    assert spacepaths.base_name("org:team") == "team"
 
 
 def test_children_deeper_or_longer_than_allowed_are_invalid_on_metadata_name() -> None:
     eight = ":".join(f"l{i}" for i in range(1, 9))
-    assert hierarchy.child_causes(eight.rpartition(":")[0], "l8") == []
-    [cause] = hierarchy.child_causes(eight, "l9")
+    assert spacepaths.child_causes(eight.rpartition(":")[0], "l8") == []
+    [cause] = spacepaths.child_causes(eight, "l9")
     assert (cause.type, cause.field) == ("FieldValueInvalid", "metadata.name")
     assert cause.message == (f'Invalid value: "l9": space "root:{eight}:l9" would be 9 levels below root: '
                              "must be no more than 8")
     long = ":".join(c * 63 for c in "abc")  # root: + 3 * 63 + 2 = 196 characters
-    assert hierarchy.child_causes(long, "d" * 52) == []  # 249
-    [cause] = hierarchy.child_causes(long, "d" * 57)  # 254
+    assert spacepaths.child_causes(long, "d" * 52) == []  # 249
+    [cause] = spacepaths.child_causes(long, "d" * 57)  # 254
     assert "would be 254 characters: must be no more than 253" in cause.message
 
 
@@ -45,7 +45,7 @@ def test_children_deeper_or_longer_than_allowed_are_invalid_on_metadata_name() -
     ("root:org", ":root:other", "root:other"), ("root:org", "root:other", "root:other"), ("root:org", "root", "root"),
 ])
 def test_paths_resolve_like_kubectl_ws(current: str, target: str, path: str) -> None:
-    assert hierarchy.resolve(current, target) == path
+    assert spacepaths.resolve(current, target) == path
 
 
 @pytest.mark.parametrize(("target", "message"), [
@@ -55,10 +55,10 @@ def test_paths_resolve_like_kubectl_ws(current: str, target: str, path: str) -> 
 ])
 def test_paths_that_name_no_space_are_refused(target: str, message: str | None) -> None:
     if message is None:  # a name that merely starts with "root" is relative
-        assert hierarchy.resolve("root", target) == f"root:{target}"
+        assert spacepaths.resolve("root", target) == f"root:{target}"
         return
     with pytest.raises(ValueError, match=message):
-        hierarchy.resolve("root", target)
+        spacepaths.resolve("root", target)
 
 
 def test_the_tree_is_drawn_like_kubectl_ws_tree() -> None:

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from spaces.crdschema.gofmt import go_float
+from apimachinery.gofmt import go_float
 from status import collectors
 from status.collectors import ClusterRow, CollectorError, compile_collector, evaluate
 

@@ -9,9 +9,9 @@ from typing import Any
 
 import yaml
 
-from spaces.catalog import Catalog
-from spaces.crdschema import validate_crd
-from spaces.registry import ResourceType
+from apiserver.catalog import Catalog
+from apiserver.crdschema import validate_crd
+from apiserver.registry import ResourceType
 from status.kinds import CRDS, StatusCollectorStrategy, status_types
 
 

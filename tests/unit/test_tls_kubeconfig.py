@@ -16,10 +16,10 @@ import pytest
 from cryptography import x509
 from cryptography.x509 import verification
 
-from spaces import kubeconfig
+from apiserver.server.tls import ensure_pki
+from kubeclient import kubeconfig
+from kubeclient.kubeconfig import KubeconfigError
 from spaces.client import ConnectionFailed, HubClient, HubError
-from spaces.kubeconfig import KubeconfigError
-from spaces.server.tls import ensure_pki
 
 HOSTS = ["127.0.0.1", "localhost", "::1"]
 

@@ -1,4 +1,4 @@
-"""The tunnel's frames and multiplexer (spaces/tunnel/), two sessions joined by an in-memory pipe: what the
+"""The tunnel's frames and multiplexer (kubeclient/tunnel/), two sessions joined by an in-memory pipe: what the
 protocol guarantees when a peer misbehaves, overloads it or goes silent (tests/integration/test_tunnel.py
 runs it over real WebSockets, proxies and clusters)."""
 
@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from spaces.tunnel.frames import (
+from kubeclient.tunnel.frames import (
     MAX_CHUNK,
     MORE,
     TEXT,
@@ -23,8 +23,8 @@ from spaces.tunnel.frames import (
     encode_end,
     end_of,
 )
-from spaces.tunnel.mux import MAX_STREAMS, Session
-from spaces.tunnel.stream import Closed, Message, Stream, StreamReset
+from kubeclient.tunnel.mux import MAX_STREAMS, Session
+from kubeclient.tunnel.stream import Closed, Message, Stream, StreamReset
 
 
 class Pipe:

@@ -1,11 +1,11 @@
-"""What the pod tunnel may carry (spaces/tunnel/rules.py), the same at the hub and at the syncer."""
+"""What the pod tunnel may carry (kubeclient/tunnel/rules.py), the same at the hub and at the syncer."""
 
 from __future__ import annotations
 
 import pytest
 
-from spaces.errors import StatusError
-from spaces.tunnel.rules import Allowed, check, check_subprotocols, forwarded
+from apimachinery.errors import StatusError
+from kubeclient.tunnel.rules import Allowed, check, check_subprotocols, forwarded
 
 NS = "/api/v1/namespaces/shop"
 

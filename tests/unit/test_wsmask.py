@@ -7,7 +7,7 @@ import random
 import pytest
 import wsproto.frame_protocol
 
-from spaces.server import wsmask
+from apiserver.server import wsmask
 
 ORIGINAL = wsproto.frame_protocol.XorMaskerSimple
 

@@ -1,0 +1,692 @@
+"""Label and field selectors: parsing the ``labelSelector`` / ``fieldSelector`` query strings and
+``metav1.LabelSelector`` objects, and matching objects against them.
+
+Owns the selector grammar, its error wording and the table of fields each kind can be selected on.
+The behaviour follows apimachinery (``pkg/labels``, ``pkg/fields``, ``LabelSelectorAsSelector``) and
+the per-kind field-label conversions of kube-apiserver, because clients (kubectl, client-go
+informers, controllers) depend on both the matching rules and the 400 messages.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from enum import Enum, StrEnum
+from typing import Any
+
+from apimachinery.errors import StatusError, bad_request
+
+# ----------------------------------------------------------------------------------------------
+# Validation messages (apimachinery ``validation``); selector errors quote them verbatim.
+
+_LABEL_KEY_FMT = "([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]"
+_LABEL_KEY_RE = re.compile(_LABEL_KEY_FMT)
+_LABEL_KEY_MSG = ("must consist of alphanumeric characters, '-', '_' or '.', and must start and end with "
+                  "an alphanumeric character")
+_LABEL_VALUE_FMT = f"({_LABEL_KEY_FMT})?"
+_LABEL_VALUE_RE = re.compile(_LABEL_VALUE_FMT)
+_LABEL_VALUE_MSG = ("a valid label must be an empty string or consist of alphanumeric characters, '-', '_' "
+                    "or '.', and must start and end with an alphanumeric character")
+_DNS1123_LABEL_FMT = "[a-z0-9]([-a-z0-9]*[a-z0-9])?"
+_DNS1123_SUBDOMAIN_FMT = f"{_DNS1123_LABEL_FMT}(\\.{_DNS1123_LABEL_FMT})*"
+_DNS1123_SUBDOMAIN_RE = re.compile(_DNS1123_SUBDOMAIN_FMT)
+_DNS1123_SUBDOMAIN_MSG = ("a lowercase RFC 1123 subdomain must consist of lower case alphanumeric "
+                          "characters, '-' or '.', and must start and end with an alphanumeric character")
+_MAX_NAME = 63
+_MAX_SUBDOMAIN = 253
+_INT64 = re.compile(r"[+-]?[0-9]+")
+
+
+def _regex_error(msg: str, fmt: str, *examples: str) -> str:
+    shown = " or ".join(f"'{e}'" for e in examples)
+    return f"{msg} (e.g. {shown}, regex used for validation is '{fmt}')"
+
+
+def _qualified_name_errors(key: str) -> list[str]:
+    errs: list[str] = []
+    name_rule = _regex_error(_LABEL_KEY_MSG, _LABEL_KEY_FMT, "MyName", "my.name", "123-abc")
+    parts = key.split("/")
+    if len(parts) > 2:
+        return [f"a valid label key {name_rule} with an optional DNS subdomain prefix and '/' "
+                "(e.g. 'example.com/MyName')"]
+    name = parts[-1]
+    if len(parts) == 2:
+        prefix = parts[0]
+        if not prefix:
+            errs.append("prefix part must be non-empty")
+        else:
+            if len(prefix.encode()) > _MAX_SUBDOMAIN:
+                errs.append(f"prefix part must be no more than {_MAX_SUBDOMAIN} bytes")
+            if not _DNS1123_SUBDOMAIN_RE.fullmatch(prefix):
+                errs.append("prefix part " + _regex_error(_DNS1123_SUBDOMAIN_MSG, _DNS1123_SUBDOMAIN_FMT,
+                                                          "example.com"))
+    if not name:
+        errs.append("name part must be non-empty")
+    elif len(name.encode()) > _MAX_NAME:
+        errs.append(f"name part must be no more than {_MAX_NAME} bytes")
+    if not _LABEL_KEY_RE.fullmatch(name):
+        errs.append("name part " + name_rule)
+    return errs
+
+
+def _label_value_errors(value: str) -> list[str]:
+    errs: list[str] = []
+    if len(value.encode()) > _MAX_NAME:
+        errs.append(f"must be no more than {_MAX_NAME} bytes")
+    if not _LABEL_VALUE_RE.fullmatch(value):
+        errs.append(_regex_error(_LABEL_VALUE_MSG, _LABEL_VALUE_FMT, "MyValue", "my_value", "12345"))
+    return errs
+
+
+def _go_quote(s: str) -> str:
+    """``%q`` of a Go string, as field errors print bad values."""
+    named = {"\a": "\\a", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t", "\v": "\\v",
+             "\\": "\\\\", '"': '\\"'}
+    out = []
+    for ch in s:
+        if ch in named:
+            out.append(named[ch])
+        elif ch.isprintable():
+            out.append(ch)
+        elif ord(ch) < 0x80:
+            out.append(f"\\x{ord(ch):02x}")
+        elif ord(ch) < 0x10000:
+            out.append(f"\\u{ord(ch):04x}")
+        else:
+            out.append(f"\\U{ord(ch):08x}")
+    return '"' + "".join(out) + '"'
+
+
+def _go_json_strings(values: list[str] | None) -> str:
+    if not values:
+        return "null"  # apimachinery passes a nil slice here
+    return "[" + ",".join(_go_quote(v) for v in values) + "]"
+
+
+def _invalid(path: str, bad_value: str, detail: str) -> str:
+    return f"{path}: Invalid value: {bad_value}: {detail}"
+
+
+def _aggregate(errors: list[str]) -> str:
+    unique = list(dict.fromkeys(errors))
+    return unique[0] if len(unique) == 1 else "[" + ", ".join(unique) + "]"
+
+
+def _parse_int64(text: str) -> int | None:
+    if not _INT64.fullmatch(text):
+        return None
+    value = int(text)
+    return value if -(2**63) <= value < 2**63 else None
+
+
+# ----------------------------------------------------------------------------------------------
+# Label selectors
+
+
+class Op(StrEnum):
+    """Requirement operators, spelled as apimachinery's ``selection.Operator``."""
+
+    IN = "in"
+    NOT_IN = "notin"
+    EQUALS = "="
+    DOUBLE_EQUALS = "=="
+    NOT_EQUALS = "!="
+    EXISTS = "exists"
+    DOES_NOT_EXIST = "!"
+    GREATER_THAN = "gt"
+    LESS_THAN = "lt"
+
+
+_BINARY_OPS = (Op.IN, Op.NOT_IN, Op.EQUALS, Op.DOUBLE_EQUALS, Op.NOT_EQUALS, Op.GREATER_THAN, Op.LESS_THAN)
+
+
+@dataclass(frozen=True)
+class Requirement:
+    key: str
+    operator: Op
+    values: tuple[str, ...] = ()
+
+    def matches(self, labels: Mapping[str, str]) -> bool:
+        present = self.key in labels
+        if self.operator in (Op.IN, Op.EQUALS, Op.DOUBLE_EQUALS):
+            return present and labels[self.key] in self.values
+        if self.operator in (Op.NOT_IN, Op.NOT_EQUALS):
+            # Upstream: a missing label satisfies "not equal" / "not in".
+            return not present or labels[self.key] not in self.values
+        if self.operator is Op.EXISTS:
+            return present
+        if self.operator is Op.DOES_NOT_EXIST:
+            return not present
+        if not present or len(self.values) != 1:
+            return False
+        have, want = _parse_int64(labels[self.key]), _parse_int64(self.values[0])
+        if have is None or want is None:
+            return False
+        return have > want if self.operator is Op.GREATER_THAN else have < want
+
+    def __str__(self) -> str:
+        if self.operator is Op.EXISTS:
+            return self.key
+        if self.operator is Op.DOES_NOT_EXIST:
+            return "!" + self.key
+        values = ",".join(sorted(self.values))
+        if self.operator in (Op.IN, Op.NOT_IN):
+            return f"{self.key} {self.operator.value} ({values})"
+        symbol = {Op.GREATER_THAN: ">", Op.LESS_THAN: "<"}.get(self.operator, self.operator.value)
+        return f"{self.key}{symbol}{values}"
+
+
+def _new_requirement(key: str, op: Op, values: list[str]) -> Requirement:
+    """apimachinery ``NewRequirement``: the checks and the error text of a single requirement."""
+    errs: list[str] = []
+    if key_errs := _qualified_name_errors(key):
+        errs.append(_invalid("key", _go_quote(key), "; ".join(key_errs)))
+    if op in (Op.IN, Op.NOT_IN):
+        if not values:
+            errs.append(_invalid("values", _go_json_strings(values),
+                                 "for 'in', 'notin' operators, values set can't be empty"))
+    elif op in (Op.EQUALS, Op.DOUBLE_EQUALS, Op.NOT_EQUALS):
+        if len(values) != 1:
+            errs.append(_invalid("values", _go_json_strings(values),
+                                 "exact-match compatibility requires one single value"))
+    elif op in (Op.EXISTS, Op.DOES_NOT_EXIST):
+        if values:
+            errs.append(_invalid("values", _go_json_strings(values),
+                                 "values set must be empty for exists and does not exist"))
+    else:
+        if len(values) != 1:
+            errs.append(_invalid("values", _go_json_strings(values),
+                                 "for 'Gt', 'Lt' operators, exactly one value is required"))
+        for i, v in enumerate(values):
+            if _parse_int64(v) is None:
+                errs.append(_invalid(f"values[{i}]", _go_quote(v),
+                                     "for 'Gt', 'Lt' operators, the value must be an integer"))
+    for i, v in enumerate(values):
+        if value_errs := _label_value_errors(v):
+            errs.append(_invalid(f"values[{i}][{key}]", _go_quote(v), "; ".join(value_errs)))
+    if errs:
+        raise _SelectorSyntaxError(_aggregate(errs))
+    # Canonical (sorted, distinct) values, so equal selectors compare and hash equal.
+    return Requirement(key, op, tuple(sorted(set(values))))
+
+
+@dataclass(frozen=True)
+class LabelSelector:
+    """ANDed requirements; ``nothing`` is the selector of a nil ``metav1.LabelSelector``."""
+
+    requirements: tuple[Requirement, ...] = ()
+    nothing: bool = False
+
+    def matches(self, labels: Mapping[str, str] | None) -> bool:
+        if self.nothing:
+            return False
+        have = labels or {}
+        return all(r.matches(have) for r in self.requirements)
+
+    @property
+    def empty(self) -> bool:
+        """True when the selector does not restrict anything (``Nothing`` is not empty, as upstream)."""
+        return not self.nothing and not self.requirements
+
+    def requires_exact_match(self, key: str) -> str | None:
+        """The one value ``key`` must have (``key=v``, ``key==v``, ``key in (v)``), else None."""
+        for r in self.requirements:
+            if r.key == key:
+                exact = r.operator in (Op.EQUALS, Op.DOUBLE_EQUALS, Op.IN) and len(r.values) == 1
+                return r.values[0] if exact else None
+        return None
+
+    def __str__(self) -> str:
+        return ",".join(str(r) for r in self.requirements)
+
+
+EVERYTHING = LabelSelector()
+NOTHING = LabelSelector(nothing=True)
+
+
+class _SelectorSyntaxError(Exception):
+    pass
+
+
+class _Tok(Enum):
+    EOS = "end of string"
+    CLOSE = ")"
+    COMMA = ","
+    NOT = "!"
+    DOUBLE_EQUALS = "=="
+    EQUALS = "="
+    GT = ">"
+    IDENT = "identifier"
+    IN = "in"
+    LT = "<"
+    NOT_EQUALS = "!="
+    NOT_IN = "notin"
+    OPEN = "("
+
+
+_SYMBOLS = {"(": _Tok.OPEN, ")": _Tok.CLOSE, ",": _Tok.COMMA, "!": _Tok.NOT, "=": _Tok.EQUALS,
+            ">": _Tok.GT, "<": _Tok.LT, "==": _Tok.DOUBLE_EQUALS, "!=": _Tok.NOT_EQUALS}
+_KEYWORDS = {"in": _Tok.IN, "notin": _Tok.NOT_IN}
+_WHITESPACE = " \t\r\n"
+_SPECIAL = "=!(),><"
+
+
+def _lex(text: str) -> list[tuple[_Tok, str]]:
+    items: list[tuple[_Tok, str]] = []
+    pos, n = 0, len(text)
+    while True:
+        while pos < n and text[pos] in _WHITESPACE:
+            pos += 1
+        if pos >= n:
+            items.append((_Tok.EOS, ""))
+            return items
+        if text[pos] in _SPECIAL:
+            # The longest run of operator characters that still forms a token ("!=", "==").
+            symbol = text[pos]
+            if text[pos:pos + 2] in _SYMBOLS:
+                symbol = text[pos:pos + 2]
+            items.append((_SYMBOLS[symbol], symbol))
+            pos += len(symbol)
+            continue
+        start = pos
+        while pos < n and text[pos] not in _SPECIAL and text[pos] not in _WHITESPACE:
+            pos += 1
+        word = text[start:pos]
+        items.append((_KEYWORDS.get(word, _Tok.IDENT), word))
+
+
+class _LabelParser:
+    """Recursive descent over the token list, one method per rule of the upstream grammar."""
+
+    def __init__(self, text: str) -> None:
+        self.items = _lex(text)
+        self.pos = 0
+
+    def _peek(self, values: bool = True) -> tuple[_Tok, str]:
+        tok, lit = self.items[min(self.pos, len(self.items) - 1)]
+        # In value position "in" and "notin" are ordinary words ("x in (in)").
+        if values and tok in (_Tok.IN, _Tok.NOT_IN):
+            tok = _Tok.IDENT
+        return tok, lit
+
+    def _next(self, values: bool = True) -> tuple[_Tok, str]:
+        item = self._peek(values)
+        self.pos += 1
+        return item
+
+    def parse(self) -> list[Requirement]:
+        requirements: list[Requirement] = []
+        while True:
+            tok, lit = self._peek()
+            if tok is _Tok.EOS:
+                return requirements
+            if tok not in (_Tok.IDENT, _Tok.NOT):
+                raise _SelectorSyntaxError(f"found '{lit}', expected: !, identifier, or 'end of string'")
+            try:
+                requirements.append(self._requirement())
+            except _SelectorSyntaxError as e:
+                raise _SelectorSyntaxError(f"unable to parse requirement: {e}") from None
+            tok, lit = self._next()
+            if tok is _Tok.EOS:
+                return requirements
+            if tok is not _Tok.COMMA:
+                raise _SelectorSyntaxError(f"found '{lit}', expected: ',' or 'end of string'")
+            tok, lit = self._peek()
+            if tok not in (_Tok.IDENT, _Tok.NOT):
+                raise _SelectorSyntaxError(f"found '{lit}', expected: identifier after ','")
+
+    def _requirement(self) -> Requirement:
+        negated = False
+        tok, lit = self._next()
+        if tok is _Tok.NOT:
+            negated = True
+            tok, lit = self._next()
+        if tok is not _Tok.IDENT:
+            raise _SelectorSyntaxError(f"found '{lit}', expected: identifier")
+        key = lit
+        if errs := _qualified_name_errors(key):
+            # The parser validates the key with a nil field path, which Go prints as "<nil>".
+            raise _SelectorSyntaxError(_invalid("<nil>", _go_quote(key), "; ".join(errs)))
+        if negated:
+            return _new_requirement(key, Op.DOES_NOT_EXIST, [])
+        if self._peek()[0] in (_Tok.EOS, _Tok.COMMA):
+            return _new_requirement(key, Op.EXISTS, [])
+        op = self._operator()
+        values = self._value_set() if op in (Op.IN, Op.NOT_IN) else self._exact_value()
+        return _new_requirement(key, op, sorted(values))
+
+    def _operator(self) -> Op:
+        tok, lit = self._next(values=False)
+        ops = {_Tok.IN: Op.IN, _Tok.EQUALS: Op.EQUALS, _Tok.DOUBLE_EQUALS: Op.DOUBLE_EQUALS,
+               _Tok.GT: Op.GREATER_THAN, _Tok.LT: Op.LESS_THAN, _Tok.NOT_IN: Op.NOT_IN,
+               _Tok.NOT_EQUALS: Op.NOT_EQUALS}
+        if tok not in ops:
+            expected = ", ".join(o.value for o in _BINARY_OPS)
+            raise _SelectorSyntaxError(f"found '{lit}', expected: {expected}")
+        return ops[tok]
+
+    def _value_set(self) -> set[str]:
+        tok, lit = self._next()
+        if tok is not _Tok.OPEN:
+            raise _SelectorSyntaxError(f"found '{lit}' expected: '('")
+        tok, lit = self._peek()
+        if tok is _Tok.CLOSE:
+            self._next()
+            return {""}
+        if tok not in (_Tok.IDENT, _Tok.COMMA):
+            raise _SelectorSyntaxError(f"found '{lit}', expected: ',', ')' or identifier")
+        values = self._identifier_list()
+        self._next()  # the ")" the list stopped at
+        return values
+
+    def _identifier_list(self) -> set[str]:
+        values: set[str] = set()
+        while True:
+            tok, lit = self._next()
+            if tok is _Tok.IDENT:
+                values.add(lit)
+                tok, lit = self._peek()
+                if tok is _Tok.CLOSE:
+                    return values
+                if tok is not _Tok.COMMA:
+                    raise _SelectorSyntaxError(f"found '{lit}', expected: ',' or ')'")
+            elif tok is _Tok.COMMA:
+                # Empty items ("(,a)", "(a,)", "(a,,b)") stand for the empty value.
+                if not values:
+                    values.add("")
+                tok, _ = self._peek()
+                if tok is _Tok.CLOSE:
+                    values.add("")
+                    return values
+                if tok is _Tok.COMMA:
+                    self._next()
+                    values.add("")
+            else:
+                raise _SelectorSyntaxError(f"found '{lit}', expected: ',', or identifier")
+
+    def _exact_value(self) -> set[str]:
+        if self._peek()[0] in (_Tok.EOS, _Tok.COMMA):
+            return {""}
+        tok, lit = self._next()
+        if tok is not _Tok.IDENT:
+            raise _SelectorSyntaxError(f"found '{lit}', expected: identifier")
+        return {lit}
+
+
+def parse_label_selector(text: str) -> LabelSelector:
+    """Parse the ``labelSelector`` query syntax; an empty string selects everything."""
+    try:
+        requirements = _LabelParser(text).parse()
+    except _SelectorSyntaxError as e:
+        raise bad_request(str(e)) from None
+    return LabelSelector(tuple(sorted(requirements, key=lambda r: r.key)))
+
+
+_OBJECT_OPS = {"In": Op.IN, "NotIn": Op.NOT_IN, "Exists": Op.EXISTS, "DoesNotExist": Op.DOES_NOT_EXIST}
+
+
+def label_selector_from_object(sel: Mapping[str, Any] | None) -> LabelSelector:
+    """``metav1.LabelSelectorAsSelector``: nil selects nothing, ``{}`` selects everything."""
+    if sel is None:
+        return NOTHING
+    match_labels = sel.get("matchLabels") or {}
+    expressions = sel.get("matchExpressions") or []
+    if not match_labels and not expressions:
+        return EVERYTHING
+    requirements: list[Requirement] = []
+    try:
+        for key in sorted(match_labels):
+            requirements.append(_new_requirement(str(key), Op.EQUALS, [str(match_labels[key])]))
+        for expr in expressions:
+            operator = str(expr.get("operator", ""))
+            if operator not in _OBJECT_OPS:
+                raise _SelectorSyntaxError(f"{_go_quote(operator)} is not a valid label selector operator")
+            requirements.append(_new_requirement(str(expr.get("key", "")), _OBJECT_OPS[operator],
+                                                 [str(v) for v in expr.get("values") or []]))
+    except _SelectorSyntaxError as e:
+        raise bad_request(str(e)) from None
+    return LabelSelector(tuple(sorted(requirements, key=lambda r: r.key)))
+
+
+# ----------------------------------------------------------------------------------------------
+# Field selectors
+
+FieldGetter = Callable[[Mapping[str, Any]], str]
+
+
+def _path(*keys: str) -> FieldGetter:
+    def get(obj: Mapping[str, Any]) -> str:
+        node: Any = obj
+        for key in keys:
+            node = node.get(key) if isinstance(node, Mapping) else None
+        return "" if node is None else str(node)
+    return get
+
+
+def _go_bool(*keys: str) -> FieldGetter:
+    def get(obj: Mapping[str, Any]) -> str:
+        node: Any = obj
+        for key in keys:
+            node = node.get(key) if isinstance(node, Mapping) else None
+        return "true" if node is True else "false"
+    return get
+
+
+def _event_object(obj: Mapping[str, Any]) -> Mapping[str, Any]:
+    # core/v1 calls it involvedObject, events.k8s.io/v1 calls it regarding.
+    return obj.get("involvedObject") or obj.get("regarding") or {}
+
+
+def _event_reporting(obj: Mapping[str, Any]) -> str:
+    return obj.get("reportingComponent") or obj.get("reportingController") or ""
+
+
+def _event_source(obj: Mapping[str, Any]) -> str:
+    source = obj.get("source") or obj.get("deprecatedSource") or {}
+    return source.get("component") or _event_reporting(obj)
+
+
+def _pod_ip(obj: Mapping[str, Any]) -> str:
+    status = obj.get("status") or {}
+    ips = status.get("podIPs") or []
+    if ips and isinstance(ips[0], Mapping):
+        return ips[0].get("ip") or ""
+    return status.get("podIP") or ""
+
+
+def _replicas(obj: Mapping[str, Any]) -> str:
+    return str((obj.get("status") or {}).get("replicas") or 0)  # an int32 that is never absent upstream
+
+
+_NAME = {"metadata.name": _path("metadata", "name")}
+_NAME_NAMESPACE = {**_NAME, "metadata.namespace": _path("metadata", "namespace")}
+
+
+@dataclass(frozen=True)
+class _KindFields:
+    fields: Mapping[str, FieldGetter]
+    # Kinds with their own field-label conversion reject other fields with this wording; the rest
+    # use the generic conversion's message.
+    custom: bool
+
+
+_DEFAULT_FIELDS = _KindFields(_NAME_NAMESPACE, custom=False)
+
+# kube-apiserver's field-label conversions and the selectable field sets behind them, by kind qualified
+# with its group ("group/Kind"; core kinds by Kind alone): see :func:`selector_kind`.
+_KIND_FIELDS: dict[str, _KindFields] = {
+    "Event": _KindFields({
+        **_NAME_NAMESPACE,
+        "involvedObject.kind": lambda o: str(_event_object(o).get("kind") or ""),
+        "involvedObject.namespace": lambda o: str(_event_object(o).get("namespace") or ""),
+        "involvedObject.name": lambda o: str(_event_object(o).get("name") or ""),
+        "involvedObject.uid": lambda o: str(_event_object(o).get("uid") or ""),
+        "involvedObject.apiVersion": lambda o: str(_event_object(o).get("apiVersion") or ""),
+        "involvedObject.resourceVersion": lambda o: str(_event_object(o).get("resourceVersion") or ""),
+        "involvedObject.fieldPath": lambda o: str(_event_object(o).get("fieldPath") or ""),
+        "reason": _path("reason"),
+        "reportingComponent": _event_reporting,
+        "source": _event_source,
+        "type": _path("type"),
+    }, custom=True),
+    # events.k8s.io/v1 (upstream's field-label conversion maps these onto core's).
+    "events.k8s.io/Event": _KindFields({
+        **_NAME_NAMESPACE,
+        "regarding.kind": lambda o: str(_event_object(o).get("kind") or ""),
+        "regarding.namespace": lambda o: str(_event_object(o).get("namespace") or ""),
+        "regarding.name": lambda o: str(_event_object(o).get("name") or ""),
+        "regarding.uid": lambda o: str(_event_object(o).get("uid") or ""),
+        "regarding.apiVersion": lambda o: str(_event_object(o).get("apiVersion") or ""),
+        "regarding.resourceVersion": lambda o: str(_event_object(o).get("resourceVersion") or ""),
+        "regarding.fieldPath": lambda o: str(_event_object(o).get("fieldPath") or ""),
+        "reason": _path("reason"),
+        "reportingController": _event_reporting,
+        "type": _path("type"),
+    }, custom=True),
+    "Secret": _KindFields({**_NAME_NAMESPACE, "type": _path("type")}, custom=True),
+    "Namespace": _KindFields({**_NAME, "status.phase": _path("status", "phase")}, custom=True),
+    "Pod": _KindFields({
+        **_NAME_NAMESPACE,
+        "spec.nodeName": _path("spec", "nodeName"),
+        "spec.restartPolicy": _path("spec", "restartPolicy"),
+        "spec.schedulerName": _path("spec", "schedulerName"),
+        "spec.serviceAccountName": _path("spec", "serviceAccountName"),
+        "spec.hostNetwork": _go_bool("spec", "hostNetwork"),
+        "status.phase": _path("status", "phase"),
+        "status.podIP": _pod_ip,
+        "status.nominatedNodeName": _path("status", "nominatedNodeName"),
+    }, custom=True),
+    "Node": _KindFields({**_NAME, "spec.unschedulable": _go_bool("spec", "unschedulable")}, custom=True),
+    "Service": _KindFields({**_NAME_NAMESPACE, "spec.clusterIP": _path("spec", "clusterIP"),
+                            "spec.type": _path("spec", "type")}, custom=True),
+    "ReplicationController": _KindFields({**_NAME_NAMESPACE, "status.replicas": _replicas}, custom=True),
+}
+
+
+def selector_kind(group: str, kind: str) -> str:
+    """The key of a kind's field table: a custom resource named like a core kind gets no core fields."""
+    return f"{group}/{kind}" if group else kind
+
+
+def selectable_fields(kind: str) -> tuple[str, ...]:
+    """The field labels ``kind`` can be selected on."""
+    return tuple(_KIND_FIELDS.get(kind, _DEFAULT_FIELDS).fields)
+
+
+@dataclass(frozen=True)
+class FieldRequirement:
+    field: str
+    operator: str  # "=", "==" or "!="
+    value: str
+
+    def __str__(self) -> str:
+        escaped = self.value.replace("\\", "\\\\").replace(",", "\\,").replace("=", "\\=")
+        return f"{self.field}{'!=' if self.operator == '!=' else '='}{escaped}"
+
+
+@dataclass(frozen=True)
+class FieldSelector:
+    kind: str
+    requirements: tuple[FieldRequirement, ...] = ()
+
+    def matches(self, obj: Mapping[str, Any]) -> bool:
+        table = _KIND_FIELDS.get(self.kind, _DEFAULT_FIELDS).fields
+        for r in self.requirements:
+            equal = table[r.field](obj) == r.value
+            if equal if r.operator == "!=" else not equal:
+                return False
+        return True
+
+    @property
+    def empty(self) -> bool:
+        return not self.requirements
+
+    def exact_value(self, field: str) -> str | None:
+        """The value ``field`` must equal (``field=v`` / ``field==v``), e.g. for a point lookup by name."""
+        for r in self.requirements:
+            if r.field == field and r.operator != "!=":
+                return r.value
+        return None
+
+    def __str__(self) -> str:
+        return ",".join(str(r) for r in self.requirements)
+
+
+def _split_terms(text: str) -> list[str]:
+    """Split on commas that are not escaped; escapes stay in the terms."""
+    if not text:
+        return []
+    terms: list[str] = []
+    start, escaped = 0, False
+    for i, ch in enumerate(text):
+        if escaped:
+            escaped = False
+        elif ch == "\\":
+            escaped = True
+        elif ch == ",":
+            terms.append(text[start:i])
+            start = i + 1
+    terms.append(text[start:])
+    return terms
+
+
+_TERM_OPERATORS = ("!=", "==", "=")  # "==" before "=" so no "=" is left on the value
+
+
+def _split_term(term: str) -> tuple[str, str, str] | None:
+    for i in range(len(term)):
+        for op in _TERM_OPERATORS:
+            if term.startswith(op, i):
+                return term[:i], op, term[i + len(op):]
+    return None
+
+
+def _unescape(value: str) -> str:
+    out: list[str] = []
+    escaped = False
+    for ch in value:
+        if escaped:
+            if ch not in "\\,=":
+                raise _SelectorSyntaxError(f"invalid field selector: invalid escape sequence: \\{ch}")
+            out.append(ch)
+            escaped = False
+        elif ch == "\\":
+            escaped = True
+        elif ch in ",=":
+            # Go prints the offending rune as its code point.
+            raise _SelectorSyntaxError(f"invalid field selector: unescaped character in value: {ord(ch)}")
+        else:
+            out.append(ch)
+    if escaped:
+        raise _SelectorSyntaxError("invalid field selector: invalid escape sequence: \\")
+    return "".join(out)
+
+
+def parse_field_selector(text: str, kind: str) -> FieldSelector:
+    """Parse the ``fieldSelector`` query syntax for objects of ``kind``; an empty string selects all."""
+    table = _KIND_FIELDS.get(kind, _DEFAULT_FIELDS)
+    requirements: list[FieldRequirement] = []
+    try:
+        # Upstream sorts the raw terms; exact_value() returns the first match in that order.
+        for term in sorted(_split_terms(text)):
+            if not term:
+                continue
+            split = _split_term(term)
+            if split is None:
+                raise _SelectorSyntaxError(f"invalid selector: '{text}'; can't understand '{term}'")
+            field, op, raw = split
+            requirements.append(FieldRequirement(field, op, _unescape(raw)))
+    except _SelectorSyntaxError as e:
+        raise bad_request(str(e)) from None
+    for r in requirements:
+        if r.field not in table.fields:
+            raise _unsupported_field(r.field, table)
+    return FieldSelector(kind, tuple(requirements))
+
+
+def _unsupported_field(field: str, table: _KindFields) -> StatusError:
+    if table.custom:
+        return bad_request(f"field label not supported: {field}")
+    return bad_request(f'{_go_quote(field)} is not a known field selector: only "metadata.name", '
+                       '"metadata.namespace"')

@@ -1,0 +1,135 @@
+"""Namespaces: the phase index, the default namespaces, and clean-up on deletion.
+
+* A namespaced create must know quickly whether its namespace exists and is not terminating: the index is
+  kept current from the watch bus (loaded from the store at startup).
+* Deleting a Namespace marks it Terminating; this controller deletes its contents (respecting their
+  finalizers), then removes the Namespace.
+* Every space gets its default namespaces (``ensure_default_namespaces``) from whoever creates it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import orjson
+
+from apimachinery.errors import StatusError
+from apiserver.catalog import Catalog
+from apiserver.controllers import Gate, WorkQueue
+from apiserver.service import DeleteOptions, Objects, WriteOptions
+from apiserver.store import Key, PreconditionFailed, Write
+from apiserver.watch import Entry, decode_object
+
+NAMESPACES = "namespaces"
+DEFAULT_NAMESPACES = ("default",)
+
+
+def phase_of(obj: dict[str, Any]) -> str:
+    return "Terminating" if obj.get("metadata", {}).get("deletionTimestamp") else "Active"
+
+
+async def finalize(objects: Objects, key: Key) -> None:
+    """Remove a terminating object whose contents are gone (a Namespace, a Space) unless a finalizer holds it."""
+    row = await objects.run_sync(objects.store.get, key)
+    if row is None:
+        return
+    obj = orjson.loads(row.value)
+    if obj["metadata"].get("finalizers"):
+        return
+    try:
+        await objects.writer.write(Write(key, row.value, deleted=True, expect=row.revision))
+    except PreconditionFailed:
+        raise RuntimeError(f"{key} changed while finalizing; retrying") from None
+
+
+class NamespaceController:
+    def __init__(self, objects: Objects, catalog: Catalog) -> None:
+        self.objects = objects
+        self.catalog = catalog
+        self.phases: dict[tuple[str, str], str] = {}
+        self.worker = _NamespaceWorker(self)
+
+    def load(self) -> None:
+        """Read current namespaces from the store (blocking; call at startup)."""
+        for row in self.objects.store.list_resource_everywhere(NAMESPACES):
+            self.phases[(row.key.space, row.key.name)] = phase_of(orjson.loads(row.value))
+
+    def phase(self, space: str, namespace: str) -> str | None:
+        return self.phases.get((space, namespace))
+
+    def on_commit(self, entries: Sequence[Entry]) -> None:
+        for entry in entries:
+            key = entry.row.key
+            if key.resource != NAMESPACES:
+                continue
+            if entry.row.deleted:
+                self.phases.pop((key.space, key.name), None)
+                continue
+            phase = phase_of(entry.obj())
+            self.phases[(key.space, key.name)] = phase
+            if phase == "Terminating":
+                self.worker.add((key.space, key.name))
+
+    def start(self, gate: Gate | None = None) -> None:
+        self.objects.bus.add_listener(self.on_commit)
+        self.objects.namespace_phase = self.phase
+        self.worker.start(gate)
+        for (space, ns), phase in list(self.phases.items()):
+            if phase == "Terminating":
+                self.worker.add((space, ns))
+
+    async def stop(self) -> None:
+        await self.worker.stop()
+
+    async def ensure_default_namespaces(self, space: str) -> None:
+        ns_type = self.catalog.by_group_resource(space, NAMESPACES)
+        assert ns_type is not None
+        for name in DEFAULT_NAMESPACES:
+            if self.phase(space, name) is not None:
+                continue
+            try:
+                await self.objects.create(space, ns_type, "", {"metadata": {"name": name}},
+                                          WriteOptions(manager="spacehub"))
+            except StatusError as exc:
+                if exc.code != 409:
+                    raise
+
+    async def delete_contents(self, space: str, namespace: str) -> int:
+        """Delete every object in a namespace; returns how many remain."""
+        _rev, rows = await self.objects.run_sync(self.objects.store.list, space, None, namespace)
+        remaining = 0
+        for row in rows:
+            if row.key.resource == NAMESPACES:
+                continue
+            rtype = self.catalog.by_group_resource(space, row.key.resource)
+            if rtype is None:
+                # A kind no longer served (e.g. its CRD is gone): nothing can hold it, drop it.
+                await self.objects.purge(space, [row])
+                continue
+            remaining += 1
+            obj = decode_object(row)
+            if obj["metadata"].get("deletionTimestamp"):
+                continue
+            try:
+                await self.objects.delete(space, rtype, row.key.namespace, row.key.name,
+                                          DeleteOptions(propagation="Background"))
+            except StatusError as exc:
+                if exc.code != 404:
+                    raise
+        return remaining
+
+
+class _NamespaceWorker(WorkQueue):
+    def __init__(self, namespaces: NamespaceController) -> None:
+        super().__init__("namespaces")
+        self.namespaces = namespaces
+
+    async def handle(self, key: Any) -> bool:
+        space, name = key
+        if self.namespaces.phase(space, name) != "Terminating":
+            return False
+        if await self.namespaces.delete_contents(space, name):
+            return True
+        await finalize(self.namespaces.objects, Key(space, NAMESPACES, "", name))
+        return False

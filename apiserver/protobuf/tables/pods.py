@@ -1,0 +1,403 @@
+"""Field tables of the core ``v1`` pod template tree: PodTemplateSpec, PodSpec, containers, volumes, probes.
+
+The pod template is covered completely, not just the container name, image, ports and command the
+generators set: ``kubectl create job --from=cronjob/x`` copies a CronJob's template as the server returned
+it, so any PodSpec field (volumes, probes, affinity …) can arrive; the volume sources are ``volumes``.
+Rows follow the Go struct tags of ``k8s.io/api/core/v1`` (v0.37): ``(number, JSON name, kind[, options])``
+in declaration order.
+"""
+
+from __future__ import annotations
+
+from apiserver.protobuf.schema import (
+    BOOL,
+    INLINE,
+    INT32,
+    INT64,
+    INT_OR_STRING,
+    KEEP,
+    LIST,
+    PTR,
+    QUANTITY,
+    STRING,
+    MapOf,
+    Table,
+    table,
+)
+
+_CONTAINER_FIELDS = (
+    (1, "name", STRING, KEEP),
+    (2, "image", STRING),
+    (3, "command", STRING, LIST),
+    (4, "args", STRING, LIST),
+    (5, "workingDir", STRING),
+    (6, "ports", "core.ContainerPort", LIST),
+    (19, "envFrom", "core.EnvFromSource", LIST),
+    (7, "env", "core.EnvVar", LIST),
+    (8, "resources", "core.ResourceRequirements"),
+    (23, "resizePolicy", "core.ContainerResizePolicy", LIST),
+    (24, "restartPolicy", STRING, PTR),
+    (25, "restartPolicyRules", "core.ContainerRestartRule", LIST),
+    (9, "volumeMounts", "core.VolumeMount", LIST),
+    (21, "volumeDevices", "core.VolumeDevice", LIST),
+    (10, "livenessProbe", "core.Probe", PTR),
+    (11, "readinessProbe", "core.Probe", PTR),
+    (22, "startupProbe", "core.Probe", PTR),
+    (12, "lifecycle", "core.Lifecycle", PTR),
+    (13, "terminationMessagePath", STRING),
+    (20, "terminationMessagePolicy", STRING),
+    (14, "imagePullPolicy", STRING),
+    (15, "securityContext", "core.SecurityContext", PTR),
+    (16, "stdin", BOOL),
+    (17, "stdinOnce", BOOL),
+    (18, "tty", BOOL),
+)
+
+MESSAGES: dict[str, Table] = {
+    "core.PodTemplateSpec": table(
+        (1, "metadata", "meta.ObjectMeta"),
+        (2, "spec", "core.PodSpec"),
+    ),
+    "core.PodSpec": table(
+        (1, "volumes", "core.Volume", LIST),
+        (20, "initContainers", "core.Container", LIST),
+        (2, "containers", "core.Container", LIST | KEEP),
+        (34, "ephemeralContainers", "core.EphemeralContainer", LIST),
+        (3, "restartPolicy", STRING),
+        (4, "terminationGracePeriodSeconds", INT64, PTR),
+        (5, "activeDeadlineSeconds", INT64, PTR),
+        (6, "dnsPolicy", STRING),
+        (7, "nodeSelector", MapOf(STRING, STRING)),
+        (8, "serviceAccountName", STRING),
+        (9, "serviceAccount", STRING),
+        (21, "automountServiceAccountToken", BOOL, PTR),
+        (10, "nodeName", STRING),
+        (11, "hostNetwork", BOOL),
+        (12, "hostPID", BOOL),
+        (13, "hostIPC", BOOL),
+        (27, "shareProcessNamespace", BOOL, PTR),
+        (14, "securityContext", "core.PodSecurityContext", PTR),
+        (15, "imagePullSecrets", "core.LocalObjectReference", LIST),
+        (16, "hostname", STRING),
+        (17, "subdomain", STRING),
+        (18, "affinity", "core.Affinity", PTR),
+        (19, "schedulerName", STRING),
+        (22, "tolerations", "core.Toleration", LIST),
+        (23, "hostAliases", "core.HostAlias", LIST),
+        (24, "priorityClassName", STRING),
+        (25, "priority", INT32, PTR),
+        (26, "dnsConfig", "core.PodDNSConfig", PTR),
+        (28, "readinessGates", "core.PodReadinessGate", LIST),
+        (29, "runtimeClassName", STRING, PTR),
+        (30, "enableServiceLinks", BOOL, PTR),
+        (31, "preemptionPolicy", STRING, PTR),
+        (32, "overhead", MapOf(STRING, QUANTITY)),
+        (33, "topologySpreadConstraints", "core.TopologySpreadConstraint", LIST),
+        (35, "setHostnameAsFQDN", BOOL, PTR),
+        (36, "os", "core.PodOS", PTR),
+        (37, "hostUsers", BOOL, PTR),
+        (38, "schedulingGates", "core.PodSchedulingGate", LIST),
+        (39, "resourceClaims", "core.PodResourceClaim", LIST),
+        (40, "resources", "core.ResourceRequirements", PTR),
+        (41, "hostnameOverride", STRING, PTR),
+        (43, "schedulingGroup", "core.PodSchedulingGroup", PTR),
+    ),
+    "core.Container": table(*_CONTAINER_FIELDS),
+    "core.EphemeralContainer": table(
+        (1, "", "core.EphemeralContainerCommon", INLINE),
+        (2, "targetContainerName", STRING),
+    ),
+    "core.PodSecurityContext": table(
+        (1, "seLinuxOptions", "core.SELinuxOptions", PTR),
+        (8, "windowsOptions", "core.WindowsSecurityContextOptions", PTR),
+        (2, "runAsUser", INT64, PTR),
+        (6, "runAsGroup", INT64, PTR),
+        (3, "runAsNonRoot", BOOL, PTR),
+        (4, "supplementalGroups", INT64, LIST),
+        (12, "supplementalGroupsPolicy", STRING, PTR),
+        (5, "fsGroup", INT64, PTR),
+        (7, "sysctls", "core.Sysctl", LIST),
+        (9, "fsGroupChangePolicy", STRING, PTR),
+        (10, "seccompProfile", "core.SeccompProfile", PTR),
+        (11, "appArmorProfile", "core.AppArmorProfile", PTR),
+        (13, "seLinuxChangePolicy", STRING, PTR),
+    ),
+    "core.Affinity": table(
+        (1, "nodeAffinity", "core.NodeAffinity", PTR),
+        (2, "podAffinity", "core.PodAffinity", PTR),
+        (3, "podAntiAffinity", "core.PodAntiAffinity", PTR),
+    ),
+    "core.Toleration": table(
+        (1, "key", STRING),
+        (2, "operator", STRING),
+        (3, "value", STRING),
+        (4, "effect", STRING),
+        (5, "tolerationSeconds", INT64, PTR),
+    ),
+    "core.HostAlias": table(
+        (1, "ip", STRING, KEEP),
+        (2, "hostnames", STRING, LIST),
+    ),
+    "core.PodDNSConfig": table(
+        (1, "nameservers", STRING, LIST),
+        (2, "searches", STRING, LIST),
+        (3, "options", "core.PodDNSConfigOption", LIST),
+    ),
+    "core.PodReadinessGate": table(
+        (1, "conditionType", STRING, KEEP),
+    ),
+    "core.TopologySpreadConstraint": table(
+        (1, "maxSkew", INT32, KEEP),
+        (2, "topologyKey", STRING, KEEP),
+        (3, "whenUnsatisfiable", STRING, KEEP),
+        (4, "labelSelector", "meta.LabelSelector", PTR),
+        (5, "minDomains", INT32, PTR),
+        (6, "nodeAffinityPolicy", STRING, PTR),
+        (7, "nodeTaintsPolicy", STRING, PTR),
+        (8, "matchLabelKeys", STRING, LIST),
+    ),
+    "core.PodOS": table(
+        (1, "name", STRING, KEEP),
+    ),
+    "core.PodSchedulingGate": table(
+        (1, "name", STRING, KEEP),
+    ),
+    "core.PodResourceClaim": table(
+        (1, "name", STRING, KEEP),
+        (3, "resourceClaimName", STRING, PTR),
+        (4, "resourceClaimTemplateName", STRING, PTR),
+    ),
+    "core.ResourceRequirements": table(
+        (1, "limits", MapOf(STRING, QUANTITY)),
+        (2, "requests", MapOf(STRING, QUANTITY)),
+        (3, "claims", "core.ResourceClaim", LIST),
+    ),
+    "core.PodSchedulingGroup": table(
+        (1, "podGroupName", STRING, PTR),
+    ),
+    "core.ContainerPort": table(
+        (1, "name", STRING),
+        (2, "hostPort", INT32),
+        (3, "containerPort", INT32, KEEP),
+        (4, "protocol", STRING),
+        (5, "hostIP", STRING),
+    ),
+    "core.EnvFromSource": table(
+        (1, "prefix", STRING),
+        (2, "configMapRef", "core.ConfigMapEnvSource", PTR),
+        (3, "secretRef", "core.SecretEnvSource", PTR),
+    ),
+    "core.EnvVar": table(
+        (1, "name", STRING, KEEP),
+        (2, "value", STRING),
+        (3, "valueFrom", "core.EnvVarSource", PTR),
+    ),
+    "core.ContainerResizePolicy": table(
+        (1, "resourceName", STRING, KEEP),
+        (2, "restartPolicy", STRING, KEEP),
+    ),
+    "core.ContainerRestartRule": table(
+        (1, "action", STRING),
+        (2, "exitCodes", "core.ContainerRestartRuleOnExitCodes", PTR),
+    ),
+    "core.VolumeMount": table(
+        (1, "name", STRING, KEEP),
+        (2, "readOnly", BOOL),
+        (7, "recursiveReadOnly", STRING, PTR),
+        (3, "mountPath", STRING, KEEP),
+        (4, "subPath", STRING),
+        (5, "mountPropagation", STRING, PTR),
+        (6, "subPathExpr", STRING),
+    ),
+    "core.VolumeDevice": table(
+        (1, "name", STRING, KEEP),
+        (2, "devicePath", STRING, KEEP),
+    ),
+    "core.Probe": table(
+        (1, "", "core.ProbeHandler", INLINE),
+        (2, "initialDelaySeconds", INT32),
+        (3, "timeoutSeconds", INT32),
+        (4, "periodSeconds", INT32),
+        (5, "successThreshold", INT32),
+        (6, "failureThreshold", INT32),
+        (7, "terminationGracePeriodSeconds", INT64, PTR),
+    ),
+    "core.Lifecycle": table(
+        (1, "postStart", "core.LifecycleHandler", PTR),
+        (2, "preStop", "core.LifecycleHandler", PTR),
+        (3, "stopSignal", STRING, PTR),
+    ),
+    "core.SecurityContext": table(
+        (1, "capabilities", "core.Capabilities", PTR),
+        (2, "privileged", BOOL, PTR),
+        (3, "seLinuxOptions", "core.SELinuxOptions", PTR),
+        (10, "windowsOptions", "core.WindowsSecurityContextOptions", PTR),
+        (4, "runAsUser", INT64, PTR),
+        (8, "runAsGroup", INT64, PTR),
+        (5, "runAsNonRoot", BOOL, PTR),
+        (6, "readOnlyRootFilesystem", BOOL, PTR),
+        (7, "allowPrivilegeEscalation", BOOL, PTR),
+        (9, "procMount", STRING, PTR),
+        (11, "seccompProfile", "core.SeccompProfile", PTR),
+        (12, "appArmorProfile", "core.AppArmorProfile", PTR),
+    ),
+    # Upstream keeps EphemeralContainerCommon field-for-field identical to Container.
+    "core.EphemeralContainerCommon": table(*_CONTAINER_FIELDS),
+    "core.SELinuxOptions": table(
+        (1, "user", STRING),
+        (2, "role", STRING),
+        (3, "type", STRING),
+        (4, "level", STRING),
+    ),
+    "core.WindowsSecurityContextOptions": table(
+        (1, "gmsaCredentialSpecName", STRING, PTR),
+        (2, "gmsaCredentialSpec", STRING, PTR),
+        (3, "runAsUserName", STRING, PTR),
+        (4, "hostProcess", BOOL, PTR),
+    ),
+    "core.Sysctl": table(
+        (1, "name", STRING, KEEP),
+        (2, "value", STRING, KEEP),
+    ),
+    "core.SeccompProfile": table(
+        (1, "type", STRING, KEEP),
+        (2, "localhostProfile", STRING, PTR),
+    ),
+    "core.AppArmorProfile": table(
+        (1, "type", STRING, KEEP),
+        (2, "localhostProfile", STRING, PTR),
+    ),
+    "core.NodeAffinity": table(
+        (1, "requiredDuringSchedulingIgnoredDuringExecution", "core.NodeSelector", PTR),
+        (2, "preferredDuringSchedulingIgnoredDuringExecution", "core.PreferredSchedulingTerm", LIST),
+    ),
+    "core.PodAffinity": table(
+        (1, "requiredDuringSchedulingIgnoredDuringExecution", "core.PodAffinityTerm", LIST),
+        (2, "preferredDuringSchedulingIgnoredDuringExecution", "core.WeightedPodAffinityTerm", LIST),
+    ),
+    "core.PodAntiAffinity": table(
+        (1, "requiredDuringSchedulingIgnoredDuringExecution", "core.PodAffinityTerm", LIST),
+        (2, "preferredDuringSchedulingIgnoredDuringExecution", "core.WeightedPodAffinityTerm", LIST),
+    ),
+    "core.PodDNSConfigOption": table(
+        (1, "name", STRING),
+        (2, "value", STRING, PTR),
+    ),
+    "core.ResourceClaim": table(
+        (1, "name", STRING, KEEP),
+        (2, "request", STRING),
+    ),
+    "core.ConfigMapEnvSource": table(
+        (1, "", "core.LocalObjectReference", INLINE),
+        (2, "optional", BOOL, PTR),
+    ),
+    "core.SecretEnvSource": table(
+        (1, "", "core.LocalObjectReference", INLINE),
+        (2, "optional", BOOL, PTR),
+    ),
+    "core.EnvVarSource": table(
+        (1, "fieldRef", "core.ObjectFieldSelector", PTR),
+        (2, "resourceFieldRef", "core.ResourceFieldSelector", PTR),
+        (3, "configMapKeyRef", "core.ConfigMapKeySelector", PTR),
+        (4, "secretKeyRef", "core.SecretKeySelector", PTR),
+        (5, "fileKeyRef", "core.FileKeySelector", PTR),
+    ),
+    "core.ContainerRestartRuleOnExitCodes": table(
+        (1, "operator", STRING),
+        (2, "values", INT32, LIST),
+    ),
+    "core.ProbeHandler": table(
+        (1, "exec", "core.ExecAction", PTR),
+        (2, "httpGet", "core.HTTPGetAction", PTR),
+        (3, "tcpSocket", "core.TCPSocketAction", PTR),
+        (4, "grpc", "core.GRPCAction", PTR),
+    ),
+    "core.LifecycleHandler": table(
+        (1, "exec", "core.ExecAction", PTR),
+        (2, "httpGet", "core.HTTPGetAction", PTR),
+        (3, "tcpSocket", "core.TCPSocketAction", PTR),
+        (4, "sleep", "core.SleepAction", PTR),
+    ),
+    "core.Capabilities": table(
+        (1, "add", STRING, LIST),
+        (2, "drop", STRING, LIST),
+    ),
+    "core.NodeSelector": table(
+        (1, "nodeSelectorTerms", "core.NodeSelectorTerm", LIST | KEEP),
+    ),
+    "core.PreferredSchedulingTerm": table(
+        (1, "weight", INT32, KEEP),
+        (2, "preference", "core.NodeSelectorTerm", KEEP),
+    ),
+    "core.PodAffinityTerm": table(
+        (1, "labelSelector", "meta.LabelSelector", PTR),
+        (2, "namespaces", STRING, LIST),
+        (3, "topologyKey", STRING, KEEP),
+        (4, "namespaceSelector", "meta.LabelSelector", PTR),
+        (5, "matchLabelKeys", STRING, LIST),
+        (6, "mismatchLabelKeys", STRING, LIST),
+    ),
+    "core.WeightedPodAffinityTerm": table(
+        (1, "weight", INT32, KEEP),
+        (2, "podAffinityTerm", "core.PodAffinityTerm", KEEP),
+    ),
+    "core.ObjectFieldSelector": table(
+        (1, "apiVersion", STRING),
+        (2, "fieldPath", STRING, KEEP),
+    ),
+    "core.ResourceFieldSelector": table(
+        (1, "containerName", STRING),
+        (2, "resource", STRING, KEEP),
+        (3, "divisor", QUANTITY),
+    ),
+    "core.ConfigMapKeySelector": table(
+        (1, "", "core.LocalObjectReference", INLINE),
+        (2, "key", STRING, KEEP),
+        (3, "optional", BOOL, PTR),
+    ),
+    "core.SecretKeySelector": table(
+        (1, "", "core.LocalObjectReference", INLINE),
+        (2, "key", STRING, KEEP),
+        (3, "optional", BOOL, PTR),
+    ),
+    "core.FileKeySelector": table(
+        (1, "volumeName", STRING, KEEP),
+        (2, "path", STRING, KEEP),
+        (3, "key", STRING, KEEP),
+        (4, "optional", BOOL, PTR),
+    ),
+    "core.ExecAction": table(
+        (1, "command", STRING, LIST),
+    ),
+    "core.HTTPGetAction": table(
+        (1, "path", STRING),
+        (2, "port", INT_OR_STRING, KEEP),
+        (3, "host", STRING),
+        (4, "scheme", STRING),
+        (5, "httpHeaders", "core.HTTPHeader", LIST),
+    ),
+    "core.TCPSocketAction": table(
+        (1, "port", INT_OR_STRING, KEEP),
+        (2, "host", STRING),
+    ),
+    "core.GRPCAction": table(
+        (1, "port", INT32, KEEP),
+        (2, "service", STRING, PTR | KEEP),
+    ),
+    "core.SleepAction": table(
+        (1, "seconds", INT64, KEEP),
+    ),
+    "core.NodeSelectorTerm": table(
+        (1, "matchExpressions", "core.NodeSelectorRequirement", LIST),
+        (2, "matchFields", "core.NodeSelectorRequirement", LIST),
+    ),
+    "core.HTTPHeader": table(
+        (1, "name", STRING, KEEP),
+        (2, "value", STRING, KEEP),
+    ),
+    "core.NodeSelectorRequirement": table(
+        (1, "key", STRING, KEEP),
+        (2, "operator", STRING, KEEP),
+        (3, "values", STRING, LIST),
+    ),
+}

@@ -1,0 +1,146 @@
+"""The log feed: every committed row, this process's and other hub processes', published once, in order.
+
+One hub process alone (SQLite) only ever sees its own commits, and the writer hands them over as it makes
+them. Several processes on one PostgreSQL database each commit into the same log, so each must also
+publish what the others committed, without reordering or repeating anything: a watch in any process
+sees every change in revision order, and every in-memory index (catalogue, inventory, placement) follows
+the same history. Like kine's log tail, the feed reads the rows it has not seen from the log itself; a
+local commit is published at once when nothing from another process came before it, so the common case
+costs no read.
+
+The writer reports, with each batch, ``prior``: the newest revision committed before the batch (read
+under the writers' lock, so everything up to it is committed and visible). Another process's commit is
+known from a PostgreSQL notification (``LogNotices``) or, should one be lost, from a periodic look at
+the newest revision.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+from collections import deque
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any
+
+from sqlalchemy import create_engine
+from sqlalchemy.pool import NullPool
+
+from apiserver.store.logstore import Compacted, LogRow, LogStore
+
+log = logging.getLogger(__name__)
+
+POLL_INTERVAL = 1.0  # seconds between looks at the newest revision when no notification came
+RETRY_INTERVAL = 1.0  # seconds before reading the log again after a failed read
+
+
+class LogFeed:
+    """Publishes committed rows strictly in revision order, each exactly once.
+
+    Runs on the event loop. ``committed`` takes a local batch with its ``prior``; ``notified`` takes the
+    newest revision another process committed. Work is taken in arrival order; a gap (rows this process
+    has not seen below what comes next) is filled from the log before going on. ``then`` (the resolution
+    of a batch's writes) runs after its rows were published, so a client that reads its own write's
+    revision from any watch or index of this process finds it there.
+    """
+
+    def __init__(self, store: LogStore, publish: Callable[[Sequence[LogRow]], None], start_revision: int,
+                 run_sync: Callable[..., Awaitable[Any]], fatal: Callable[[str], None]) -> None:
+        self.store = store
+        self.publish = publish
+        self.run_sync = run_sync
+        self.fatal = fatal  # the log was compacted past what this process has seen: it cannot follow it
+        self.delivered = start_revision  # every row up to here has been published (or did not exist)
+        self._work: deque[tuple[int, Sequence[LogRow], Callable[[], None] | None]] = deque()
+        self._filling: asyncio.Task[None] | None = None
+
+    def committed(self, prior: int, rows: Sequence[LogRow], then: Callable[[], None] | None = None) -> None:
+        self._work.append((prior, rows, then))
+        self._pump()
+
+    def notified(self, newest: int) -> None:
+        if newest > self.delivered:
+            self._work.append((newest, (), None))
+            self._pump()
+
+    def _pump(self) -> None:
+        while self._work and self._filling is None:
+            prior, rows, then = self._work[0]
+            if prior > self.delivered:
+                self._filling = asyncio.get_running_loop().create_task(self._fill(prior), name="log-feed-fill")
+                return
+            self._work.popleft()
+            self._publish(rows)
+            if then is not None:
+                then()
+
+    def _publish(self, rows: Sequence[LogRow]) -> None:
+        fresh = [row for row in rows if row.revision > self.delivered]
+        if fresh:
+            self.delivered = fresh[-1].revision
+            self.publish(fresh)
+
+    async def _fill(self, upto: int) -> None:
+        """Publish the rows in (delivered, upto] from the log; retried until the database answers."""
+        try:
+            while True:
+                try:
+                    rows = await self.run_sync(self.store.rows_between, self.delivered, upto)
+                    break
+                except Compacted as exc:
+                    self.fatal(f"this process fell behind the shared log: {exc}")
+                    return
+                except Exception:
+                    log.exception("reading the log after revision %d failed; retrying", self.delivered)
+                    await asyncio.sleep(RETRY_INTERVAL)
+            self._publish(rows)
+            self.delivered = max(self.delivered, upto)
+        finally:
+            self._filling = None
+        self._pump()
+
+
+class LogNotices:
+    """Tells the feed of other processes' commits: PostgreSQL LISTEN, and a look at the newest revision
+    whenever the channel was quiet for ``POLL_INTERVAL`` (a notification lost while reconnecting)."""
+
+    def __init__(self, store: LogStore, loop: asyncio.AbstractEventLoop, notified: Callable[[int], None]) -> None:
+        self.loop = loop
+        self.notified = notified
+        self.channel = store.channel  # each commit's payload is its newest revision
+        # Its own engine without a pool: this connection is held for the life of the process.
+        self._engine = create_engine(store.url, poolclass=NullPool)
+        self._stopping = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="spacehub-log-notices", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stopping.set()
+        self._thread.join(timeout=5)
+        self._engine.dispose()
+
+    def _run(self) -> None:
+        while not self._stopping.is_set():
+            try:
+                self._listen()
+            except Exception as exc:
+                if not self._stopping.is_set():
+                    log.warning("log notifications interrupted (%s); reconnecting", exc)
+                    self._stopping.wait(RETRY_INTERVAL)
+
+    def _listen(self) -> None:
+        raw = self._engine.raw_connection()
+        try:
+            conn: Any = raw.driver_connection
+            conn.autocommit = True
+            conn.execute(f"LISTEN {self.channel}")
+            while not self._stopping.is_set():
+                newest = 0
+                for notice in conn.notifies(timeout=POLL_INTERVAL):
+                    newest = max(newest, int(notice.payload))
+                    self.loop.call_soon_threadsafe(self.notified, newest)
+                if newest == 0:  # quiet: make sure nothing was missed
+                    row = conn.execute("SELECT COALESCE(MAX(id), 0) FROM kv_log").fetchone()
+                    self.loop.call_soon_threadsafe(self.notified, int(row[0]))
+        finally:
+            raw.close()

@@ -1,0 +1,112 @@
+"""Leadership: which hub process runs the singletons (controllers, placement writes, compaction).
+
+Any number of hub processes on one PostgreSQL database serve requests, watches and syncer streams; one
+of them at a time also runs the work that must not be done twice. It holds the lease: a session-level
+advisory lock on a connection kept for the purpose. PostgreSQL releases the lock the moment that
+session ends, so when the holder dies (even ``kill -9``: the kernel closes its socket) a standby, which
+tries for the lock every ``RETRY_INTERVAL``, takes over within about that long.
+
+The holder checks its lease connection every ``CHECK_INTERVAL``; if the connection is lost it can no
+longer know it is the only leader, and ``lost`` is called (the hub exits, as kube-controller-manager does
+when its leader election is lost, and is restarted as a standby). On SQLite there is one process, which
+leads from the start.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+from collections.abc import Callable
+from typing import Any
+
+from sqlalchemy import create_engine
+from sqlalchemy.pool import NullPool
+
+from apiserver.store.logstore import LEASE_LOCK, LogStore
+
+log = logging.getLogger(__name__)
+
+RETRY_INTERVAL = 1.0
+CHECK_INTERVAL = 1.0
+
+
+class Leadership:
+    """Whether this process leads; singletons ``await wait()`` before they start."""
+
+    def __init__(self, held: bool = False) -> None:
+        self._held = asyncio.Event()
+        if held:
+            self._held.set()
+        self.listeners: list[Callable[[], None]] = []  # called on the loop when leadership is won
+
+    @property
+    def held(self) -> bool:
+        return self._held.is_set()
+
+    async def wait(self) -> None:
+        await self._held.wait()
+
+    def won(self) -> None:
+        if not self._held.is_set():
+            self._held.set()
+            for listener in self.listeners:
+                listener()
+
+    def stop(self) -> None:
+        """Nothing to release (a process alone leads until it ends)."""
+
+
+class PostgresLease(Leadership):
+    """Leadership held as a PostgreSQL session advisory lock, tried for and kept by a thread."""
+
+    def __init__(self, store: LogStore, loop: asyncio.AbstractEventLoop, lost: Callable[[str], None]) -> None:
+        super().__init__(held=False)
+        self.loop = loop
+        self.lost = lost
+        self._lock = (store.lock_namespace, LEASE_LOCK)
+        self._engine = create_engine(store.url, poolclass=NullPool)
+        self._stopping = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="spacehub-lease", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stopping.set()
+        self._thread.join(timeout=5)
+        self._engine.dispose()  # closing the session releases the lock for a standby
+
+    def _run(self) -> None:
+        raw: Any = None
+        try:
+            while not self._stopping.is_set():
+                try:
+                    raw = raw or self._engine.raw_connection()
+                    cur = raw.driver_connection.cursor()
+                    raw.driver_connection.autocommit = True
+                    if cur.execute("SELECT pg_try_advisory_lock(%s, %s)", self._lock).fetchone()[0]:
+                        break
+                except Exception as exc:
+                    log.warning("could not try for the lease (%s); trying again", exc)
+                    raw = _discard(raw)
+                self._stopping.wait(RETRY_INTERVAL)
+            else:
+                return
+            log.info("this process holds the lease: it runs the controllers and placement writes")
+            self.loop.call_soon_threadsafe(self.won)
+            while not self._stopping.wait(CHECK_INTERVAL):
+                try:
+                    raw.driver_connection.execute("SELECT 1")
+                except Exception as exc:
+                    self.loop.call_soon_threadsafe(self.lost, f"the lease connection failed: {exc}")
+                    return
+        finally:
+            _discard(raw)
+
+
+def _discard(raw: Any) -> None:
+    if raw is not None:
+        try:
+            raw.close()
+        except Exception as exc:  # already broken: nothing more to release
+            log.debug("closing the lease connection: %s", exc)
+    return None

@@ -1,0 +1,205 @@
+"""The one runtime every process that serves spaces runs: store, writer, watch, object service, controllers.
+
+The hub and the cluster simulator both serve spaces; they differ in their catalogue and in what they
+compose on top (placement and the sync server; simulated controllers), never in how the store is opened,
+writes are committed, controllers are loaded and started, history is compacted, or everything is shut
+down. ``open`` builds the parts, so that the owner can construct its own components on them; ``start``
+loads every component from the store (the owner's too) before any of them runs, then starts them;
+``stop`` undoes it in reverse order.
+
+On PostgreSQL several processes may share one database: each follows every commit through the log feed,
+and only the holder of the lease (``leadership``) runs the controllers and compaction; the owner gates its
+own singletons on it too. A process that can no longer be sure of its history or its lease exits
+(``fatal``), to be restarted by its supervisor.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import sys
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from apimachinery.errors import StatusError
+from apiserver.access import AdminsOnly, Authorizer
+from apiserver.admission.engine import AdmissionEngine
+from apiserver.catalog import Catalog
+from apiserver.controllers.crds import CRDController
+from apiserver.controllers.gc import GarbageCollector
+from apiserver.controllers.namespaces import NamespaceController
+from apiserver.identity import ADMINS
+from apiserver.rbac import bootstrap
+from apiserver.rbac.authorizer import RBACAuthorizer
+from apiserver.rbac.escalation import EscalationCheck
+from apiserver.rbac.policy import PolicyIndex
+from apiserver.server.admission import AdmissionChain, AdmissionHook
+from apiserver.service import Objects, WriteOptions
+from apiserver.spacepaths import ROOT, child_id
+from apiserver.store import LogStore, open_writer
+from apiserver.store.feed import LogFeed, LogNotices
+from apiserver.store.lease import Leadership, PostgresLease
+from apiserver.watch import WatchBus
+from spaces.kind import SPACES
+from spaces.lifecycle import SpaceController
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+
+READ_THREADS = 8  # store reads run in threads so that a slow query never blocks the event loop
+
+
+@dataclass
+class RuntimeSettings:
+    db_url: str
+    public_url: str = ""  # how clients reach this process (Space status.url)
+    compact_horizon: int = 10_000  # revisions of history kept for watches
+    compact_interval: float = 60.0  # seconds between compactions
+    thread_prefix: str = "spacehub-read"
+    # Kubernetes RBAC in every space (default roles, escalation checks); off, only administrators may act.
+    rbac: bool = False
+    privileged_groups: tuple[str, ...] = (ADMINS,)  # identities RBAC lets do anything
+
+
+class SpaceRuntime:
+    """Owns the long-lived parts of a space server and their start-up and shut-down order."""
+
+    def __init__(self, catalog: Catalog, settings: RuntimeSettings,
+                 observe_batch: Callable[[int, float], None] | None = None) -> None:
+        self.catalog = catalog
+        self.settings = settings
+        self._observe_batch = observe_batch
+        self._compaction: asyncio.Task[None] | None = None
+
+    async def open(self) -> None:
+        """Open the store and build the writer, watch bus, object service and the space controllers."""
+        loop = asyncio.get_running_loop()
+        self.executor = ThreadPoolExecutor(max_workers=READ_THREADS, thread_name_prefix=self.settings.thread_prefix)
+        self.store = await loop.run_in_executor(self.executor, LogStore, self.settings.db_url)
+        start_revision = await loop.run_in_executor(self.executor, self.store.current_revision)
+        self.bus = WatchBus(start_revision)
+        self.feed = LogFeed(self.store, self.bus.publish, start_revision, self.run_sync, self.fatal)
+        self.writer = open_writer(self.store, loop, self.feed.committed, self._observe_batch)
+        self.notices: LogNotices | None = None
+        self.leadership: Leadership = Leadership(held=True)
+        if self.store.is_postgres:  # other processes may write this log and hold the lease
+            self.notices = LogNotices(self.store, loop, self.feed.notified)
+            self.leadership = PostgresLease(self.store, loop, self.fatal)
+        self.objects = Objects(self.store, self.writer, self.bus, self.catalog, self.executor)
+        self.namespaces = NamespaceController(self.objects, self.catalog)
+        self.spaces = SpaceController(self.objects, self.catalog, self.namespaces, self.settings.public_url)
+        self.gc = GarbageCollector(self.objects, self.catalog)
+        self.crds = CRDController(self.objects, self.catalog)
+        self.admission = AdmissionEngine(self.store)
+        self.policy: PolicyIndex | None = PolicyIndex() if self.settings.rbac else None
+        self.authorizer: Authorizer = AdminsOnly() if self.policy is None else \
+            RBACAuthorizer(self.policy, self.settings.privileged_groups)
+
+    async def start(self, loads: Sequence[Callable[[], None]] = ()) -> None:
+        """Load the controllers and ``loads`` (the owner's components) from the store, then start the
+        controllers, admission and compaction, and make sure the root space has its namespaces."""
+        policy_load = [] if self.policy is None else [lambda: self.policy.load(self.store.list_resource_everywhere)]
+        for load in (self.namespaces.load, self.spaces.load, self.gc.load, self.crds.load, self.admission.load,
+                     *policy_load, *loads):
+            await self.run_sync(load)
+        self.bus.add_listener(self.admission.on_commit)
+        policies = AdmissionHook(self.admission, self.objects, self.catalog)
+        if self.policy is None:
+            self.objects.admit = policies
+        else:
+            assert isinstance(self.authorizer, RBACAuthorizer)
+            self.bus.add_listener(self.policy.on_commit)
+            self.objects.admit = AdmissionChain(EscalationCheck(self.policy, self.authorizer), policies)
+        self.namespaces.start(self.leadership)
+        self.spaces.start(self.leadership)
+        self.gc.start(self.leadership)
+        self.crds.start(self.leadership)
+        await self.namespaces.ensure_default_namespaces(ROOT)
+        if self.policy is not None:
+            self.objects.after_create.setdefault(SPACES, []).append(
+                lambda parent, space: self.ensure_default_roles(child_id(parent, space["metadata"]["name"])))
+            for space, phase in list(self.spaces.phases.items()):
+                if phase == "Active":
+                    await self.ensure_default_roles(space)
+        self._compaction = asyncio.create_task(self._compact_loop(), name="compaction")
+
+    def drain(self) -> None:
+        """The server is stopping: end the watches, so their connections close instead of holding it up."""
+        bus = getattr(self, "bus", None)  # None: stopped before it opened its store
+        if bus is not None:
+            bus.close_watches()
+
+    async def stop(self) -> None:
+        if self._compaction is not None:
+            self._compaction.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._compaction
+        await self.crds.stop()
+        await self.gc.stop()
+        await self.spaces.stop()
+        await self.namespaces.stop()
+        await self.writer.close()
+        if self.notices is not None:
+            await self.run_sync(self.notices.stop)
+        await self.run_sync(self.leadership.stop)
+        self.store.close()
+        self.executor.shutdown(wait=False)
+
+    async def run_sync(self, fn: Callable[..., T], *args: Any) -> T:
+        """Run blocking work (store reads, loads) on the runtime's read threads."""
+        return await asyncio.get_running_loop().run_in_executor(self.executor, fn, *args)
+
+    async def ensure_space(self, name: str, manager: str) -> str | None:
+        """Create space ``name`` unless it exists; its phase before (None: it was created now)."""
+        phase = self.spaces.phase(name)
+        if phase is None:
+            space_type = self.catalog.by_group_resource(ROOT, SPACES)
+            assert space_type is not None
+            try:
+                await self.objects.create(ROOT, space_type, "", {"metadata": {"name": name}},
+                                          WriteOptions(manager=manager))
+            except StatusError as exc:
+                if exc.code != 409:  # another hub process on the same database created it just now
+                    raise
+        return phase
+
+    async def ensure_default_roles(self, space: str) -> None:
+        """Create the default ClusterRoles and bindings (``apiserver.rbac.bootstrap``) that ``space`` lacks (a kube
+        space has none: its roles are its API server's, and the hub authorizes it in its parent)."""
+        assert self.policy is not None
+        if space in self.spaces.kube_spaces:
+            return
+        for objects, present, plural in (
+                (bootstrap.cluster_roles(), self.policy.has_cluster_role, "clusterroles"),
+                (bootstrap.cluster_role_bindings(), self.policy.has_cluster_role_binding, "clusterrolebindings")):
+            rtype = self.catalog.by_group_resource(space, f"{plural}.rbac.authorization.k8s.io")
+            assert rtype is not None
+            for obj in objects:
+                if present(space, obj["metadata"]["name"]):
+                    continue
+                try:
+                    await self.objects.create(space, rtype, "", obj, WriteOptions(manager="spacehub"))
+                except StatusError as exc:
+                    if exc.code != 409:  # another hub process created it just now
+                        raise
+
+    def fatal(self, reason: str) -> None:
+        """End the process at once: it cannot go on serving correctly (its supervisor restarts it)."""
+        log.critical("exiting: %s", reason)
+        for handler in logging.getLogger().handlers:
+            handler.flush()
+        sys.stderr.flush()
+        os._exit(70)
+
+    async def _compact_loop(self) -> None:
+        await self.leadership.wait()
+        while True:
+            await asyncio.sleep(self.settings.compact_interval)
+            try:
+                await self.objects.run_sync(self.store.compact, self.settings.compact_horizon)
+            except Exception:
+                log.exception("compaction failed")
