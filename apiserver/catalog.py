@@ -18,7 +18,7 @@ from typing import Any
 from apiserver.builtin.kinds import builtin_types
 from apiserver.customresources import CRD_RESOURCE, CustomResourceDefinitionStrategy, openapi_definitions
 from apiserver.definitions import load_definitions
-from apiserver.registry import ResourceType
+from apiserver.resourcetypes import ResourceType
 from apiserver.spacepaths import ROOT
 
 TypeIndex = dict[tuple[str, str, str], ResourceType]

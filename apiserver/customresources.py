@@ -16,11 +16,11 @@ from typing import Any
 import orjson
 import yaml
 
-from apimachinery import jsonpath
+from apimachinery import kubejsonpath
 from apimachinery.durations import age
 from apimachinery.errors import Cause
 from apiserver.crdschema import default_object, schema_field_path, schema_for_version, validate_crd, validate_object
-from apiserver.registry import ALL_VERBS, Column, ResourceType, ScalePaths, Strategy
+from apiserver.resourcetypes import ALL_VERBS, Column, ResourceType, ScalePaths, Strategy
 from cel.crd_rules import CompiledRules, compile_crd_rules
 from cel.crd_rules import validate_object as validate_rules
 
@@ -136,10 +136,10 @@ def _text(value: Any) -> str:
 
 
 def _cell(path: str, col_type: str) -> Any:
-    steps = jsonpath.parse(path)
+    steps = kubejsonpath.parse(path)
 
     def render(obj: dict[str, Any]) -> Any:
-        found = jsonpath.values(obj, steps)
+        found = kubejsonpath.values(obj, steps)
         if not found:
             return None
         if len(found) > 1:
@@ -167,7 +167,7 @@ def _columns(version: Mapping[str, Any]) -> tuple[Column, ...]:
         col_type = col.get("type", "string")
         try:
             cell = _cell(col.get("jsonPath", ""), col_type)
-        except jsonpath.JSONPathError:
+        except kubejsonpath.JSONPathError:
             continue
         cols.append(Column(col.get("name", ""), col_type, cell, col.get("description", ""),
                            col.get("format", ""), int(col.get("priority", 0) or 0)))

@@ -18,7 +18,7 @@ import orjson
 from apimachinery import errors
 from apimachinery.errors import Cause, StatusError
 from apimachinery.selectors import FieldSelector, LabelSelector
-from apiserver.registry import ResourceType, served
+from apiserver.resourcetypes import ResourceType, served
 from apiserver.store import Compacted, LogStore
 from apiserver.watch import WatchBus, decode_object
 

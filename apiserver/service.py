@@ -35,7 +35,7 @@ from apiserver.fieldvalidation import type_errors, unknown_fields
 from apiserver.identity import Identity
 from apiserver.listing import ListResult, list_page
 from apiserver.patching import apply_patch
-from apiserver.registry import ResourceType, served, stored
+from apiserver.resourcetypes import ResourceType, served, stored
 from apiserver.store import Key, LogRow, LogStore, PreconditionFailed, Write, Writer
 from apiserver.store.recent import RecentRows
 from apiserver.store.writer import MUST_NOT_EXIST

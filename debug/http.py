@@ -19,7 +19,7 @@ from apimachinery.errors import StatusError, bad_request, method_not_allowed, no
 from apiserver.access import Authorizer
 from apiserver.api.codec import json_response, status_response, table_version
 from apiserver.api.tables import to_table
-from apiserver.registry import ResourceType
+from apiserver.resourcetypes import ResourceType
 from debug.access import STREAMS, authorize, verb_of
 from debug.fleet import ClusterPods, Found, Located, pods_path, warning_header
 from debug.naming import labelled

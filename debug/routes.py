@@ -16,7 +16,7 @@ from starlette.routing import BaseRoute, Route, WebSocketRoute
 
 from apiserver.access import Authorizer
 from apiserver.builtin.clusterkinds import cluster_types
-from apiserver.registry import ResourceType
+from apiserver.resourcetypes import ResourceType
 from debug.fleet import ClusterPods
 from debug.http import PodsHTTP
 from debug.sockets import PodSockets

@@ -19,9 +19,9 @@ from hub.mirrorlog import MirrorLog
 from placement.kinds import CRDS
 from placement.mirror import KubeSpaceMirrors
 from placement.service import PlacementService
+from spaces.providers.kubespaces import KubeSpaces
 from spaces.providers.probe import ProviderProbe
 from spaces.providers.proxy import KubeSpaceProxy
-from spaces.providers.registry import KubeSpaces
 from spaces.runtime import SpaceRuntime
 
 PLACEMENT_CRD = Path(CRDS) / "edgeplacements.yaml"

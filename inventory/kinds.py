@@ -6,7 +6,7 @@ import functools
 from pathlib import Path
 
 from apiserver.customresources import types_from_crd_files
-from apiserver.registry import ResourceType
+from apiserver.resourcetypes import ResourceType
 
 EDGE_GROUP = "edge.kubestellar.io"  # KubeStellar PoC2023q4's group: the inventory and the placement kinds
 EDGE_VERSION = "v2alpha1"

@@ -29,8 +29,8 @@ from inventory.kinds import EDGE_GROUP
 from placement import api_models as m
 from placement.apidocs import add_docs
 from placement.conflicts import Conflict
+from placement.locations import LocationIndex, compile_location
 from placement.model import ObjectRef
-from placement.where import LocationIndex, compile_location
 
 if TYPE_CHECKING:
     from placement.engine import PlacementEngine

@@ -18,8 +18,8 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Discriminator, Field
 from pydantic.alias_generators import to_camel
 from pydantic_core import PydanticCustomError
 
+from placement.downsync import FOLLOWED
 from placement.model import Destination, Mismatch, ObjectRef
-from placement.selection import FOLLOWED
 
 # --- Kubernetes name and label rules (apimachinery ``validation``) ------------------------------
 

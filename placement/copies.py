@@ -14,8 +14,8 @@ import datetime as dt
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from typing import Any
 
-from apimachinery import jsonpath
-from apiserver.registry import ScalePaths
+from apimachinery import kubejsonpath
+from apiserver.resourcetypes import ScalePaths
 from inventory.clusters import Inventory, cordoned, evict_after, not_ready_since
 from placement.conflicts import Conflicts
 from placement.division import Division, DivisionError, divide, division_of
@@ -72,7 +72,7 @@ class ClusterCopies:
                 self._division_errors[ref] = str(exc)
                 division = None
             if division is not None:
-                total = jsonpath.first(obj, scale.spec_replicas)
+                total = kubejsonpath.first(obj, scale.spec_replicas)
                 self._divisions[ref] = (division, total if isinstance(total, int) and total >= 0 else 1,
                                         scale.spec_replicas)
         if had or ref in self._divisions or ref in self._division_errors:

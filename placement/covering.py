@@ -5,7 +5,7 @@ SyncTargets (and a SyncTarget its Locations) without a scan; which Locations eac
 matches; its destinations (the SinglePlacementSlice content: one per matched Location and SyncTarget
 it selects); and for every SyncTarget the set of placements covering it. A target whose covering set
 changes is moved to the cover of its new set in :mod:`placement.desired`, which accounts for its net
-change. The predicates themselves are :mod:`placement.where`.
+change. The predicates themselves are :mod:`placement.locations`.
 
 An inventory object carrying ``metadata.deletionTimestamp`` counts as deleted. Never does I/O.
 """
@@ -16,10 +16,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from placement.desired import DesiredSets
-from placement.model import Destination
-from placement.records import CoverKey, PKey, PlacementRecord, TargetRecord
-from placement.spec import PlacementSpec
-from placement.where import (
+from placement.locations import (
     LocationSpec,
     compile_location,
     exact_requirement,
@@ -27,6 +24,9 @@ from placement.where import (
     matching_selectors,
     metadata,
 )
+from placement.model import Destination
+from placement.records import CoverKey, PKey, PlacementRecord, TargetRecord
+from placement.spec import PlacementSpec
 
 
 @dataclass

@@ -26,7 +26,7 @@ an object moving between placements that both reach it is never deleted and re-c
 Namespace entry switching between explicit and implicit is one upsert. Targets whose desired set
 (entries or their objects' content) changed are collected for ``drain_dirty``.
 
-Reads the placements' selections and the selection indexes that :mod:`placement.selecting` maintains,
+Reads the placements' selections and the selection indexes that :mod:`placement.workloads` maintains,
 and learns of selection changes from it and of target moves from :mod:`placement.covering` as they
 happen. Never does I/O.
 """

@@ -17,7 +17,7 @@ from apimachinery import errors
 from apiserver.api.codec import json_response, status_response, table_version
 from apiserver.api.paths import parse_resource_path
 from apiserver.api.tables import to_table
-from apiserver.registry import ResourceType
+from apiserver.resourcetypes import ResourceType
 from placement.model import DesiredEntry
 from placement.service import PlacementService
 

@@ -3,7 +3,7 @@
 Owns the incremental resolution of KubeStellar PoC2023q4 placement (``edge.kubestellar.io/v2alpha1``)
 as one façade over its parts: which Locations and SyncTargets each EdgePlacement reaches (the
 SinglePlacementSlice content; :mod:`placement.covering`), which workload objects it selects
-(:mod:`placement.selecting`), what each SyncTarget must hold (:mod:`placement.desired`), and the
+(:mod:`placement.workloads`), what each SyncTarget must hold (:mod:`placement.desired`), and the
 per-target change log syncers resume from (:mod:`placement.changelog`). Inputs are plain objects and
 :class:`WorkloadObject` summaries, given in any order; every call updates the results at once. Never
 does I/O and never knows about SQL, HTTP or asyncio: the hub glue feeds it and reads it, and
@@ -43,11 +43,11 @@ from placement.covering import Coverage
 from placement.desired import DesiredSets
 from placement.explain import TargetView, explain_spec
 from placement.kinds import placement_types
+from placement.locations import metadata
 from placement.model import Change, DesiredEntry, Destination, Explanation, ObjectRef, StatusWants, WorkloadObject
 from placement.records import CoverKey, NsKey, PKey, PlacementRecord
-from placement.selecting import Selections
 from placement.spec import compile_spec, spec_of
-from placement.where import metadata
+from placement.workloads import Selections
 
 
 class PlacementEngine:

@@ -17,10 +17,10 @@ from collections.abc import Callable, Iterable, Mapping
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 
+from placement.downsync import FOLLOWED, NamespaceLabels, unserved_resources
+from placement.locations import LocationSpec, location_mismatch, matching_selectors, target_mismatch
 from placement.model import Destination, Explanation, Mismatch, ObjectRef, WorkloadObject
-from placement.selection import FOLLOWED, NamespaceLabels, unserved_resources
 from placement.spec import PlacementSpec
-from placement.where import LocationSpec, location_mismatch, matching_selectors, target_mismatch
 
 MAX_TARGET_REASONS = 3
 

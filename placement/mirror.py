@@ -33,9 +33,9 @@ import orjson
 from apiserver.customresources import CRD_RESOURCE
 from apiserver.store import Key, LogRow
 from apiserver.watch import Entry
-from placement.selection import WILDCARD, compile_test
+from placement.downsync import WILDCARD, compile_test
 from placement.service import NOT_PLACED, PLACEMENTS, PlacementService
-from spaces.providers.registry import KubeSpace, KubeSpaces
+from spaces.providers.kubespaces import KubeSpace, KubeSpaces
 from spaces.providers.upstream import ProviderError, Upstream, unreachable
 
 log = logging.getLogger(__name__)

@@ -1,7 +1,7 @@
 """The records and keys the placement engine's parts share: one record per EdgePlacement and per SyncTarget.
 
 A :class:`PlacementRecord` holds both halves of a placement's state, where it reaches (written by
-:mod:`placement.covering`) and what it selects (written by :mod:`placement.selecting`), because the
+:mod:`placement.covering`) and what it selects (written by :mod:`placement.workloads`), because the
 desired sets (:mod:`placement.desired`) read both. A :class:`TargetRecord` names the cover its
 SyncTarget is in. Plain data: never does I/O.
 """

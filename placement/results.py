@@ -13,7 +13,7 @@ from typing import Any
 
 from apimachinery.errors import StatusError
 from apiserver.catalog import Catalog
-from apiserver.registry import ResourceType
+from apiserver.resourcetypes import ResourceType
 from apiserver.service import DeleteOptions, Objects, WriteOptions, now_rfc3339
 from inventory.clusters import Inventory
 from inventory.kinds import EDGE_GROUP, EDGE_VERSION, LOCATIONS

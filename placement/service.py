@@ -22,7 +22,7 @@ import orjson
 from apiserver.catalog import Catalog
 from apiserver.controllers import WorkQueue
 from apiserver.customresources import CRD_RESOURCE
-from apiserver.registry import ScalePaths
+from apiserver.resourcetypes import ScalePaths
 from apiserver.service import Objects
 from apiserver.spacepaths import ROOT, child_id
 from apiserver.store import Key, LogRow
@@ -278,7 +278,7 @@ class PlacementService(WorkQueue):
 
     def set_bound(self, space: str, bound: Mapping[tuple[str, str], str]) -> None:
         """What ``space`` serves through APIBindings, (group, plural) -> provider space: served there for downsync
-        tests, and the provider's CRD sent along by ``crdFollow`` placements (``placement.selecting``)."""
+        tests, and the provider's CRD sent along by ``crdFollow`` placements (``placement.workloads``)."""
         self.engine.set_bound(space, bound)
         self.add(DRAIN)
 

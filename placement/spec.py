@@ -12,8 +12,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from apimachinery.selectors import LabelSelector
-from placement.selection import DownsyncTest, compile_test
-from placement.where import compile_location_selectors
+from placement.downsync import DownsyncTest, compile_test
+from placement.locations import compile_location_selectors
 
 
 @dataclass(frozen=True)

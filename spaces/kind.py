@@ -18,7 +18,7 @@ from apiserver.builtin.strategies._helpers import IMMUTABLE, Obj, _name
 from apiserver.builtin.strategies.base import BuiltinStrategy
 from apiserver.builtin.tables.columns import age_col, col, name_col, str_at
 from apiserver.catalog import Catalog
-from apiserver.registry import Column, ResourceType
+from apiserver.resourcetypes import Column, ResourceType
 from apiserver.spacepaths import ROOT
 
 SPACE_GROUP = "spacehub.io"

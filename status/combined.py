@@ -19,7 +19,7 @@ import orjson
 
 from apimachinery.errors import StatusError
 from apiserver.catalog import Catalog
-from apiserver.registry import ResourceType
+from apiserver.resourcetypes import ResourceType
 from apiserver.service import DeleteOptions, Objects, WriteOptions
 from inventory.clusters import Inventory
 from placement.model import ObjectRef, StatusWants

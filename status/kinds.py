@@ -12,7 +12,7 @@ from typing import Any
 from apimachinery.errors import Cause
 from apimachinery.names import duplicate, forbidden, invalid, not_supported, required
 from apiserver.customresources import types_from_crd_files
-from apiserver.registry import ResourceType, Strategy
+from apiserver.resourcetypes import ResourceType, Strategy
 from status.collectors import AGGREGATOR_TYPES, CollectorError, Problem, compile_collector
 
 CRDS = Path(__file__).parent / "crds"

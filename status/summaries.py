@@ -25,7 +25,7 @@ from apimachinery.errors import StatusError
 from apiserver.catalog import Catalog
 from apiserver.controllers import Gate, WorkQueue
 from apiserver.events import EventRecorder, Involved
-from apiserver.registry import ResourceType
+from apiserver.resourcetypes import ResourceType
 from apiserver.service import DeleteOptions, Objects, WriteOptions
 from apiserver.watch import Entry
 from inventory.clusters import Inventory

@@ -7,7 +7,7 @@ import copy
 from typing import Any
 
 from apiserver.builtin.kinds import builtin_types
-from apiserver.registry import ResourceType
+from apiserver.resourcetypes import ResourceType
 from spaces.kind import space_types
 
 UID = "6f0c2b4e-1d1a-4c55-9a8e-2f3b7c9d0e11"

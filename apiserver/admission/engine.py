@@ -20,7 +20,7 @@ import orjson
 from apimachinery import errors
 from apimachinery.selectors import label_selector_from_object
 from apiserver.admission.policy import CompiledPolicy, compile_policy
-from apiserver.registry import ResourceType
+from apiserver.resourcetypes import ResourceType
 from apiserver.store import LogStore
 from apiserver.watch import Entry
 from cel import CelCostExceeded, CelEvalError

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from apimachinery.errors import Cause
-from apiserver.registry import Strategy
+from apiserver.resourcetypes import Strategy
 from cel import CelCompileError, CompiledExpression, compile_expression
 
 # What policy expressions may refer to (kube's admission CEL environment, minus the authorizer).

@@ -13,7 +13,7 @@ from typing import Any
 
 import orjson
 
-from apiserver.registry import ResourceType
+from apiserver.resourcetypes import ResourceType
 
 AGGREGATED_V2 = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"
 _STATUS_VERBS = ["get", "patch", "update"]

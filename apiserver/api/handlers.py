@@ -10,7 +10,7 @@ from starlette.datastructures import QueryParams
 from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 
-from apimachinery import errors, jsonpath
+from apimachinery import errors, kubejsonpath
 from apimachinery.selectors import parse_field_selector, parse_label_selector, selector_kind
 from apiserver.access import Attributes, Authorizer, require
 from apiserver.api import discovery, reviews
@@ -23,18 +23,18 @@ from apiserver.api.codec import (
     status_response,
     table_version,
 )
-from apiserver.api.openapiv2 import openapi_v2_response
+from apiserver.api.openapi_handler import openapi_v2_response
 from apiserver.api.params import optional_query_bool, query_bool
 from apiserver.api.paths import REQUEST_INFO, RequestInfo, ResourcePath, parse_resource_path
 from apiserver.api.tables import to_table
 from apiserver.api.watchstream import WatchStream, watch_request
 from apiserver.catalog import Catalog
 from apiserver.identity import Identity, of_request
-from apiserver.openapi import group_version_path, openapi_document, openapi_index
-from apiserver.openapi_v2 import openapi_v2
+from apiserver.openapi.v2 import openapi_v2
+from apiserver.openapi.v3 import group_version_path, openapi_document, openapi_index
 from apiserver.patching import apply_patch
 from apiserver.protobuf import decode_protobuf_body
-from apiserver.registry import ResourceType, ScalePaths
+from apiserver.resourcetypes import ResourceType, ScalePaths
 from apiserver.service import DeleteOptions, Objects, WriteOptions
 from apiserver.spacepaths import full_path
 
@@ -107,7 +107,7 @@ def _scale_of(rtype: ResourceType, obj: dict[str, Any]) -> dict[str, Any]:
     paths = rtype.scale or ScalePaths()
     meta = obj["metadata"]
     if paths.label_selector:
-        selector = jsonpath.first(obj, paths.label_selector) or ""
+        selector = kubejsonpath.first(obj, paths.label_selector) or ""
     else:
         match = ((obj.get("spec") or {}).get("selector") or {}).get("matchLabels") or {}
         selector = ",".join(f"{k}={v}" for k, v in sorted(match.items()))
@@ -115,8 +115,8 @@ def _scale_of(rtype: ResourceType, obj: dict[str, Any]) -> dict[str, Any]:
         "kind": "Scale", "apiVersion": "autoscaling/v1",
         "metadata": {k: meta[k] for k in ("name", "namespace", "uid", "resourceVersion", "creationTimestamp")
                      if k in meta},
-        "spec": {"replicas": jsonpath.first(obj, paths.spec_replicas) or 0},
-        "status": {"replicas": jsonpath.first(obj, paths.status_replicas) or 0, "selector": selector},
+        "spec": {"replicas": kubejsonpath.first(obj, paths.spec_replicas) or 0},
+        "status": {"replicas": kubejsonpath.first(obj, paths.status_replicas) or 0, "selector": selector},
     }
 
 
@@ -442,7 +442,7 @@ class SpaceAPI:
                 wanted = decode_body(raw, request.headers.get("content-type"))
             else:
                 wanted = apply_patch(copy.deepcopy(current), raw, content_type, scale_type)
-            jsonpath.set_value(obj, replicas_path, _wanted_replicas(wanted, name))
+            kubejsonpath.set_value(obj, replicas_path, _wanted_replicas(wanted, name))
             return obj
 
         obj = await self.objects.guaranteed_update(space, rtype, ns, name, compute, opts, subresource="scale")
@@ -463,7 +463,7 @@ class SpaceAPI:
         replicas = _wanted_replicas(config, name)
         parent: dict[str, Any] = {"apiVersion": rtype.api_version, "kind": rtype.kind,
                                   "metadata": {"name": name, **({"namespace": ns} if ns else {})}}
-        jsonpath.set_value(parent, (rtype.scale or ScalePaths()).spec_replicas, replicas)
+        kubejsonpath.set_value(parent, (rtype.scale or ScalePaths()).spec_replicas, replicas)
         obj, _created = await self.objects.apply(space, rtype, ns, name, parent, opts,
                                                  force=query_bool(request.query_params, "force"), subresource="scale")
         return json_response(_scale_of(rtype, obj), headers=warning_headers(opts))

@@ -6,7 +6,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from apiserver.builtin.tables.columns import default_columns
-from apiserver.registry import Column, ResourceType
+from apiserver.resourcetypes import Column, ResourceType
 
 
 def _columns(rtype: ResourceType) -> tuple[Column, ...]:

@@ -22,7 +22,7 @@ from apimachinery.selectors import FieldSelector, LabelSelector
 from apiserver.api.params import query_bool
 from apiserver.api.tables import to_table
 from apiserver.listing import parse_resource_version
-from apiserver.registry import ResourceType
+from apiserver.resourcetypes import ResourceType
 from apiserver.service import Objects
 from apiserver.store import Compacted
 from apiserver.watch import Entry, WatchOverflow, changes

@@ -1,6 +1,6 @@
 """Pods and Nodes: the core/v1 kinds a cluster serves and a space does not store.
 
-Owns their :class:`~apiserver.registry.ResourceType` entries (names, scope, status subresource, the
+Owns their :class:`~apiserver.resourcetypes.ResourceType` entries (names, scope, status subresource, the
 upstream schemas ``io.k8s.api.core.v1.Pod``/``Node``), minimal strategies (upstream's pod defaults and
 the pod-spec checks the built-in workloads already use, immutable pod specs, a Pending initial status)
 and the server-side table columns of kube-apiserver's pod and node printers. Cells never raise: a pod
@@ -23,7 +23,7 @@ from apimachinery.names import forbidden, invalid
 from apimachinery.nested import get
 from apiserver.builtin.strategies import BuiltinStrategy, default_pod_spec, parse_quantity, validate_pod_spec
 from apiserver.definitions import load_definitions
-from apiserver.registry import Column, ResourceType
+from apiserver.resourcetypes import Column, ResourceType
 
 Obj = dict[str, Any]
 POD_SCHEMA = "io.k8s.api.core.v1.Pod"

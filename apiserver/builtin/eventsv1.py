@@ -16,7 +16,7 @@ from apimachinery.errors import Cause
 from apimachinery.names import invalid, required
 from apiserver.builtin.strategies import EventStrategy
 from apiserver.builtin.strategies.base import BuiltinStrategy
-from apiserver.registry import Conversion
+from apiserver.resourcetypes import Conversion
 
 API_VERSION = "events.k8s.io/v1"
 # core/v1 name -> events.k8s.io/v1 name; every other field has the same name in both.

@@ -1,6 +1,6 @@
 """The catalogue of kinds a space serves: the built-in Kubernetes kinds, and the hub's own Space kind.
 
-Each entry is a :class:`~apiserver.registry.ResourceType` carrying the names kubectl resolves (plural,
+Each entry is a :class:`~apiserver.resourcetypes.ResourceType` carrying the names kubectl resolves (plural,
 singular, short names, categories as upstream's discovery lists them), scope, subresources, the schema
 name in :func:`~apiserver.definitions.load_definitions` (or :func:`spacehub_definitions`), the
 table columns of :mod:`apiserver.builtin.tables` and the strategy of :mod:`apiserver.builtin.strategies`.
@@ -15,7 +15,7 @@ from apiserver.admission.policy import ValidatingAdmissionPolicyBindingStrategy,
 from apiserver.builtin import strategies as st
 from apiserver.builtin.eventsv1 import EventsV1Conversion, EventsV1Strategy
 from apiserver.builtin.tables import columns_for
-from apiserver.registry import ALL_VERBS, ResourceType, Strategy
+from apiserver.resourcetypes import ALL_VERBS, ResourceType, Strategy
 
 STATUS = ("status",)
 STATUS_AND_SCALE = ("status", "scale")

@@ -25,7 +25,7 @@ from apimachinery.errors import StatusError
 from apiserver.catalog import Catalog
 from apiserver.controllers import Gate, WorkQueue
 from apiserver.customresources import CLEANUP_FINALIZER, CRD_RESOURCE, types_from_crd
-from apiserver.registry import ResourceType
+from apiserver.resourcetypes import ResourceType
 from apiserver.service import DeleteOptions, Objects, WriteOptions, now_rfc3339
 from apiserver.watch import Entry
 

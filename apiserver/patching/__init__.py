@@ -21,7 +21,7 @@ from apiserver.patching.json_patch import apply_json_patch
 from apiserver.patching.merge_patch import apply_merge_patch
 from apiserver.patching.ordering import kind
 from apiserver.patching.strategic import apply_strategic_merge
-from apiserver.registry import ResourceType
+from apiserver.resourcetypes import ResourceType
 
 __all__ = [
     "APPLY_PATCH",

@@ -6,7 +6,7 @@ everything after the codec stays JSON-only. Only the generators' kinds are decod
 other kinds, and fields the tables do not know, are refused with 415 so the client can send JSON instead.
 
 The one protobuf spacehub writes is the OpenAPI v2 document kubectl validates against
-(:mod:`apiserver.protobuf.openapiv2`, on the writing half of the wire format in :mod:`apiserver.protobuf.writer`).
+(:mod:`apiserver.openapi.gnostic`, on the writing half of the wire format in :mod:`apiserver.protobuf.writer`).
 """
 
 from apiserver.protobuf.decoder import MAGIC, MEDIA_TYPE, decode_protobuf_body, supports

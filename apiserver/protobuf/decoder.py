@@ -39,7 +39,7 @@ from apiserver.protobuf.schema import (
     MapOf,
 )
 from apiserver.protobuf.tables import KINDS, MESSAGES, proto_name
-from apiserver.registry import ResourceType
+from apiserver.resourcetypes import ResourceType
 
 MAGIC = b"k8s\x00"
 MEDIA_TYPE = "application/vnd.kubernetes.protobuf"

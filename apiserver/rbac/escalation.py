@@ -18,7 +18,7 @@ from apiserver.identity import Identity
 from apiserver.rbac.authorizer import RBACAuthorizer
 from apiserver.rbac.policy import RBAC_GROUP, PolicyIndex
 from apiserver.rbac.rules import Rule, describe, rules_of, uncovered
-from apiserver.registry import ResourceType
+from apiserver.resourcetypes import ResourceType
 from apiserver.service import WriteOptions
 
 ROLES = frozenset({"roles", "clusterroles"})

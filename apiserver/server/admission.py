@@ -17,7 +17,7 @@ from apimachinery.selectors import label_selector_from_object
 from apiserver.admission.engine import AdmissionEngine, AdmissionRequest
 from apiserver.admission.policy import CompiledPolicy
 from apiserver.catalog import Catalog
-from apiserver.registry import ResourceType
+from apiserver.resourcetypes import ResourceType
 from apiserver.service import AdmitHook, Objects, WriteOptions
 
 

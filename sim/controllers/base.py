@@ -15,7 +15,7 @@ from typing import Any
 from apimachinery.errors import StatusError
 from apiserver.catalog import Catalog
 from apiserver.events import EventRecorder
-from apiserver.registry import ResourceType
+from apiserver.resourcetypes import ResourceType
 from apiserver.service import DeleteOptions, Objects, WriteOptions
 from apiserver.spacepaths import ROOT
 from apiserver.store import Key

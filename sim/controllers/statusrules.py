@@ -26,7 +26,7 @@ from typing import Any
 
 import yaml
 
-from apimachinery import jsonpath
+from apimachinery import kubejsonpath
 from apimachinery.errors import StatusError
 from apiserver.service import WriteOptions
 from apiserver.store import Key
@@ -58,17 +58,17 @@ class StatusRule:
     def wanted(self, obj: Obj) -> list[tuple[str, Any]]:
         out = []
         for a in self.assignments:
-            value = jsonpath.first(obj, a.source) if a.copy_field else a.source
+            value = kubejsonpath.first(obj, a.source) if a.copy_field else a.source
             if value is not None or not a.copy_field:
                 out.append((a.target, value))
         return out
 
     def satisfied(self, obj: Obj) -> bool:
-        return all(jsonpath.first(obj, target) == value for target, value in self.wanted(obj))
+        return all(kubejsonpath.first(obj, target) == value for target, value in self.wanted(obj))
 
     def apply(self, obj: Obj) -> Obj:
         for target, value in self.wanted(obj):
-            jsonpath.set_value(obj, target, copy.deepcopy(value))
+            kubejsonpath.set_value(obj, target, copy.deepcopy(value))
         return obj
 
 
@@ -76,8 +76,8 @@ def _assignment(target: Any, source: Any) -> Assignment:
     if not isinstance(target, str) or not target.startswith(".status."):
         raise RuleError(f"target {target!r} must be a field path under .status")
     try:
-        steps = jsonpath.parse(target)
-    except jsonpath.JSONPathError as exc:
+        steps = kubejsonpath.parse(target)
+    except kubejsonpath.JSONPathError as exc:
         raise RuleError(f"target {target!r}: {exc}") from None
     if any(kind != "field" for kind, _ in steps):
         raise RuleError(f"target {target!r} must be a plain field path")
@@ -85,8 +85,8 @@ def _assignment(target: Any, source: Any) -> Assignment:
         return Assignment(target, source["const"], False)
     if isinstance(source, str) and source.startswith("."):
         try:
-            jsonpath.parse(source)
-        except jsonpath.JSONPathError as exc:
+            kubejsonpath.parse(source)
+        except kubejsonpath.JSONPathError as exc:
             raise RuleError(f"source {source!r}: {exc}") from None
         return Assignment(target, source, True)
     return Assignment(target, source, False)

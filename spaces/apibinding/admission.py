@@ -16,7 +16,7 @@ from typing import Any
 from apimachinery import errors
 from apiserver.access import Attributes, Authorizer
 from apiserver.customresources import CRD_RESOURCE
-from apiserver.registry import ResourceType
+from apiserver.resourcetypes import ResourceType
 from apiserver.service import Objects, WriteOptions
 from spaces.apibinding.index import BindingIndex
 from spaces.apibinding.kinds import APIS_GROUP, BINDINGS, EXPORT_RESOURCE

@@ -54,7 +54,7 @@ from apiserver.api.tables import to_table
 from apiserver.api.watchstream import WatchRequest, WatchStream, watch_request
 from apiserver.catalog import Catalog
 from apiserver.identity import of_request
-from apiserver.registry import Column, ResourceType
+from apiserver.resourcetypes import Column, ResourceType
 from apiserver.service import Objects
 from apiserver.spacepaths import store_id
 from apiserver.watch import Entry, changes

@@ -7,7 +7,7 @@ import functools
 from pathlib import Path
 
 from apiserver.customresources import types_from_crd_files
-from apiserver.registry import ResourceType
+from apiserver.resourcetypes import ResourceType
 
 CRDS = Path(__file__).parent / "crds"
 APIS_GROUP = "apis.spacehub.io"

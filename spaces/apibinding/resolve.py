@@ -19,7 +19,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from apiserver.registry import ResourceType
+from apiserver.resourcetypes import ResourceType
 from apiserver.spacepaths import store_id
 
 

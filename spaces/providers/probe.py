@@ -24,7 +24,7 @@ from apimachinery.errors import StatusError
 from apiserver.catalog import Catalog
 from apiserver.controllers import Gate, WorkQueue
 from apiserver.service import Objects, WriteOptions, now_rfc3339
-from spaces.providers.registry import SPACES, KubeSpace, KubeSpaces
+from spaces.providers.kubespaces import SPACES, KubeSpace, KubeSpaces
 from spaces.providers.upstream import ProviderError, Upstream, unreachable
 
 log = logging.getLogger(__name__)

@@ -37,7 +37,7 @@ from apiserver.api.paths import parse_resource_path
 from apiserver.api.reviews import ANONYMOUS
 from apiserver.identity import of_request
 from apiserver.spacepaths import full_path
-from spaces.providers.registry import KubeSpace, KubeSpaces
+from spaces.providers.kubespaces import KubeSpace, KubeSpaces
 from spaces.providers.upstream import ProviderError, Upstream, unreachable
 
 log = logging.getLogger(__name__)

@@ -6,7 +6,7 @@ from typing import Any
 
 from apiserver.builtin.kinds import builtin_types
 from apiserver.customresources import types_from_crd
-from apiserver.registry import ResourceType
+from apiserver.resourcetypes import ResourceType
 from spaces.apibinding.resolve import ExportRef, Offer, offer, resolve_space
 
 

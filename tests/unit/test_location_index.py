@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import random
 
-from placement.where import LocationIndex, compile_location
+from placement.locations import LocationIndex, compile_location
 
 
 def location(name: str, instance_selector: object, resource: object = None) -> dict:

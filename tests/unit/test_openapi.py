@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 
 from apiserver.definitions import load_definitions
-from apiserver.openapi import group_version_path, openapi_document, openapi_index
-from apiserver.registry import ResourceType
+from apiserver.openapi.v3 import group_version_path, openapi_document, openapi_index
+from apiserver.resourcetypes import ResourceType
 
 DEFS = load_definitions()
 C = "#/components/schemas/"

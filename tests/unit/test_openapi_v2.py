@@ -7,11 +7,11 @@ from typing import Any
 
 import pytest
 
-from apiserver.api.openapiv2 import negotiate
+from apiserver.api.openapi_handler import negotiate
 from apiserver.catalog import Catalog
-from apiserver.openapi import group_version_path, openapi_document
-from apiserver.openapi_v2 import OpenAPIV2, convert_schema, openapi_v2, v2_document
-from apiserver.registry import ResourceType
+from apiserver.openapi.v2 import OpenAPIV2, convert_schema, openapi_v2, v2_document
+from apiserver.openapi.v3 import group_version_path, openapi_document
+from apiserver.resourcetypes import ResourceType
 from tests import gnostic
 
 PRIMITIVES = {"string", "number", "integer", "boolean"}

@@ -28,7 +28,7 @@ from apiserver.patching import (
     apply_patch,
     apply_strategic_merge,
 )
-from apiserver.registry import ResourceType
+from apiserver.resourcetypes import ResourceType
 
 DEPLOYMENT = ResourceType(group="apps", version="v1", kind="Deployment", plural="deployments",
                           singular="deployment", namespaced=True, schema_name="io.k8s.api.apps.v1.Deployment",

@@ -10,10 +10,10 @@ from typing import Any
 
 import pytest
 
+from placement.downsync import FOLLOWED
 from placement.engine import PlacementEngine
 from placement.model import DesiredEntry, Destination, ObjectRef, WorkloadObject
 from placement.ordering import apply_order, deletion_order
-from placement.selection import FOLLOWED
 from tests.placement_world import (
     CRD,
     EXAMPLE_S,

@@ -36,7 +36,7 @@ from apimachinery.errors import StatusError
 from apiserver.protobuf import decode_protobuf_body, supports, wire
 from apiserver.protobuf.schema import Kind, MapOf
 from apiserver.protobuf.tables import KINDS, MESSAGES
-from apiserver.registry import ResourceType
+from apiserver.resourcetypes import ResourceType
 from tests.harness import KUBECTL
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "protobuf"

@@ -11,7 +11,7 @@ import yaml
 
 from apiserver.catalog import Catalog
 from apiserver.crdschema import validate_crd
-from apiserver.registry import ResourceType
+from apiserver.resourcetypes import ResourceType
 from status.kinds import CRDS, StatusCollectorStrategy, status_types
 
 

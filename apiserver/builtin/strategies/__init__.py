@@ -1,6 +1,6 @@
 """Defaults and validation of the built-in kinds: the per-kind half of kube-apiserver's registry strategies.
 
-Each :class:`~apiserver.registry.Strategy` here applies what a real server applies to a write of its kind,
+Each :class:`~apiserver.resourcetypes.Strategy` here applies what a real server applies to a write of its kind,
 so that ``kubectl apply`` round-trips (the defaults it sees on read-back are upstream's) and obviously
 invalid input is refused with upstream's field paths and messages:
 

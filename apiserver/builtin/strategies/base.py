@@ -7,7 +7,7 @@ from __future__ import annotations
 import copy
 
 from apiserver.builtin.strategies._helpers import Obj
-from apiserver.registry import Strategy
+from apiserver.resourcetypes import Strategy
 
 
 class BuiltinStrategy(Strategy):

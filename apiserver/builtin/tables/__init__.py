@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable
 
 from apiserver.builtin.tables import cluster, core, networking, workloads
 from apiserver.builtin.tables.columns import default_columns
-from apiserver.registry import Column
+from apiserver.resourcetypes import Column
 
 _BUILDERS: dict[tuple[str, str], Callable[[], Iterable[Column]]] = {
     **core.BUILDERS, **workloads.BUILDERS, **networking.BUILDERS, **cluster.BUILDERS}

@@ -14,7 +14,7 @@ from typing import Any
 
 from apimachinery.durations import age, parse_time
 from apiserver.definitions import load_definitions
-from apiserver.registry import Column
+from apiserver.resourcetypes import Column
 
 Obj = dict[str, Any]
 META = "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"

@@ -25,7 +25,7 @@ from apiserver.builtin.tables.columns import (
     since,
     str_at,
 )
-from apiserver.registry import Column
+from apiserver.resourcetypes import Column
 
 
 def _namespace() -> list[Column]:

@@ -20,7 +20,7 @@ from apiserver.builtin.tables.columns import (
     name_col,
     str_at,
 )
-from apiserver.registry import Column
+from apiserver.resourcetypes import Column
 
 
 def _ingress_hosts(o: Obj) -> str:

@@ -24,7 +24,7 @@ from apiserver.builtin.tables.columns import (
     str_at,
     template_cols,
 )
-from apiserver.registry import Column
+from apiserver.resourcetypes import Column
 
 
 def _ready_of_desired(o: Obj) -> str:

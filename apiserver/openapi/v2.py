@@ -11,7 +11,7 @@ document that download fails and so does the whole apply.
 kube-openapi's model builder rejects the entire document over one schema it cannot read, so every
 definition here must be in the shape it accepts: a ``$ref`` with no ``type`` or ``properties`` beside
 it, one type per schema, every array with exactly one ``items`` schema. The v3 component schemas
-(``apiserver.openapi``) are the single source; this module rewrites them:
+(``apiserver.openapi.v3``) are the single source; this module rewrites them:
 
 * ``#/components/schemas/X`` references become ``#/definitions/X``, and the ``allOf: [{$ref}]``
   wrappers v3 needs for siblings become a plain ``$ref`` with its description again;
@@ -39,8 +39,8 @@ from typing import Any
 
 import orjson
 
-from apiserver.openapi import COMPONENTS_REF
-from apiserver.protobuf.openapiv2 import encode_document
+from apiserver.openapi.gnostic import encode_document
+from apiserver.openapi.v3 import COMPONENTS_REF
 
 Schema = dict[str, Any]
 

@@ -26,7 +26,7 @@ from typing import Any
 
 import orjson
 
-from apiserver.registry import ResourceType
+from apiserver.resourcetypes import ResourceType
 
 Schema = dict[str, Any]
 

@@ -23,8 +23,8 @@ from typing import Any
 
 from apimachinery.selectors import NOTHING, LabelSelector
 from inventory.kinds import EDGE_GROUP
+from placement.downsync import compile_selector
 from placement.reasons import failed_requirements, format_selector
-from placement.selection import compile_selector
 
 SYNC_TARGETS = "synctargets"
 

@@ -3,11 +3,11 @@
 Owns the objects (as :class:`WorkloadObject` summaries with their labels), the objects of each
 namespace, the index of CRDs by the (group, plural) they define, each placement's selection and its
 inverse (object → selecting placements). A selection change is handed to :mod:`placement.desired`
-as it is made, so the covers' content follows. The predicate itself is :mod:`placement.selection`.
+as it is made, so the covers' content follows. The predicate itself is :mod:`placement.downsync`.
 
 A custom resource (an object whose group and plural a CRD object of the same space defines) drags its
 CRD along only for a ``crdFollow`` placement (the CRD is then selected with the test index
-:data:`~placement.selection.FOLLOWED`, for as long as one of its custom resources is); otherwise
+:data:`~placement.downsync.FOLLOWED`, for as long as one of its custom resources is); otherwise
 ``missing_crds`` lists the CRDs of selected custom resources that the placement does not select itself
 (relying on another placement is reported too, because that placement may change independently).
 ``unserved_resources`` lists what the downsync tests name that the space does not serve. Never does I/O.
@@ -18,10 +18,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 
 from placement.desired import DesiredSets
+from placement.downsync import FOLLOWED, matching_tests, unserved_resources
 from placement.model import ObjectRef, WorkloadObject
 from placement.ordering import NAMESPACE_RESOURCE, RANK
 from placement.records import NsKey, PKey, PlacementRecord, decrement, entry_kind, namespace_ref
-from placement.selection import FOLLOWED, matching_tests, unserved_resources
 
 Update = tuple[PlacementRecord, ObjectRef, list[int]]  # a placement, an object, the tests it now passes
 

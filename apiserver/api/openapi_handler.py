@@ -8,7 +8,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from apiserver.api.codec import parse_accept
-from apiserver.openapi_v2 import OpenAPIV2
+from apiserver.openapi.v2 import OpenAPIV2
 
 _JSON = "application/json"
 # client-go asks for the "@" spelling; kube-openapi accepts both and always answers with the ".".
