@@ -10,6 +10,10 @@ FROM python:3.11-slim-bookworm AS build
 WORKDIR /src
 # Only what the wheel is built from (pyproject's package list and README as the long description).
 COPY pyproject.toml README.md ./
+COPY apimachinery/ apimachinery/
+COPY cel/ cel/
+COPY kubeclient/ kubeclient/
+COPY apiserver/ apiserver/
 COPY spacehub/ spacehub/
 COPY hub/ hub/
 COPY spaces/ spaces/
