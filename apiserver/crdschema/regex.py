@@ -7,25 +7,27 @@ Upstream compiles ``pattern`` with Go's ``regexp`` package, so two things must m
 * what a valid pattern matches: RE2 syntax differs from Python's (``$`` is end of text, ``\\d`` is
   ASCII, ``{,3}`` is a literal, there are no look-arounds or back-references).
 
-:func:`check` is a small re-implementation of Go's parser that only decides validity and the error.
-:func:`compile` matches with google-re2 (linear time and the same engine family as Go, which matters
-because patterns come from CRD authors and values from anyone); if re2 is missing or rejects a
-pattern Go accepts, the pattern is translated to an equivalent Python ``re`` pattern instead.
+:func:`check` is a small re-implementation of Go's parser that decides validity and the error. :func:`compile`
+matches with google-re2 (linear time, the same engine family as Go: patterns come from CRD authors and values
+from anyone, so nothing may backtrack). The few valid Go patterns RE2 itself refuses (a ``\\p`` name its tables
+lack under that spelling) are translated by the same parser into RE2 syntax with the class spelled out as
+ranges; a pattern neither can express is refused when the CRD is written (:func:`check`), never matched by a
+backtracking engine and never waved through.
 """
 
 from __future__ import annotations
 
 import functools
-import logging
 import re
 import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-try:  # optional accelerator: the same syntax as Go, without catastrophic backtracking
-    import re2 as _re2
-except ImportError:  # pragma: no cover - depends on the environment
-    _re2 = None
+import re2
+
+# RE2 logs every pattern it refuses to stderr; a refusal here is an answer, not an incident.
+_RE2_OPTIONS = re2.Options()
+_RE2_OPTIONS.log_errors = False
 
 MAX_REPEAT = 1000
 _MAX_RUNE = 0x10FFFF
@@ -45,9 +47,6 @@ _TRAILING_BACKSLASH = "trailing backslash at end of expression"
 _INVALID_UTF8 = "invalid UTF-8"
 
 
-_log = logging.getLogger(__name__)
-
-
 class RegexError(ValueError):
     """A pattern Go's regexp.Compile rejects; ``str()`` is Go's error text."""
 
@@ -57,7 +56,7 @@ def _error(code: str, expr: str) -> RegexError:
 
 
 class _Untranslatable(Exception):
-    """A valid pattern the ``re`` fallback cannot express (Unicode scripts)."""
+    """A valid Go pattern whose class cannot be spelled out as ranges here (a Unicode script)."""
 
 
 # --- character data ------------------------------------------------------------------------------
@@ -217,14 +216,17 @@ class _Frame:
 def _esc(cp: int) -> str:
     if cp < 0x80 and (chr(cp).isalnum() or chr(cp) == "_"):
         return chr(cp)
-    if cp <= 0xFFFF:
-        return f"\\u{cp:04x}"
-    return f"\\U{cp:08x}"
+    return f"\\x{{{cp:x}}}"
+
+
+def _literal(c: str) -> str:
+    """One character as RE2 reads it literally: ASCII punctuation escaped (RE2 and Go accept that for any)."""
+    return f"\\{c}" if c < "\x80" and not c.isalnum() and c != "_" else c
 
 
 def _class_py(ranges: list[tuple[int, int]], negate: bool) -> str:
     if not ranges:
-        return "[^\\x00-\\U0010ffff]" if not negate else "[\\x00-\\U0010ffff]"
+        return "[^\\x00-\\x{10ffff}]" if not negate else "[\\x00-\\x{10ffff}]"
     body = "".join(_esc(lo) if lo == hi else f"{_esc(lo)}-{_esc(hi)}" for lo, hi in ranges)
     return f"[{'^' if negate else ''}{body}]"
 
@@ -532,7 +534,7 @@ class _Parser:
                 self._push(frame, "(?m:^)" if "m" in flags else "\\A")
                 t = t[1:]
             elif c == "$":
-                self._push(frame, "(?m:$)" if "m" in flags else "\\Z")
+                self._push(frame, "(?m:$)" if "m" in flags else "\\z")
                 t = t[1:]
             elif c == ".":
                 self._push(frame, "(?s:.)" if "s" in flags else "[^\\n]")
@@ -560,7 +562,7 @@ class _Parser:
                 t = self._backslash(t, frame)
             else:
                 self._check_rune(t)
-                self._push(frame, self._fold(flags, re.escape(c)))
+                self._push(frame, self._fold(flags, _literal(c)))
                 t = t[1:]
             last_repeat = repeat
         frame = stack[-1]
@@ -581,10 +583,7 @@ class _Parser:
                 self._push(frame, "\\A")
                 return t[2:]
             if c in "bB":
-                word = f"[{_WORD}]"
-                boundary = (f"(?:(?<={word})(?!{word})|(?<!{word})(?={word}))" if c == "b" else
-                            f"(?:(?<={word})(?={word})|(?<!{word})(?!{word}))")
-                self._push(frame, boundary)
+                self._push(frame, t[:2])  # RE2's ASCII word boundary is Go's
                 return t[2:]
             if c == "C":
                 raise _error(_INVALID_ESCAPE, t[:2])
@@ -592,10 +591,10 @@ class _Parser:
                 lit, sep, rest = t[2:].partition("\\E")
                 for ch in lit:
                     self._check_rune(ch)
-                    self._push(frame, self._fold(flags, re.escape(ch)))
+                    self._push(frame, self._fold(flags, _literal(ch)))
                 return rest if sep else ""
             if c == "z":
-                self._push(frame, "\\Z")
+                self._push(frame, "\\z")
                 return t[2:]
             if c in "pP":
                 ranges, rest = self._unicode_class(t)
@@ -606,21 +605,23 @@ class _Parser:
                 self._push(frame, self._fold(flags, _class_py(group, neg)))
                 return t[2:]
         cp, rest = self._escape(t)
-        self._push(frame, self._fold(flags, _esc(cp) if cp > 0x7F or chr(cp).isalnum() else re.escape(chr(cp))))
+        self._push(frame, self._fold(flags, _esc(cp) if cp > 0x7F or chr(cp).isalnum() else _literal(chr(cp))))
         return rest
 
 
 def check(pattern: str) -> str | None:
-    """Go's ``regexp.Compile`` error text for ``pattern``, or None when it compiles."""
+    """Go's ``regexp.Compile`` error text for ``pattern``, or why this server cannot match a pattern Go accepts;
+    None when it compiles."""
     try:
         _Parser(pattern, translate=False).parse()
+        compile(pattern)
     except RegexError as exc:
         return str(exc)
     return None
 
 
 def translate(pattern: str) -> str:
-    """A Python ``re`` pattern matching what the Go pattern matches (raises RegexError if invalid)."""
+    """The Go pattern in RE2's syntax with every class spelled out as ranges (raises RegexError if invalid)."""
     return _Parser(pattern, translate=True).parse()
 
 
@@ -636,28 +637,17 @@ class Matcher:
         return self._search(text) is not None
 
 
-def _always(_text: str) -> object:
-    return True
-
-
 @functools.lru_cache(maxsize=1024)
-def compile(pattern: str, *, engine: str = "auto") -> Matcher:
-    """Compile a Go pattern (raises RegexError with Go's message when it is invalid).
-
-    ``engine`` is ``"auto"`` (re2 when available), ``"re2"`` or ``"re"``; the explicit choices exist
-    so tests can exercise both paths.
-    """
-    err = check(pattern)
-    if err is not None:
-        raise RegexError(err)
-    if engine in ("auto", "re2") and _re2 is not None:
-        try:
-            return Matcher(_re2.compile(pattern).search)
-        except Exception:  # re2 rejects a few things Go accepts (e.g. some \\p names); use the fallback
-            pass
+def compile(pattern: str) -> Matcher:
+    """Compile a Go pattern (raises RegexError with Go's message when it is invalid, or when it names a class this
+    server cannot match)."""
+    _Parser(pattern, translate=False).parse()
     try:
-        return Matcher(re.compile(translate(pattern)).search)
-    except (_Untranslatable, re.error, RecursionError):
-        # A valid Go pattern the fallback cannot express: do not reject values for it.
-        _log.warning("pattern %r cannot be matched without google-re2; values are not checked", pattern)
-        return Matcher(_always)
+        return Matcher(re2.compile(pattern, options=_RE2_OPTIONS).search)
+    except re2.error:
+        pass  # e.g. a \\p name RE2 spells differently: match the same class spelled out as ranges
+    try:
+        return Matcher(re2.compile(translate(pattern), options=_RE2_OPTIONS).search)
+    except _Untranslatable as exc:
+        raise RegexError(f"error parsing regexp: this server cannot match the character class {exc}: "
+                         f"`{pattern}`") from None

@@ -14,11 +14,15 @@ import re2
 from cel.stdlib.arguments import is_int, require_strings
 from cel.types import EvalError, Meter, NoOverload, register, size_cost
 
+# RE2 logs every pattern it refuses to stderr; a refusal here is the expression's error, not an incident.
+_RE2_OPTIONS = re2.Options()
+_RE2_OPTIONS.log_errors = False
+
 
 @functools.lru_cache(maxsize=512)
 def compile_regex(pattern: str) -> Any:
     try:
-        return re2.compile(pattern)
+        return re2.compile(pattern, options=_RE2_OPTIONS)
     except re2.error as exc:
         raise EvalError(f"error parsing regexp: {exc}") from None
 
