@@ -277,7 +277,7 @@ def write_report(loads: dict[str, float], info: dict[str, float], untracked: dic
         f"| one SyncTarget label change that moves nothing | {untracked['noop']:.2f} ms | |",
         f"| one placement edited (location selector and downsync), {edit[1]} clusters affected "
         f"| {edit[0]:.1f} ms | |",
-        f"| `desired()` of one cluster, cold cache (union + networkx order) | {cold_desired:.1f} ms | |",
+        f"| `desired()` of one cluster, cold cache (union + apply order) | {cold_desired:.1f} ms | |",
         "",
         "Engine memory (tracemalloc after a full load, the input objects themselves excluded). The first row "
         "holds the inventory, the placements and the 100 Namespaces; the last column is the growth per object "
