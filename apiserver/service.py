@@ -16,7 +16,7 @@ import re
 import secrets
 import time
 import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -39,7 +39,7 @@ from apiserver.resourcetypes import ResourceType, served, stored
 from apiserver.store import Key, LogRow, LogStore, PreconditionFailed, Write, Writer
 from apiserver.store.recent import RecentRows
 from apiserver.store.writer import MUST_NOT_EXIST
-from apiserver.watch import WatchBus, decode_object
+from apiserver.watch import Entry, WatchBus, changes, decode_object
 
 T = TypeVar("T")
 AdmitHook = Callable[[str, "ResourceType", str, dict[str, Any] | None, dict[str, Any] | None, "WriteOptions", str],
@@ -162,14 +162,57 @@ class Objects:
     # --- reads ------------------------------------------------------------------------------
 
     async def get_row(self, space: str, rtype: ResourceType, namespace: str, name: str) -> LogRow:
-        row = await self.run_sync(self.store.get, self.key(space, rtype, namespace, name))
+        row = await self.find_row(self.key(space, rtype, namespace, name))
         if row is None:
             raise errors.not_found(rtype.plural, rtype.group, name)
-        self.recent.offer(row)
         return row
 
     async def get(self, space: str, rtype: ResourceType, namespace: str, name: str) -> dict[str, Any]:
         return served(rtype, decode_object(await self.get_row(space, rtype, namespace, name)))
+
+    async def find(self, space: str, rtype: ResourceType, namespace: str, name: str) -> dict[str, Any] | None:
+        """The object as ``get`` serves it, or None when there is none: for callers to whom absence is an answer,
+        not an error."""
+        row = await self.find_row(self.key(space, rtype, namespace, name))
+        return None if row is None else served(rtype, decode_object(row))
+
+    async def find_row(self, key: Key) -> LogRow | None:
+        """The stored row of a key, or None when there is none (deleted or never created)."""
+        row = await self.run_sync(self.store.get, key)
+        if row is not None:
+            self.recent.offer(row)
+        return row
+
+    # Whole-store reads for in-memory indexes and controllers. They block: call them at startup or through
+    # ``run_sync``.
+
+    def rows_in(self, space: str, resource: str | None = None) -> list[LogRow]:
+        """Every live object of one space, of one kind (storage resource) or of all (None)."""
+        _revision, rows = self.store.list(space, resource, None)
+        return rows
+
+    def rows_of_resource(self, resource: str) -> list[LogRow]:
+        """Every live object of one kind (storage resource) in every space."""
+        return self.store.list_resource_everywhere(resource)
+
+    def rows_in_spaces(self) -> Iterator[LogRow]:
+        """Every live object in every space, the hub's internal records excepted."""
+        return self.store.list_spaces_rows()
+
+    def count_in(self, space: str, resource: str) -> int:
+        """How many live objects of one kind (storage resource) one space holds now."""
+        return self.store.count(space, resource, None, at=self.store.current_revision())
+
+    def count_by_resource(self) -> dict[str, int]:
+        """Live objects of every space by storage resource, the internal records excepted (reads every key)."""
+        return self.store.count_by_resource()
+
+    def current_revision(self) -> int:
+        return self.store.current_revision()
+
+    def changes(self, space: str | None, resource: str, after: int) -> AsyncIterator[Entry]:
+        """Every change of one kind in one space (None: every space) after revision ``after``, then live ones."""
+        return changes(self.bus, self.store, space, resource, after, self.run_sync)
 
     async def list(self, space: str, rtype: ResourceType, namespace: str | None, *,
                    labels: LabelSelector | None = None, fields: FieldSelector | None = None,

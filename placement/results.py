@@ -103,11 +103,8 @@ class ResultWriter:
 
     async def _put(self, space: str, rtype: ResourceType, name: str, body: dict[str, Any]) -> None:
         opts = WriteOptions(manager=MANAGER, field_validation="Strict")
-        try:
-            current = await self.objects.get(space, rtype, "", name)
-        except StatusError as exc:
-            if exc.code != 404:
-                raise
+        current = await self.objects.find(space, rtype, "", name)
+        if current is None:
             await self.objects.create(space, rtype, "", body, opts)
             return
         if current.get("destinations") == body["destinations"] and \

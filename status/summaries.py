@@ -85,7 +85,7 @@ class Summaries(WorkQueue):
 
     def load(self) -> None:
         """Know the summaries an earlier hub process wrote, so that those no longer wanted go (blocking)."""
-        for row in self.objects.store.list_resource_everywhere(RESOURCE):
+        for row in self.objects.rows_of_resource(RESOURCE):
             self._follow_stored(row.key.space, orjson.loads(row.value), deleted=False)
 
     def _follow_stored(self, space: str, stored: dict[str, Any], deleted: bool) -> None:
@@ -178,13 +178,10 @@ class Summaries(WorkQueue):
         rtype = self.catalog.by_group_resource(ref.space, ref.resource)
         if rtype is None:
             return False
-        try:
-            obj = await self.objects.get(ref.space, rtype, ref.namespace, ref.name)
-        except StatusError as exc:
-            if exc.code == 404:
-                await self._remove(ref, deleted=True)
-                return False
-            raise
+        obj = await self.objects.find(ref.space, rtype, ref.namespace, ref.name)
+        if obj is None:
+            await self._remove(ref, deleted=True)
+            return False
         targets = engine.object_destinations(ref)
         revision = self.placement.object_revision(ref)
         spec = obj.get("spec") if isinstance(obj.get("spec"), dict) else {}
@@ -299,11 +296,8 @@ class Summaries(WorkQueue):
         stype = self._type(ref.space)
         name = summary_name(ref)
         opts = WriteOptions(manager=MANAGER, field_validation="Ignore")
-        try:
-            current = await self.objects.get(ref.space, stype, namespace, name)
-        except StatusError as exc:
-            if exc.code != 404:
-                raise
+        current = await self.objects.find(ref.space, stype, namespace, name)
+        if current is None:
             document = {"apiVersion": f"{GROUP}/{VERSION}", "kind": "PlacementStatus",
                         "metadata": {"name": name, "namespace": namespace, "labels": _labels(ref),
                                      **({"ownerReferences": [owner]} if ref.namespace else {})}, **body}
@@ -330,11 +324,7 @@ class Summaries(WorkQueue):
     async def _ensure_report_namespace(self, space: str) -> None:
         ns_type = self.catalog.by_group_resource(space, "namespaces")
         assert ns_type is not None
-        try:
-            await self.objects.get(space, ns_type, "", REPORT_NAMESPACE)
-        except StatusError as exc:
-            if exc.code != 404:
-                raise
+        if await self.objects.find(space, ns_type, "", REPORT_NAMESPACE) is None:
             try:
                 await self.objects.create(space, ns_type, "", {"metadata": {"name": REPORT_NAMESPACE}},
                                           WriteOptions(manager=MANAGER))

@@ -231,7 +231,7 @@ class Upsync:
         rtype = self.catalog.by_group_resource(ref.space, ref.resource)
         if rtype is None:
             return ""
-        current = await self._get(rtype, ref)
+        current = await self.objects.find(ref.space, rtype, ref.namespace, ref.name)
         if current is not None and ((current.get("metadata") or {}).get("labels") or {}).get(UPSYNCED_LABEL) != "true":
             message = (f"{_what(ref)} exists in space {ref.space} and was not made by upsync; the clusters' "
                        f"copies ({', '.join(sorted(copies))}) are not brought up")
@@ -295,14 +295,6 @@ class Upsync:
         return self.catalog.lookup(item.space, item.group, item.version, item.resource) or \
             self.catalog.by_group_resource(item.space, item.ref.resource)
 
-    async def _get(self, rtype: ResourceType, ref: ObjectRef) -> dict[str, Any] | None:
-        try:
-            return await self.objects.get(ref.space, rtype, ref.namespace, ref.name)
-        except StatusError as exc:
-            if exc.code == 404:
-                return None
-            raise
-
     async def _put(self, rtype: ResourceType, ref: ObjectRef, current: dict[str, Any] | None,
                    desired: dict[str, Any]) -> dict[str, Any] | None:
         opts = WriteOptions(manager=MANAGER, field_validation="Ignore")
@@ -341,11 +333,7 @@ class Upsync:
     async def _ensure_namespace(self, space: str, namespace: str) -> None:
         ns_type = self.catalog.by_group_resource(space, "namespaces")
         assert ns_type is not None
-        try:
-            await self.objects.get(space, ns_type, "", namespace)
-        except StatusError as exc:
-            if exc.code != 404:
-                raise
+        if await self.objects.find(space, ns_type, "", namespace) is None:
             try:
                 await self.objects.create(space, ns_type, "", {"metadata": {"name": namespace}},
                                           WriteOptions(manager=MANAGER))

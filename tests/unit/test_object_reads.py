@@ -1,0 +1,73 @@
+"""The reads ``apiserver.service.Objects`` offers callers outside the API server, on a real SQLite log: a keyed
+read that answers None for an object that is not there (never created, in another namespace, deleted) and
+the object as ``get`` serves it otherwise; the stored row of a key; and the whole-store reads in-memory indexes
+start from (one space, one kind everywhere, every space but the internal records, counts)."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+
+from apimachinery.errors import StatusError
+from apiserver.service import DeleteOptions, WriteOptions
+from apiserver.spacepaths import ROOT
+from apiserver.store import INTERNAL_SPACE, Key, Write
+from spaces.kind import spaces_catalog
+from spaces.runtime import RuntimeSettings, SpaceRuntime
+
+
+def test_objects_reads_answer_for_present_missing_and_deleted_objects(tmp_path: Path) -> None:
+    async def go() -> None:
+        runtime = SpaceRuntime(spaces_catalog(), RuntimeSettings(db_url=f"sqlite:///{tmp_path / 'hub.db'}"))
+        await runtime.open()
+        await runtime.start()
+        objects = runtime.objects
+        try:
+            ns_type = runtime.catalog.by_group_resource(ROOT, "namespaces")
+            cm_type = runtime.catalog.by_group_resource(ROOT, "configmaps")
+            assert ns_type is not None and cm_type is not None
+            for namespace in ("reads", "other"):
+                await objects.create(ROOT, ns_type, "", {"metadata": {"name": namespace}}, WriteOptions())
+            created = await objects.create(ROOT, cm_type, "reads", {"metadata": {"name": "a"}, "data": {"k": "v"}},
+                                           WriteOptions())
+
+            found = await objects.find(ROOT, cm_type, "reads", "a")
+            assert found == await objects.get(ROOT, cm_type, "reads", "a")
+            assert found is not None and found["data"] == {"k": "v"} and found["kind"] == "ConfigMap"
+            assert found["metadata"]["resourceVersion"] == created["metadata"]["resourceVersion"]
+            assert await objects.find(ROOT, cm_type, "reads", "b") is None
+            assert await objects.find(ROOT, cm_type, "other", "a") is None
+            assert await objects.find("elsewhere", cm_type, "reads", "a") is None
+            with pytest.raises(StatusError) as missing:
+                await objects.get(ROOT, cm_type, "reads", "b")
+            assert missing.value.code == 404
+
+            key = Key(ROOT, "configmaps", "reads", "a")
+            row = await objects.find_row(key)
+            assert row is not None and row.key == key and str(row.revision) == created["metadata"]["resourceVersion"]
+
+            assert [r.key for r in await objects.run_sync(objects.rows_in, ROOT, "configmaps")] == [key]
+            assert {r.key.name for r in objects.rows_in(ROOT) if r.key.resource == "namespaces"} >= {"reads", "other"}
+            assert key in {r.key for r in objects.rows_of_resource("configmaps")}
+            assert objects.count_in(ROOT, "configmaps") == 1
+            assert objects.count_by_resource()["configmaps"] == 1
+            assert objects.current_revision() >= row.revision
+
+            internal = Key(INTERNAL_SPACE, "records.test", "", "r")
+            await objects.writer.write_many([Write(internal, b"{}")])
+            assert [r.key for r in objects.rows_in(INTERNAL_SPACE, "records.test")] == [internal]
+            assert internal not in {r.key for r in objects.rows_in_spaces()}
+            assert key in {r.key for r in objects.rows_in_spaces()}
+            assert "records.test" not in objects.count_by_resource()
+
+            await objects.delete(ROOT, cm_type, "reads", "a", DeleteOptions())
+            assert await objects.find(ROOT, cm_type, "reads", "a") is None
+            assert await objects.find_row(key) is None
+            assert objects.rows_in(ROOT, "configmaps") == []
+            assert objects.count_in(ROOT, "configmaps") == 0
+        finally:
+            await runtime.stop()
+
+    asyncio.run(go())
