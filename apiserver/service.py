@@ -12,7 +12,6 @@ from __future__ import annotations
 import asyncio
 import copy
 import os
-import re
 import secrets
 import time
 import uuid
@@ -29,9 +28,7 @@ from apimachinery.names import validate_annotations, validate_labels, validate_o
 from apimachinery.selectors import FieldSelector, LabelSelector
 from apiserver.apply import server_side_apply
 from apiserver.catalog import Catalog
-from apiserver.crdschema import prune
 from apiserver.fieldmanager import update_managed_fields
-from apiserver.fieldvalidation import type_errors, unknown_fields
 from apiserver.identity import Identity
 from apiserver.listing import ListResult, list_page
 from apiserver.patching import apply_patch
@@ -39,6 +36,7 @@ from apiserver.resourcetypes import ResourceType, served, stored
 from apiserver.store import Key, LogRow, LogStore, PreconditionFailed, Write, Writer
 from apiserver.store.recent import RecentRows
 from apiserver.store.writer import MUST_NOT_EXIST
+from apiserver.strictdecoding import check_fields
 from apiserver.watch import Entry, WatchBus, changes, decode_object
 
 T = TypeVar("T")
@@ -57,7 +55,6 @@ def new_uid() -> str:
     raw = _UID_ENTROPY[-16:]
     del _UID_ENTROPY[-16:]
     return str(uuid.UUID(bytes=bytes(raw), version=4))
-_PATH_TOKEN = re.compile(r"([^.\[\]]+)|\[(\d+)\]")
 _UPDATE_RETRIES = 16
 
 
@@ -103,27 +100,6 @@ def _strip_for_compare(obj: dict[str, Any]) -> dict[str, Any]:
 
 def _spec_part(obj: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in obj.items() if k not in ("metadata", "status", "apiVersion", "kind")}
-
-
-def prune_paths(obj: dict[str, Any], paths: list[str]) -> None:
-    """Remove the fields named by strict-decoding paths (``spec.containers[0].foo``)."""
-    for path in paths:
-        tokens = [(m.group(1), m.group(2)) for m in _PATH_TOKEN.finditer(path)]
-        node: Any = obj
-        for i, (name, index) in enumerate(tokens):
-            last = i == len(tokens) - 1
-            if index is not None:
-                idx = int(index)
-                if not isinstance(node, list) or idx >= len(node):
-                    break
-                node = node[idx]
-            elif isinstance(node, dict) and name in node:
-                if last:
-                    del node[name]
-                else:
-                    node = node[name]
-            else:
-                break
 
 
 class Objects:
@@ -226,54 +202,6 @@ class Objects:
 
     # --- validation shared by create and update -----------------------------------------------
 
-    def _check_fields(self, rtype: ResourceType, obj: dict[str, Any], opts: WriteOptions, *,
-                      patch: bool) -> None:
-        if rtype.schema is not None:
-            self._check_custom_fields(rtype, obj, opts, patch=patch)
-            return
-        schema = self.catalog.schema(rtype)
-        if schema is None:
-            return
-        defs = self.catalog.definitions()
-        problems = type_errors(obj, schema, defs, rtype.kind)
-        if problems:
-            # kube's decoder stops at the first type error and reports it this way.
-            raise errors.bad_request(f'{rtype.kind} in version "{rtype.version}" cannot be handled as a '
-                                     f"{rtype.kind}: {problems[0]}")
-        if opts.field_validation == "Ignore":
-            unknown = unknown_fields(obj, schema, defs)
-            prune_paths(obj, unknown)
-            return
-        unknown = unknown_fields(obj, schema, defs)
-        if not unknown:
-            return
-        listed = ", ".join(f'unknown field "{p}"' for p in unknown)
-        if opts.field_validation == "Warn":
-            opts.warnings.extend(f'unknown field "{p}"' for p in unknown)
-            prune_paths(obj, unknown)
-            return
-        if patch:
-            raise StatusError(422, "Invalid", f"strict decoding error: {listed}", name=obj.get(
-                "metadata", {}).get("name", ""), group=rtype.group, kind=rtype.kind,
-                causes=[Cause("FieldValueInvalid", f'unknown field "{p}"', p) for p in unknown])
-        raise errors.bad_request(f"strict decoding error: {listed}")
-
-    def _check_custom_fields(self, rtype: ResourceType, obj: dict[str, Any], opts: WriteOptions, *,
-                             patch: bool) -> None:
-        """Custom resources: unknown fields are pruned; Strict reports them, Warn warns."""
-        unknown = prune(obj, rtype.schema)
-        if not unknown or opts.field_validation == "Ignore":
-            return
-        if opts.field_validation == "Warn":
-            opts.warnings.extend(f'unknown field "{p}"' for p in unknown)
-            return
-        listed = ", ".join(f'unknown field "{p}"' for p in unknown)
-        if patch:
-            raise StatusError(422, "Invalid", f"strict decoding error: {listed}",
-                              name=obj.get("metadata", {}).get("name", ""), group=rtype.group, kind=rtype.kind,
-                              causes=[Cause("FieldValueInvalid", f'unknown field "{p}"', p) for p in unknown])
-        raise errors.bad_request(f"strict decoding error: {listed}")
-
     async def _validate(self, rtype: ResourceType, obj: dict[str, Any], old: dict[str, Any] | None) -> None:
         meta = obj["metadata"]
         causes: list[Cause] = []
@@ -323,7 +251,7 @@ class Objects:
         meta = obj["metadata"]
         if meta.get("resourceVersion"):
             raise errors.bad_request("resourceVersion should not be set on objects to be created")
-        self._check_fields(rtype, obj, opts, patch=False)
+        check_fields(self.catalog, rtype, obj, opts.field_validation, opts.warnings, patch=False)
         if rtype.namespaced:
             phase = self.namespace_phase(space, namespace)
             if phase is None:
@@ -402,7 +330,7 @@ class Objects:
         self._check_type_meta(rtype, body)
         self._check_namespace(space, rtype, body, namespace)
         self._check_name(body, name)
-        self._check_fields(rtype, body, opts, patch=False)
+        check_fields(self.catalog, rtype, body, opts.field_validation, opts.warnings, patch=False)
         wanted_rv = body["metadata"].get("resourceVersion") or None
 
         def compute(_old: dict[str, Any]) -> dict[str, Any]:
@@ -420,7 +348,7 @@ class Objects:
             self._check_type_meta(rtype, patched)
             self._check_namespace(space, rtype, patched, namespace)
             self._check_name(patched, name)
-            self._check_fields(rtype, patched, opts, patch=True)
+            check_fields(self.catalog, rtype, patched, opts.field_validation, opts.warnings, patch=True)
             patched_rv = patched["metadata"].get("resourceVersion")
             if patched_rv and patched_rv != old["metadata"]["resourceVersion"]:
                 raise errors.conflict(rtype.plural, rtype.group, name, "the object has been modified; "
@@ -438,7 +366,7 @@ class Objects:
         self._check_type_meta(rtype, body)
         self._check_namespace(space, rtype, body, namespace)
         self._check_name(body, name)
-        self._check_fields(rtype, body, opts, patch=True)
+        check_fields(self.catalog, rtype, body, opts.field_validation, opts.warnings, patch=True)
         opts.apply = True
         wanted_rv = body["metadata"].get("resourceVersion") or None
         schema = self.catalog.schema(rtype)
