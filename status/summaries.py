@@ -291,7 +291,7 @@ class Summaries(WorkQueue):
         self._bodies[ref] = body
         namespace = ref.namespace or REPORT_NAMESPACE
         if not ref.namespace:
-            await self._ensure_report_namespace(ref.space)
+            await self.objects.ensure_namespace(ref.space, REPORT_NAMESPACE, MANAGER)
         owner = {"apiVersion": rtype.api_version, "kind": rtype.kind, "name": ref.name, "uid": meta.get("uid", "")}
         stype = self._type(ref.space)
         name = summary_name(ref)
@@ -320,17 +320,6 @@ class Summaries(WorkQueue):
             if exc.code == 409 and exc.reason == "AlreadyExists":
                 raise  # a concurrent create: retry the whole object
             log.info("placement summary not written: %s", exc)
-
-    async def _ensure_report_namespace(self, space: str) -> None:
-        ns_type = self.catalog.by_group_resource(space, "namespaces")
-        assert ns_type is not None
-        if await self.objects.find(space, ns_type, "", REPORT_NAMESPACE) is None:
-            try:
-                await self.objects.create(space, ns_type, "", {"metadata": {"name": REPORT_NAMESPACE}},
-                                          WriteOptions(manager=MANAGER))
-            except StatusError as created:
-                if created.code != 409:
-                    raise
 
     async def _remove(self, ref: ObjectRef, *, deleted: bool) -> None:
         """No placement selects the object (or it is gone): its summary goes too."""

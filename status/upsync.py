@@ -249,7 +249,7 @@ class Upsync:
         meta.pop("namespace", None)
         if ref.namespace:
             meta["namespace"] = ref.namespace
-            await self._ensure_namespace(ref.space, ref.namespace)
+            await self.objects.ensure_namespace(ref.space, ref.namespace, MANAGER)
         meta["labels"] = {**(meta.get("labels") or {}), UPSYNCED_LABEL: "true"}
         meta["annotations"] = {**(meta.get("annotations") or {}), FROM_ANNOTATION: shown}
         status = desired.pop("status", None) if "status" in rtype.subresources else None
@@ -329,17 +329,6 @@ class Upsync:
         except StatusError as exc:
             if exc.code != 404:
                 raise
-
-    async def _ensure_namespace(self, space: str, namespace: str) -> None:
-        ns_type = self.catalog.by_group_resource(space, "namespaces")
-        assert ns_type is not None
-        if await self.objects.find(space, ns_type, "", namespace) is None:
-            try:
-                await self.objects.create(space, ns_type, "", {"metadata": {"name": namespace}},
-                                          WriteOptions(manager=MANAGER))
-            except StatusError as created:
-                if created.code != 409:
-                    raise
 
     async def _event(self, rtype: ResourceType, ref: ObjectRef, obj: dict[str, Any], reason: str,
                      message: str) -> None:
