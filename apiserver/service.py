@@ -581,6 +581,16 @@ class Objects:
             return obj, not graceful
         raise errors.conflict(rtype.plural, rtype.group, name, "too many concurrent updates; try again")
 
+    async def delete_if_present(self, space: str, rtype: ResourceType, namespace: str, name: str,
+                                options: DeleteOptions | None = None) -> None:
+        """``delete``, where an object already gone is as good: for controllers cleaning up, to whom a 404 means
+        someone else got there first."""
+        try:
+            await self.delete(space, rtype, namespace, name, options or DeleteOptions())
+        except StatusError as exc:
+            if exc.code != 404:
+                raise
+
     async def remove_finalizer(self, space: str, rtype: ResourceType, namespace: str, name: str,
                                finalizer: str,
                                mutate: Callable[[dict[str, Any]], None] | None = None) -> None:

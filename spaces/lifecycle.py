@@ -133,11 +133,8 @@ class SpaceController:
         for row in rows:
             if decode_object(row)["metadata"].get("deletionTimestamp"):
                 continue
-            try:
-                await self.objects.delete(space, space_type, "", row.key.name, DeleteOptions(propagation="Background"))
-            except StatusError as exc:
-                if exc.code != 404:
-                    raise
+            await self.objects.delete_if_present(space, space_type, "", row.key.name,
+                                                 DeleteOptions(propagation="Background"))
 
 
 class _SpaceWorker(WorkQueue):

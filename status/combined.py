@@ -20,7 +20,7 @@ import orjson
 from apimachinery.errors import StatusError
 from apiserver.catalog import Catalog
 from apiserver.resourcetypes import ResourceType
-from apiserver.service import DeleteOptions, Objects, WriteOptions
+from apiserver.service import Objects, WriteOptions
 from inventory.clusters import Inventory
 from placement.model import ObjectRef, StatusWants
 from placement.service import PlacementService
@@ -148,11 +148,7 @@ class CombinedStatuses:
         ctype = self.catalog.by_group_resource(ref.space, RESOURCE)
         if ctype is None:
             return
-        try:
-            await self.objects.delete(ref.space, ctype, ref.namespace or REPORT_NAMESPACE, name, DeleteOptions())
-        except StatusError as exc:
-            if exc.code != 404:
-                raise
+        await self.objects.delete_if_present(ref.space, ctype, ref.namespace or REPORT_NAMESPACE, name)
 
 
 def _without_status(obj: dict[str, Any]) -> dict[str, Any]:

@@ -26,7 +26,7 @@ from apiserver.catalog import Catalog
 from apiserver.controllers import Gate, WorkQueue
 from apiserver.events import EventRecorder, Involved
 from apiserver.resourcetypes import ResourceType
-from apiserver.service import DeleteOptions, Objects, WriteOptions
+from apiserver.service import Objects, WriteOptions
 from apiserver.watch import Entry
 from inventory.clusters import Inventory
 from placement.model import ObjectRef
@@ -326,12 +326,7 @@ class Summaries(WorkQueue):
         if ref not in self._targets_of:
             return
         stype = self._type(ref.space)
-        try:
-            await self.objects.delete(ref.space, stype, ref.namespace or REPORT_NAMESPACE, summary_name(ref),
-                                      DeleteOptions())
-        except StatusError as exc:
-            if exc.code != 404:
-                raise
+        await self.objects.delete_if_present(ref.space, stype, ref.namespace or REPORT_NAMESPACE, summary_name(ref))
         self._track(ref, None)
         self._bodies.pop(ref, None)
         await self.combined.forget(ref)

@@ -28,7 +28,7 @@ from apiserver.catalog import Catalog
 from apiserver.controllers import Gate
 from apiserver.events import EventRecorder, Involved
 from apiserver.resourcetypes import ResourceType
-from apiserver.service import DeleteOptions, Objects, WriteOptions
+from apiserver.service import Objects, WriteOptions
 from apiserver.store import Key
 from apiserver.watch import Entry
 from placement.model import ObjectRef
@@ -240,7 +240,7 @@ class Upsync:
         if not copies:
             self._clashes_told.pop(ref, None)
             if current is not None:
-                await self._delete(rtype, ref)
+                await self.objects.delete_if_present(ref.space, rtype, ref.namespace, ref.name)
             return ""
         shown = min(copies)
         desired = copy.deepcopy(copies[shown])
@@ -322,13 +322,6 @@ class Upsync:
                                                  subresource="status")
         except StatusError as exc:
             log.info("upsync of the status of %s refused: %s", _what(ref), exc)
-
-    async def _delete(self, rtype: ResourceType, ref: ObjectRef) -> None:
-        try:
-            await self.objects.delete(ref.space, rtype, ref.namespace, ref.name, DeleteOptions())
-        except StatusError as exc:
-            if exc.code != 404:
-                raise
 
     async def _event(self, rtype: ResourceType, ref: ObjectRef, obj: dict[str, Any], reason: str,
                      message: str) -> None:

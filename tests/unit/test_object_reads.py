@@ -100,3 +100,23 @@ def test_ensure_namespace_creates_a_missing_one_once_and_leaves_an_existing_one_
         assert raced is not None and raced["metadata"]["managedFields"][0]["manager"] == "other"
 
     on_a_runtime(tmp_path, body)
+
+
+def test_delete_if_present_takes_a_missing_object_as_deleted_and_raises_anything_else(tmp_path: Path) -> None:
+    async def body(runtime: SpaceRuntime) -> None:
+        objects = runtime.objects
+        ns_type = runtime.catalog.by_group_resource(ROOT, "namespaces")
+        cm_type = runtime.catalog.by_group_resource(ROOT, "configmaps")
+        assert ns_type is not None and cm_type is not None
+        await objects.ensure_namespace(ROOT, "gone", "test")
+        await objects.create(ROOT, cm_type, "gone", {"metadata": {"name": "a"}}, WriteOptions())
+        with pytest.raises(StatusError) as conflict:  # a precondition that fails is no 404: it is raised
+            await objects.delete_if_present(ROOT, cm_type, "gone", "a", DeleteOptions(uid="not-its-uid"))
+        assert conflict.value.code == 409
+        assert await objects.find(ROOT, cm_type, "gone", "a") is not None
+        await objects.delete_if_present(ROOT, cm_type, "gone", "a")
+        assert await objects.find(ROOT, cm_type, "gone", "a") is None
+        await objects.delete_if_present(ROOT, cm_type, "gone", "a")  # already gone: no error
+        await objects.delete_if_present(ROOT, cm_type, "gone", "never")
+
+    on_a_runtime(tmp_path, body)
