@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from apimachinery.errors import StatusError
+from apiserver.resourcetypes import ResourceType
 from apiserver.service import DeleteOptions, WriteOptions
 from apiserver.spacepaths import ROOT
 from apiserver.store import INTERNAL_SPACE, Key, Write
@@ -34,12 +35,16 @@ def on_a_runtime(tmp_path: Path, body: Callable[[SpaceRuntime], Awaitable[None]]
     asyncio.run(go())
 
 
+def root_type(runtime: SpaceRuntime, resource: str) -> ResourceType:
+    rtype = runtime.catalog.by_group_resource(ROOT, resource)
+    assert rtype is not None
+    return rtype
+
+
 def test_objects_reads_answer_for_present_missing_and_deleted_objects(tmp_path: Path) -> None:
     async def body(runtime: SpaceRuntime) -> None:
         objects = runtime.objects
-        ns_type = runtime.catalog.by_group_resource(ROOT, "namespaces")
-        cm_type = runtime.catalog.by_group_resource(ROOT, "configmaps")
-        assert ns_type is not None and cm_type is not None
+        ns_type, cm_type = root_type(runtime, "namespaces"), root_type(runtime, "configmaps")
         for namespace in ("reads", "other"):
             await objects.create(ROOT, ns_type, "", {"metadata": {"name": namespace}}, WriteOptions())
         created = await objects.create(ROOT, cm_type, "reads", {"metadata": {"name": "a"}, "data": {"k": "v"}},
@@ -86,8 +91,7 @@ def test_objects_reads_answer_for_present_missing_and_deleted_objects(tmp_path: 
 def test_ensure_namespace_creates_a_missing_one_once_and_leaves_an_existing_one_alone(tmp_path: Path) -> None:
     async def body(runtime: SpaceRuntime) -> None:
         objects = runtime.objects
-        ns_type = runtime.catalog.by_group_resource(ROOT, "namespaces")
-        assert ns_type is not None
+        ns_type = root_type(runtime, "namespaces")
         assert await objects.find(ROOT, ns_type, "", "made") is None
         await objects.ensure_namespace(ROOT, "made", "a-manager")
         made = await objects.find(ROOT, ns_type, "", "made")
@@ -105,9 +109,7 @@ def test_ensure_namespace_creates_a_missing_one_once_and_leaves_an_existing_one_
 def test_delete_if_present_takes_a_missing_object_as_deleted_and_raises_anything_else(tmp_path: Path) -> None:
     async def body(runtime: SpaceRuntime) -> None:
         objects = runtime.objects
-        ns_type = runtime.catalog.by_group_resource(ROOT, "namespaces")
-        cm_type = runtime.catalog.by_group_resource(ROOT, "configmaps")
-        assert ns_type is not None and cm_type is not None
+        cm_type = root_type(runtime, "configmaps")
         await objects.ensure_namespace(ROOT, "gone", "test")
         await objects.create(ROOT, cm_type, "gone", {"metadata": {"name": "a"}}, WriteOptions())
         with pytest.raises(StatusError) as conflict:  # a precondition that fails is no 404: it is raised
