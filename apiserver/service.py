@@ -159,18 +159,6 @@ class Objects:
             self.recent.offer(row)
         return row
 
-    async def ensure_namespace(self, space: str, name: str, manager: str) -> None:
-        """Create the namespace ``name`` unless it exists; one another writer created meanwhile is as good."""
-        ns_type = self.catalog.by_group_resource(space, "namespaces")
-        assert ns_type is not None  # every space serves namespaces
-        if await self.find(space, ns_type, "", name) is not None:
-            return
-        try:
-            await self.create(space, ns_type, "", {"metadata": {"name": name}}, WriteOptions(manager=manager))
-        except StatusError as exc:
-            if exc.code != 409:
-                raise
-
     # Whole-store reads for in-memory indexes and controllers. They block: call them at startup or through
     # ``run_sync``.
 
@@ -332,6 +320,18 @@ class Objects:
             update_managed_fields(None, obj, opts.manager or "unknown", rtype.api_version, now,
                                   self.catalog.schema(rtype), self.catalog.definitions(),
                                   status_subresource="status" in rtype.subresources)
+
+    async def ensure_namespace(self, space: str, name: str, manager: str) -> None:
+        """Create the namespace ``name`` unless it exists; one another writer created meanwhile is as good."""
+        ns_type = self.catalog.by_group_resource(space, "namespaces")
+        assert ns_type is not None  # every space serves namespaces
+        if await self.find(space, ns_type, "", name) is not None:
+            return
+        try:
+            await self.create(space, ns_type, "", {"metadata": {"name": name}}, WriteOptions(manager=manager))
+        except StatusError as exc:
+            if exc.code != 409:
+                raise
 
     # --- update / patch -------------------------------------------------------------------------
 
