@@ -33,6 +33,7 @@ import orjson
 from apiserver.customresources import CRD_RESOURCE
 from apiserver.store import Key, LogRow
 from apiserver.watch import Entry
+from kubeclient.backoff import Backoff
 from placement.downsync import WILDCARD, compile_test
 from placement.service import NOT_PLACED, PLACEMENTS, PlacementService
 from spaces.providers.kubespaces import KubeSpace, KubeSpaces
@@ -44,7 +45,7 @@ PAGE = 500
 WATCH_SECONDS = 60  # the server ends each watch after this long; the mirror watches again from where it was
 # With no byte for this long, a watch's server is taken for gone (a partition sends no FIN).
 WATCH_READ_TIMEOUT = WATCH_SECONDS + 30.0
-MAX_BACKOFF = 5.0
+RETRY_BACKOFF = (0.5, 5.0)  # the first and the longest pause while the server fails
 # Told that kube space ``space``'s rows changed: the keys that did, or None for any of them (after a complete
 # list, or when the space stops being a kube space).
 Changed = Callable[[str, Collection[Key] | None], None]
@@ -123,20 +124,19 @@ class KubeSpaceMirror:
         return self.rows.get(key)
 
     async def run(self) -> None:
-        failures = 0
+        backoff = Backoff(*RETRY_BACKOFF, jitter=False)
         while True:
             try:
                 await self._session()
             except Restart:
-                failures = 0
+                backoff.reset()
                 continue
             except (httpx.TransportError, MirrorError, ProviderError) as exc:
                 log.info("space %s: mirror paused: %s", self.space.path, unreachable(exc))
             except Exception:
                 log.exception("space %s: mirror failed", self.space.path)
-            failures += 1
             # Backing off is the point: the server is down or refusing, and nothing else says when it is back.
-            await asyncio.sleep(min(MAX_BACKOFF, 0.25 * 2 ** min(failures, 5)))
+            await asyncio.sleep(backoff.next())
 
     async def _session(self) -> None:
         """List everything, hand over the differences, then follow every resource until something changes."""

@@ -22,8 +22,8 @@ import orjson
 
 from apimachinery.errors import StatusError
 from apiserver.catalog import Catalog
-from apiserver.controllers import Gate, WorkQueue
 from apiserver.service import Objects, WriteOptions, now_rfc3339
+from kubeclient.workqueue import Gate, WorkQueue
 from spaces.providers.kubespaces import SPACES, KubeSpace, KubeSpaces
 from spaces.providers.upstream import ProviderError, Upstream, unreachable
 
