@@ -17,9 +17,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from kubeclient.backoff import Backoff
+from kubeclient.client import GVR, ClusterError
 from kubeclient.version import spacehub_version
 from syncer.bootstrap import Bootstrap
-from syncer.cluster import GVR, Cluster, ClusterError
+from syncer.cluster import Cluster
 from syncer.drift import DriftWatcher
 from syncer.forwarding import EventForwarder
 from syncer.held import (
