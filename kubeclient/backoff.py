@@ -1,13 +1,22 @@
 """Exponential backoff: the one formula every retry in spacehub uses.
 
-Each delay doubles from ``initial`` up to ``maximum``; with jitter (the default) each is drawn from [50 %, 100 %]
-of its step, so that a thousand syncers do not retry in lockstep. A work queue's per-key retries use it
-without jitter (client-go's ``ItemExponentialFailureRateLimiter``): one key's retries are not a herd.
+The delay before attempt ``n`` (1 the first retry) is ``initial`` doubled ``n - 1`` times, up to ``maximum``
+(:func:`step`). :class:`Backoff` counts the attempts for a loop and, with jitter (the default), draws each delay
+from [50 %, 100 %] of its step, so that a thousand syncers do not retry in lockstep. A work queue's per-key
+retries and the syncer's drift corrections of one object use the steps without jitter (client-go's
+``ItemExponentialFailureRateLimiter``): one key's retries are not a herd.
 """
 
 from __future__ import annotations
 
 import random
+
+_MAX_DOUBLINGS = 64  # far past any maximum: keeps 2 ** n a float's size
+
+
+def step(attempt: int, initial: float, maximum: float) -> float:
+    """The delay before retry ``attempt`` (1, 2, …): ``initial``, twice that, … capped at ``maximum``."""
+    return min(maximum, initial * 2 ** min(max(attempt - 1, 0), _MAX_DOUBLINGS))
 
 
 class Backoff:
@@ -15,13 +24,13 @@ class Backoff:
         self.initial = initial
         self.maximum = maximum
         self.jitter = jitter
-        self.current = initial
+        self.attempts = 0
 
     def next(self) -> float:
-        """The next delay: the current step (jittered), then the step doubles up to ``maximum``."""
-        delay = self.current * random.uniform(0.5, 1.0) if self.jitter else self.current
-        self.current = min(self.maximum, self.current * 2)
-        return delay
+        """The next delay: the next step, jittered unless ``jitter`` is off."""
+        self.attempts += 1
+        delay = step(self.attempts, self.initial, self.maximum)
+        return delay * random.uniform(0.5, 1.0) if self.jitter else delay
 
     def reset(self) -> None:
-        self.current = self.initial
+        self.attempts = 0

@@ -85,7 +85,7 @@ async def reflecting(server: Server) -> AsyncIterator[tuple[list[list[str]], lis
     reflector = Reflector(client, CONFIGMAPS, owner="test",
                           on_list=lambda items: listings.append([i["metadata"]["name"] for i in items]),
                           on_event=lambda kind, obj: events.append((kind, obj["metadata"]["name"])))
-    reflector.backoff.initial = reflector.backoff.current = 0.05
+    reflector.backoff.initial = 0.05
     task = asyncio.create_task(reflector.run())
     try:
         yield listings, events

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Hashable
 
-from kubeclient.backoff import Backoff
+from kubeclient.backoff import Backoff, step
 from kubeclient.workqueue import WorkQueue
 
 
@@ -16,11 +16,15 @@ def test_backoff_doubles_up_to_its_cap_and_resets() -> None:
     assert backoff.next() == 0.2
 
 
+def test_the_steps_double_from_the_first_retry_and_stay_at_the_cap_however_many_attempts() -> None:
+    assert [step(n, 1.0, 256.0) for n in (1, 2, 3, 9, 10, 10_000)] == [1.0, 2.0, 4.0, 256.0, 256.0, 256.0]
+
+
 def test_jittered_backoff_stays_within_half_and_whole_of_each_step() -> None:
     backoff = Backoff(1.0, 4.0)
-    for step in (1.0, 2.0, 4.0, 4.0, 4.0):
+    for expected in (1.0, 2.0, 4.0, 4.0, 4.0):
         delay = backoff.next()
-        assert step * 0.5 <= delay <= step
+        assert expected * 0.5 <= delay <= expected
 
 
 class Recording(WorkQueue):
