@@ -72,7 +72,7 @@ class StaticCredentials:
         return self.tls
 
     async def reauthenticate(self) -> None:
-        """Nothing to read again: a 401 stays one."""
+        """Nothing to read again: a 401 stays one (``ClusterHTTP`` does not send the request again)."""
 
 
 class ClusterHTTP:
@@ -80,6 +80,9 @@ class ClusterHTTP:
 
     def __init__(self, auth: Credentials) -> None:
         self.auth = auth
+        # How many times a request is sent while the server answers 401: twice when the credentials can be read
+        # again (kr8s's), once when reading them again changes nothing.
+        self._attempts = (1,) if isinstance(auth, StaticCredentials) else (1, 2)
         self._session: aiohttp.ClientSession | None = None
         self._opening = asyncio.Lock()  # the first requests come at once: one session for all of them
 
@@ -119,11 +122,11 @@ class ClusterHTTP:
     async def request(self, method: str, url: URL, headers: list[tuple[str, str]], body: bytes | None,
                       timeout: aiohttp.ClientTimeout | None = None) -> aiohttp.ClientResponse:
         """Send; on 401, read the credentials again and send once more. The caller releases the response."""
-        for attempt in (1, 2):
+        for attempt in self._attempts:
             session = await self.session()
             extra = {"timeout": timeout} if timeout is not None else {}
             response = await session.request(method, url, data=body or None, **self.options(headers), **extra)
-            if response.status != 401 or attempt == 2:
+            if response.status != 401 or attempt == self._attempts[-1]:
                 return response
             response.release()
             await self.reauthenticate()
@@ -131,13 +134,13 @@ class ClusterHTTP:
 
     async def ws_connect(self, url: URL, headers: list[tuple[str, str]], protocols: list[str],
                          max_msg_size: int) -> aiohttp.ClientWebSocketResponse:
-        for attempt in (1, 2):
+        for attempt in self._attempts:
             session = await self.session()
             try:
                 return await session.ws_connect(url, protocols=protocols, max_msg_size=max_msg_size, autoping=True,
                                                 **self.options(headers))
             except aiohttp.WSServerHandshakeError as exc:
-                if exc.status != 401 or attempt == 2:
+                if exc.status != 401 or attempt == self._attempts[-1]:
                     raise
             await self.reauthenticate()
         raise AssertionError("unreachable")

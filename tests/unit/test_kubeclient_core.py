@@ -1,7 +1,8 @@
-"""The client core's list-then-watch loop (``kubeclient.reflector``) against a real HTTP server (aiohttp's): a
-dropped watch resumes from the last resourceVersion seen, bookmarks move that version without reaching the
-caller, an expired version (410, as an ERROR event or as the answer) lists again, and a failing server is
-listed again after the backoff."""
+"""The client core (``kubeclient``) against a real HTTP server (aiohttp's). The reflector: a dropped watch resumes
+from the last resourceVersion seen, bookmarks move that version without reaching the caller, an expired version
+(410, as an ERROR event or as the answer) lists again, and a failing server is listed again after the backoff.
+The session: a 401 with credentials that cannot be read again is not asked twice (kr8s's are read again:
+``test_syncer_cluster_http.py``)."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from typing import Any
 import orjson
 from aiohttp import web
 
-from kubeclient.client import GVR, KubeClient
+from kubeclient.client import GVR, ClusterError, KubeClient
 from kubeclient.reflector import Reflector
 from kubeclient.session import StaticCredentials
 
@@ -159,5 +160,37 @@ def test_a_failing_server_is_listed_again_after_the_backoff() -> None:
             assert server.listed == 3
             # Two pauses, the second twice the first (0.05 s, then 0.1 s, each jittered to at least half).
             assert loop.time() - began >= 0.075
+
+    asyncio.run(test())
+
+
+def test_a_401_with_credentials_that_cannot_be_read_again_is_asked_once_and_raised() -> None:
+    asked: list[str] = []
+
+    async def refuse(request: web.Request) -> web.Response:
+        asked.append(request.headers.get("Authorization", ""))
+        return web.json_response({"kind": "Status", "code": 401, "reason": "Unauthorized", "message": "no"},
+                                 status=401)
+
+    async def test() -> None:
+        app = web.Application()
+        app.router.add_get("/api", refuse)
+        runner = web.AppRunner(app)
+        await runner.setup()
+        await web.TCPSite(runner, "127.0.0.1", 0).start()
+        client = KubeClient(StaticCredentials(f"http://127.0.0.1:{runner.addresses[0][1]}", "t0",
+                                              ssl.create_default_context()), "test", "test")
+        try:
+            try:
+                await client.request_json("GET", "/api")
+            except ClusterError as exc:
+                assert (exc.code, exc.reason, exc.message) == (401, "Unauthorized", "no")
+            else:
+                raise AssertionError("a 401 must raise")
+            assert asked == ["Bearer t0"]
+            assert client.reach.reachable is True  # an answer, though a refusal
+        finally:
+            await client.close()
+            await runner.cleanup()
 
     asyncio.run(test())
