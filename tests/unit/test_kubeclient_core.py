@@ -22,7 +22,8 @@ from kubeclient.session import StaticCredentials
 CONFIGMAPS = GVR("", "v1", "configmaps")
 PATH = "/api/v1/configmaps"
 
-Watch = Callable[[web.Request, web.StreamResponse], Awaitable[None]]
+# A watch's script: what the open stream carries, or (code, reason, message) answered instead of a stream.
+Watch = Callable[[web.Request, web.StreamResponse], Awaitable[None]] | tuple[int, str, str]
 
 
 def cm(name: str, rv: str) -> dict[str, Any]:
@@ -50,6 +51,10 @@ class Server:
         assert request.query["allowWatchBookmarks"] == "true"
         self.watched_from.append(request.query["resourceVersion"])
         script = self.watches[min(len(self.watched_from), len(self.watches)) - 1]
+        if isinstance(script, tuple):
+            code, reason, message = script
+            return web.json_response({"kind": "Status", "code": code, "reason": reason, "message": message},
+                                     status=code)
         response = web.StreamResponse(headers={"Content-Type": "application/json"})
         await response.prepare(request)
         await script(request, response)
@@ -69,8 +74,9 @@ async def hold(request: web.Request, _: web.StreamResponse) -> None:
 
 
 @contextlib.asynccontextmanager
-async def reflecting(server: Server) -> AsyncIterator[tuple[list[list[str]], list[tuple[str, str]]]]:
-    """A reflector of configmaps against ``server``, running; yields what reached its callbacks."""
+async def reflecting(server: Server, *, retry: bool = True, resume_from: str = "", backoff: float = 0.05
+                     ) -> AsyncIterator[tuple[list[list[str]], list[tuple[str, str]], asyncio.Task[None]]]:
+    """A reflector of configmaps against ``server``, running; yields what reached its callbacks, and its task."""
     app = web.Application()
     app[SERVER] = server
     app.router.add_get(PATH, server.handle)
@@ -83,17 +89,16 @@ async def reflecting(server: Server) -> AsyncIterator[tuple[list[list[str]], lis
                         "test")
     listings: list[list[str]] = []
     events: list[tuple[str, str]] = []
-    reflector = Reflector(client, CONFIGMAPS, owner="test",
+    reflector = Reflector(client, CONFIGMAPS, owner="test", retry=retry,
                           on_list=lambda items: listings.append([i["metadata"]["name"] for i in items]),
                           on_event=lambda kind, obj: events.append((kind, obj["metadata"]["name"])))
-    reflector.backoff.initial = 0.05
-    task = asyncio.create_task(reflector.run())
+    reflector.backoff.initial = backoff
+    task = asyncio.create_task(reflector.run(resume_from))
     try:
-        yield listings, events
+        yield listings, events, task
     finally:
         task.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await task
+        await asyncio.gather(task, return_exceptions=True)  # what ended it, the test has looked at
         server.stopping.set()
         await client.close()
         await runner.cleanup()
@@ -119,7 +124,7 @@ def test_a_dropped_watch_resumes_from_the_last_version_a_bookmark_gave_without_l
     server = Server([("10", [cm("a", "10")])], [first, second, hold])
 
     async def test() -> None:
-        async with reflecting(server) as (listings, events):
+        async with reflecting(server) as (listings, events, _):
             await until(lambda: len(events) == 2, "the second watch's event")
             assert server.watched_from[:2] == ["10", "15"]
             assert listings == [["a"]] and server.listed == 1
@@ -133,14 +138,12 @@ def test_an_expired_version_lists_again_and_watches_from_the_new_list() -> None:
         await send(response, {"type": "ERROR", "object": {"kind": "Status", "code": 410, "reason": "Expired",
                                                           "message": "too old resource version: 5 (30)"}})
 
-    async def expired_answer(_: web.Request, response: web.StreamResponse) -> None:
-        raise web.HTTPGone(text='{"kind":"Status","code":410,"reason":"Gone"}', content_type="application/json")
-
     server = Server([("5", [cm("a", "5")]), ("30", [cm("b", "30")]), ("40", [cm("c", "40")])],
-                    [expired_event, expired_answer, hold])
+                    [expired_event, (410, "Gone", "too old resource version"), hold])
 
     async def test() -> None:
-        async with reflecting(server) as (listings, events):
+        # A backoff of a minute: a 410 taken for a failure would not list again before the test gives up.
+        async with reflecting(server, backoff=60.0) as (listings, events, _):
             await until(lambda: len(server.watched_from) == 3, "the third watch")
             assert server.watched_from == ["5", "30", "40"]
             assert listings == [["a"], ["b"], ["c"]]
@@ -155,11 +158,24 @@ def test_a_failing_server_is_listed_again_after_the_backoff() -> None:
     async def test() -> None:
         loop = asyncio.get_running_loop()
         began = loop.time()
-        async with reflecting(server) as (listings, _):
+        async with reflecting(server) as (listings, _, _):
             await until(lambda: listings == [["a"]], "the list after two failures")
             assert server.listed == 3
             # Two pauses, the second twice the first (0.05 s, then 0.1 s, each jittered to at least half).
             assert loop.time() - began >= 0.075
+
+    asyncio.run(test())
+
+
+def test_without_retry_a_reflector_resumed_from_a_callers_list_ends_with_the_servers_error() -> None:
+    server = Server([("1", [])], [(403, "Forbidden", "no watching")])
+
+    async def test() -> None:
+        async with reflecting(server, retry=False, resume_from="7") as (listings, _, task):
+            await until(task.done, "the reflector to end")
+            error = task.exception()
+            assert isinstance(error, ClusterError) and (error.code, error.message) == (403, "no watching")
+            assert server.watched_from == ["7"] and server.listed == 0 and listings == []
 
     asyncio.run(test())
 
