@@ -43,6 +43,9 @@ class GVR:
 
 
 class ClusterError(Exception):
+    """An API server's error answer (its ``Status``: code, reason, message), or code 0, ``Unavailable``, when the
+    server could not be reached."""
+
     def __init__(self, code: int, reason: str, message: str) -> None:
         super().__init__(message)
         self.code = code
