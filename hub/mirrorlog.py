@@ -25,9 +25,9 @@ from collections.abc import Collection, Iterable, Mapping
 
 import orjson
 
-from apiserver.controllers import Gate
 from apiserver.service import Objects
 from apiserver.store import Key, LogRow
+from kubeclient.workqueue import Gate
 from placement.mirror import KubeSpaceMirrors
 from status.records import Records
 

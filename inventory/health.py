@@ -19,10 +19,10 @@ from typing import Any
 
 from apimachinery.errors import StatusError
 from apiserver.catalog import Catalog
-from apiserver.controllers import Gate
 from apiserver.service import Objects, WriteOptions, now_rfc3339
 from inventory.clusters import Inventory
 from inventory.kinds import SYNC_TARGETS
+from kubeclient.workqueue import Gate
 
 log = logging.getLogger(__name__)
 

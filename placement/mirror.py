@@ -27,24 +27,23 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import httpx
 import orjson
 
 from apiserver.customresources import CRD_RESOURCE
 from apiserver.store import Key, LogRow
 from apiserver.watch import Entry
+from kubeclient.backoff import Backoff
+from kubeclient.client import GVR, ClusterError, KubeClient
+from kubeclient.reflector import Reflector
 from placement.downsync import WILDCARD, compile_test
 from placement.service import NOT_PLACED, PLACEMENTS, PlacementService
 from spaces.providers.kubespaces import KubeSpace, KubeSpaces
-from spaces.providers.upstream import ProviderError, Upstream, unreachable
+from spaces.providers.upstream import ProviderError
 
 log = logging.getLogger(__name__)
 EDGE_GROUP, EDGE_VERSION = "edge.kubestellar.io", "v2alpha1"
-PAGE = 500
 WATCH_SECONDS = 60  # the server ends each watch after this long; the mirror watches again from where it was
-# With no byte for this long, a watch's server is taken for gone (a partition sends no FIN).
-WATCH_READ_TIMEOUT = WATCH_SECONDS + 30.0
-MAX_BACKOFF = 5.0
+RETRY_BACKOFF = (0.5, 5.0)  # the first and the longest pause while the server fails
 # Told that kube space ``space``'s rows changed: the keys that did, or None for any of them (after a complete
 # list, or when the space stops being a kube space).
 Changed = Callable[[str, Collection[Key] | None], None]
@@ -55,17 +54,19 @@ class Mirrored:
     """One resource the mirror lists and watches."""
 
     resource: str  # the store's form: ``configmaps``, ``deployments.apps``
-    path: str  # its collection across namespaces, relative to the server
-    api_version: str
+    gvr: GVR
     kind: str
 
+    @property
+    def api_version(self) -> str:
+        return f"{self.gvr.group}/{self.gvr.version}" if self.gvr.group else self.gvr.version
 
-PLACEMENT_RESOURCE = Mirrored(PLACEMENTS, f"apis/{EDGE_GROUP}/{EDGE_VERSION}/edgeplacements",
-                              f"{EDGE_GROUP}/{EDGE_VERSION}", "EdgePlacement")
+
+PLACEMENT_RESOURCE = Mirrored(PLACEMENTS, GVR(EDGE_GROUP, EDGE_VERSION, "edgeplacements"), "EdgePlacement")
 
 
 class Restart(Exception):
-    """The resources to mirror changed, or a watch's history is gone: list everything again."""
+    """The resources to mirror changed: list everything again."""
 
 
 class MirrorError(Exception):
@@ -123,39 +124,40 @@ class KubeSpaceMirror:
         return self.rows.get(key)
 
     async def run(self) -> None:
-        failures = 0
+        backoff = Backoff(*RETRY_BACKOFF, jitter=False)
         while True:
             try:
                 await self._session()
             except Restart:
-                failures = 0
+                backoff.reset()
                 continue
-            except (httpx.TransportError, MirrorError, ProviderError) as exc:
-                log.info("space %s: mirror paused: %s", self.space.path, unreachable(exc))
+            except (ClusterError, MirrorError, ProviderError) as exc:
+                log.info("space %s: mirror paused: %s", self.space.path, exc)
             except Exception:
                 log.exception("space %s: mirror failed", self.space.path)
-            failures += 1
             # Backing off is the point: the server is down or refusing, and nothing else says when it is back.
-            await asyncio.sleep(min(MAX_BACKOFF, 0.25 * 2 ** min(failures, 5)))
+            await asyncio.sleep(backoff.next())
 
     async def _session(self) -> None:
         """List everything, hand over the differences, then follow every resource until something changes."""
-        upstream = await self.spaces.upstream(self.space.id)
-        rv, placements = await self._list(upstream, PLACEMENT_RESOURCE)
+        client = (await self.spaces.upstream(self.space.id)).client
+        placements, rv = await client.list(PLACEMENT_RESOURCE.gvr, "")
         self._wanted = wanted(placements)
-        resources = await self._resources(upstream)
-        lists = {PLACEMENT_RESOURCE: (rv, placements)}
+        resources = await self._resources(client)
+        lists = {PLACEMENT_RESOURCE: (placements, rv)}
         for m in resources:
-            lists[m] = await self._list(upstream, m)
+            lists[m] = await client.list(m.gvr, "")
         entries: list[Entry] = []
-        for m, (_rv, items) in lists.items():
+        for m, (items, _rv) in lists.items():
             entries.extend(self._replace(m.resource, [self._row(m, obj, None) for obj in items]))
         listed = {m.resource for m in lists}
         # Resources no placement names any more: their objects leave the engine (the server was just listed).
         entries.extend(self._gone([k for k in self.rows if k.resource not in listed]))
         self.listed = True
         self._hand(entries, complete=True)
-        watches = [asyncio.ensure_future(self._watch(upstream, m, lists[m][0])) for m in lists]
+        # Each resource followed from its list (and listed again alone when its version expires); any other
+        # failure ends the session, and the next starts over with a full list.
+        watches = [asyncio.ensure_future(self._reflector(client, m).run(resume_from=lists[m][1])) for m in lists]
         try:
             done, _ = await asyncio.wait(watches, return_when=asyncio.FIRST_EXCEPTION)
             for task in done:
@@ -167,44 +169,31 @@ class KubeSpaceMirror:
                 with contextlib.suppress(asyncio.CancelledError, Exception):
                     await task
 
-    async def _get(self, upstream: Upstream, path: str, query: str = "") -> dict[str, Any]:
-        response = await upstream.client.get(upstream.url(path, query.encode()), timeout=30.0)
-        if response.status_code != 200:
-            raise MirrorError(f"GET {path}: {response.status_code} {response.text[:200]}")
-        return dict(orjson.loads(response.content))
+    def _reflector(self, client: KubeClient, m: Mirrored) -> Reflector:
+        return Reflector(client, m.gvr, owner=f"space {self.space.path}", retry=False, watch_seconds=WATCH_SECONDS,
+                         on_list=lambda items: self._relisted(m, items),
+                         on_event=lambda kind, obj: self._event(m, kind, obj))
 
-    async def _list(self, upstream: Upstream, m: Mirrored) -> tuple[str, list[dict[str, Any]]]:
-        items: list[dict[str, Any]] = []
-        cont = ""
-        while True:
-            page = await self._get(upstream, m.path, f"limit={PAGE}" + (f"&continue={cont}" if cont else ""))
-            items.extend(page.get("items") or [])
-            meta = page.get("metadata") or {}
-            cont = meta.get("continue") or ""
-            if not cont:
-                return str(meta.get("resourceVersion") or ""), items
-
-    async def _resources(self, upstream: Upstream) -> list[Mirrored]:
+    async def _resources(self, client: KubeClient) -> list[Mirrored]:
         """The resources to mirror besides EdgePlacements, from the server's discovery."""
         want = self._wanted
         named = {g for g, _ in want.pairs} | {g for g in want.groups if g is not None} | {"apiextensions.k8s.io"}
         versions = [("", "v1")]
-        for group in (await self._get(upstream, "apis")).get("groups") or []:
+        for group in (await client.request_json("GET", "/apis")).get("groups") or []:
             name = group.get("name", "")
             if want.every_group or name in named:
                 versions.append((name, (group.get("preferredVersion") or {}).get("version", "")))
         found = []
         for group, version in versions:
             gv = f"{group}/{version}" if group else version
-            listing = await self._get(upstream, f"apis/{gv}" if group else f"api/{version}")
+            listing = await client.request_json("GET", f"/apis/{gv}" if group else f"/api/{version}")
             for r in listing.get("resources") or []:
                 plural = r.get("name", "")
                 resource = f"{plural}.{group}" if group else plural
                 if "/" in plural or not {"list", "watch"} <= set(r.get("verbs") or []) or resource in NOT_PLACED:
                     continue
                 if resource in ("namespaces", CRD_RESOURCE) or want.names(group, plural):
-                    found.append(Mirrored(resource, f"apis/{gv}/{plural}" if group else f"api/{version}/{plural}",
-                                          gv, r.get("kind", "")))
+                    found.append(Mirrored(resource, GVR(group, version, plural), r.get("kind", "")))
         return found
 
     def _hand(self, entries: list[Entry], complete: bool = False) -> None:
@@ -249,36 +238,28 @@ class KubeSpaceMirror:
                                         prev_revision=last.revision, value=last.value)))
         return entries
 
-    async def _watch(self, upstream: Upstream, m: Mirrored, rv: str) -> None:
-        timeout = httpx.Timeout(10.0, read=WATCH_READ_TIMEOUT)
-        while True:
-            query = f"watch=1&allowWatchBookmarks=true&timeoutSeconds={WATCH_SECONDS}&resourceVersion={rv}"
-            async with upstream.client.stream("GET", upstream.url(m.path, query.encode()), timeout=timeout) as r:
-                if r.status_code != 200:
-                    raise MirrorError(f"watch {m.path}: {r.status_code}")
-                async for line in r.aiter_lines():
-                    if line.strip():
-                        rv = self._event(m, orjson.loads(line)) or rv
+    def _relisted(self, m: Mirrored, items: list[dict[str, Any]]) -> None:
+        """A resource listed again alone (its watch's version expired): what changed, and what it no longer
+        holds."""
+        self._hand(self._replace(m.resource, [self._row(m, obj, None) for obj in items]))
+        if m is PLACEMENT_RESOURCE:
+            self._check_placements()
 
-    def _event(self, m: Mirrored, event: dict[str, Any]) -> str | None:
-        """Hand one watch event over; the resourceVersion to watch on from."""
-        kind, obj = event.get("type"), event.get("object") or {}
-        if kind == "ERROR":
-            raise Restart(f"watch {m.path}: {obj.get('message')}")  # 410 Expired, mostly: list again
-        rv = (obj.get("metadata") or {}).get("resourceVersion")
-        if kind == "BOOKMARK":
-            return str(rv) if rv else None
-        row = self._row(m, obj, str(kind))
+    def _event(self, m: Mirrored, kind: str, obj: dict[str, Any]) -> None:
+        """Hand one watch event over."""
+        row = self._row(m, obj, kind)
         if row.deleted:
             if self.rows.pop(row.key, None) is None:
-                return str(rv)
+                return
         else:
             self.rows[row.key] = row
         self._hand([Entry(row)])
-        if m is PLACEMENT_RESOURCE and wanted([orjson.loads(r.value) for k, r in self.rows.items()
-                                               if k.resource == PLACEMENTS]) != self._wanted:
+        if m is PLACEMENT_RESOURCE:
+            self._check_placements()
+
+    def _check_placements(self) -> None:
+        if wanted([orjson.loads(r.value) for k, r in self.rows.items() if k.resource == PLACEMENTS]) != self._wanted:
             raise Restart("the placements name other resources")
-        return str(rv)
 
 
 class KubeSpaceMirrors:

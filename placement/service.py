@@ -20,7 +20,6 @@ from typing import Any
 import orjson
 
 from apiserver.catalog import Catalog
-from apiserver.controllers import WorkQueue
 from apiserver.customresources import CRD_RESOURCE
 from apiserver.resourcetypes import ScalePaths
 from apiserver.service import Objects
@@ -32,6 +31,7 @@ from cel.stdlib.timestamps import parse_duration
 from cel.types import EvalError
 from inventory.clusters import Inventory
 from inventory.kinds import EDGE_GROUP, LOCATIONS, SYNC_TARGETS
+from kubeclient.workqueue import WorkQueue
 from placement.conflicts import Conflict
 from placement.copies import ClusterCopies
 from placement.engine import PlacementEngine

@@ -1,26 +1,29 @@
 """A small synchronous client for the hub's Kubernetes-style API, and the Space calls built on it.
 
-Owns turning a kubeconfig into HTTP requests (trust, bearer token, proxies via httpx's usual
-``HTTPS_PROXY``/``NO_PROXY`` handling) and turning failures into two exceptions the CLIs print
-without a traceback: :class:`HubError` for a ``Status`` from the server, :class:`ConnectionFailed`
-when the server could not be reached at all.
+Owns turning a kubeconfig into HTTP requests (trust, bearer token, ``HTTPS_PROXY``/``NO_PROXY``) over the
+client core's session (``kubeclient.session``, run on the client's own event loop: the CLIs that use it are
+synchronous) and turning failures into two exceptions the CLIs print without a traceback: :class:`HubError` for
+a ``Status`` from the server, :class:`ConnectionFailed` when the server could not be reached at all.
 """
 
 from __future__ import annotations
 
+import asyncio
 import ssl
 import time
+import urllib.parse
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
-import httpx
+import aiohttp
 import orjson
 
 from apiserver import spacepaths
 from kubeclient import kubeconfig
 from kubeclient.kubeconfig import ClusterAccess
 from kubeclient.output import UserError
+from kubeclient.session import UNREACHABLE, ClusterHTTP, StaticCredentials
 
 SPACE_GROUP = "spacehub.io"
 SPACE_VERSION = "v1alpha1"
@@ -57,11 +60,9 @@ class HubClient:
     def __init__(self, base_url: str, *, ca_pem: bytes | None = None, token: str | None = None,
                  insecure_skip_tls_verify: bool = False, timeout: float = 30.0) -> None:
         self.base_url = base_url.rstrip("/")
-        headers = {"Accept": "application/json", "User-Agent": "spacehub-cli"}
-        if token:
-            headers["Authorization"] = f"Bearer {token}"
-        self._http = httpx.Client(base_url=self.base_url, headers=headers, timeout=timeout,
-                                  verify=_verify(ca_pem, insecure_skip_tls_verify))
+        self._timeout = aiohttp.ClientTimeout(total=timeout)
+        self._http = ClusterHTTP(StaticCredentials(self.base_url, token, _verify(ca_pem, insecure_skip_tls_verify)))
+        self._loop = asyncio.new_event_loop()
 
     @classmethod
     def from_access(cls, acc: ClusterAccess, *, timeout: float = 30.0) -> HubClient:
@@ -82,7 +83,8 @@ class HubClient:
         self.close()
 
     def close(self) -> None:
-        self._http.close()
+        self._loop.run_until_complete(self._http.close())
+        self._loop.close()
 
     def get(self, path: str, params: dict[str, str] | None = None) -> dict[str, Any]:
         return self._request("GET", path, params=params)
@@ -95,29 +97,40 @@ class HubClient:
 
     def _request(self, method: str, path: str, *, params: dict[str, str] | None = None,
                  body: dict[str, Any] | None = None) -> dict[str, Any]:
-        content = orjson.dumps(body) if body is not None else None
-        headers = {"Content-Type": "application/json"} if body is not None else None
-        try:
-            response = self._http.request(method, path, params=params, content=content, headers=headers)
-        except httpx.ConnectError as exc:
-            raise ConnectionFailed(_connect_message(self.base_url, exc)) from None
-        except httpx.TimeoutException:
-            raise ConnectionFailed(f"the server {self.base_url} did not answer in time") from None
-        except httpx.TransportError as exc:
-            raise ConnectionFailed(f"request to {self.base_url} failed: {exc}") from None
-        if response.status_code >= 400:
-            raise _status_error(response)
-        if not response.content:
+        code, phrase, content = self._loop.run_until_complete(self._send(method, path, params, body))
+        if code >= 400:
+            raise _status_error(code, phrase, content)
+        if not content:
             return {}
         try:
-            data = orjson.loads(response.content)
+            data = orjson.loads(content)
         except orjson.JSONDecodeError:
-            raise HubError(response.status_code, "InternalError",
-                           f"the server {self.base_url} sent a response that is not JSON") from None
+            raise HubError(code, "InternalError", f"the server {self.base_url} sent a response that is not JSON"
+                           ) from None
         if not isinstance(data, dict):
-            raise HubError(response.status_code, "InternalError",
-                           f"the server {self.base_url} sent JSON that is not an object")
+            raise HubError(code, "InternalError", f"the server {self.base_url} sent JSON that is not an object")
         return data
+
+    async def _send(self, method: str, path: str, params: dict[str, str] | None,
+                    body: dict[str, Any] | None) -> tuple[int, str, bytes]:
+        """The answer's status, reason phrase and body; ``ConnectionFailed`` when there is none."""
+        headers = [("Accept", "application/json"), ("User-Agent", "spacehub-cli")]
+        if body is not None:
+            headers.append(("Content-Type", "application/json"))
+        url = self._http.url(path, urllib.parse.urlencode(params) if params else "")
+        try:
+            response = await self._http.request(method, url, headers, orjson.dumps(body) if body is not None else None,
+                                                self._timeout)
+            try:
+                return response.status, response.reason or "", await response.read()
+            finally:
+                response.release()
+        except aiohttp.ClientConnectorError as exc:
+            raise ConnectionFailed(_connect_message(self.base_url, exc)) from None
+        except TimeoutError:
+            raise ConnectionFailed(f"the server {self.base_url} did not answer in time") from None
+        except UNREACHABLE as exc:
+            raise ConnectionFailed(f"request to {self.base_url} failed: {exc}") from None
 
 
 def client_for(explicit_kubeconfig: str | None) -> HubClient:
@@ -126,49 +139,51 @@ def client_for(explicit_kubeconfig: str | None) -> HubClient:
     return HubClient.from_kubeconfig(cfg, path.parent)
 
 
-def _verify(ca_pem: bytes | None, insecure: bool) -> ssl.SSLContext | bool:
+def _verify(ca_pem: bytes | None, insecure: bool) -> ssl.SSLContext:
     if insecure:
-        return False
+        context = ssl.create_default_context()
+        context.check_hostname = False
+        context.verify_mode = ssl.CERT_NONE
+        return context
     if ca_pem:
         try:
             return ssl.create_default_context(cadata=ca_pem.decode("ascii"))
         except (ssl.SSLError, UnicodeDecodeError, ValueError):
             raise ConnectionFailed("the kubeconfig's certificate authority is not a valid PEM certificate"
                                    ) from None
-    return True
+    return ssl.create_default_context()  # the system's CAs
 
 
-def _connect_message(base_url: str, exc: httpx.ConnectError) -> str:
+def _connect_message(base_url: str, exc: aiohttp.ClientConnectorError) -> str:
     text = str(exc)
-    if "CERTIFICATE_VERIFY_FAILED" in text or "certificate verify failed" in text:
+    if isinstance(exc, aiohttp.ClientConnectorCertificateError) or "CERTIFICATE_VERIFY_FAILED" in text:
         return (f"cannot verify the TLS certificate of {base_url}: {text} "
                 "(is certificate-authority-data the hub's pki/ca.crt?)")
-    if "refused" in text.lower():
+    if isinstance(exc.os_error, ConnectionRefusedError):
         return f"the connection to the server {base_url} was refused - is the hub running?"
     return f"cannot connect to the server {base_url}: {text}"
 
 
-def _status_error(response: httpx.Response) -> HubError:
+def _status_error(code: int, phrase: str, content: bytes) -> HubError:
     try:
-        body = orjson.loads(response.content)
+        body = orjson.loads(content)
     except orjson.JSONDecodeError:
         body = None
     if isinstance(body, dict) and body.get("kind") == "Status":
-        return HubError(int(body.get("code") or response.status_code),
-                        str(body.get("reason") or _reason(response)),
-                        str(body.get("message") or response.reason_phrase))
+        return HubError(int(body.get("code") or code), str(body.get("reason") or _reason(code, phrase)),
+                        str(body.get("message") or phrase))
     # Not a Status: a proxy or something else answered; say what came back, briefly.
-    snippet = response.text.strip().splitlines()[0][:200] if response.text.strip() else response.reason_phrase
-    return HubError(response.status_code, _reason(response), snippet)
+    text = content.decode(errors="replace").strip()
+    return HubError(code, _reason(code, phrase), text.splitlines()[0][:200] if text else phrase)
 
 
-def _reason(response: httpx.Response) -> str:
+def _reason(code: int, phrase: str) -> str:
     # The reasons apimachinery gives a bare HTTP status (errors.go NewGenericServerResponse).
     known = {400: "BadRequest", 401: "Unauthorized", 403: "Forbidden", 404: "NotFound",
              405: "MethodNotAllowed", 409: "Conflict", 410: "Gone", 415: "UnsupportedMediaType",
              422: "Invalid", 429: "TooManyRequests", 500: "InternalError", 503: "ServiceUnavailable",
              504: "Timeout"}
-    return known.get(response.status_code, response.reason_phrase.replace(" ", "") or "Unknown")
+    return known.get(code, phrase.replace(" ", "") or "Unknown")
 
 
 # --- Spaces (``spacehub.io/v1alpha1 Space`` objects, each in its parent space) --------------------

@@ -21,12 +21,12 @@ import orjson
 from apimachinery import errors
 from apimachinery.errors import Cause, StatusError
 from apiserver.catalog import Catalog
-from apiserver.controllers import Gate, WorkQueue
 from apiserver.controllers.namespaces import NamespaceController, finalize, phase_of
 from apiserver.service import DeleteOptions, Objects, WriteOptions
 from apiserver.spacepaths import ROOT, base_name, child_causes, child_id, full_path, parent_id
 from apiserver.store import Key, LogRow
 from apiserver.watch import Entry, decode_object
+from kubeclient.workqueue import Gate, WorkQueue
 from spaces.kind import KUBE, SPACE_GROUP, SPACES, provider_of
 
 

@@ -32,9 +32,9 @@ import orjson
 
 from apimachinery.errors import StatusError
 from apiserver.catalog import Catalog
-from apiserver.controllers import Gate, WorkQueue
 from apiserver.service import Objects, WriteOptions
 from apiserver.watch import Entry
+from kubeclient.workqueue import Gate, WorkQueue
 from placement.model import ObjectRef
 from placement.service import PlacementService
 from status.aggregate import aggregate

@@ -13,10 +13,10 @@ from typing import Any
 
 import orjson
 
-from apiserver.controllers import Gate
 from apiserver.service import Objects
 from apiserver.store import Key
 from apiserver.watch import Entry
+from kubeclient.workqueue import Gate
 from placement.model import ObjectRef
 from status.records import Records
 from status.reports import Report, ReportStore

@@ -14,10 +14,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from apiserver.catalog import Catalog
-from apiserver.controllers import Gate
 from apiserver.events import EventRecorder, Involved
 from apiserver.service import Objects, now_rfc3339
 from inventory.clusters import Inventory
+from kubeclient.workqueue import Gate
 from placement.model import ObjectRef
 from placement.service import PlacementService
 from status.combined import CombinedStatuses

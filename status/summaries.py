@@ -23,12 +23,12 @@ import orjson
 
 from apimachinery.errors import StatusError
 from apiserver.catalog import Catalog
-from apiserver.controllers import Gate, WorkQueue
 from apiserver.events import EventRecorder, Involved
 from apiserver.resourcetypes import ResourceType
 from apiserver.service import Objects, WriteOptions
 from apiserver.watch import Entry
 from inventory.clusters import Inventory
+from kubeclient.workqueue import Gate, WorkQueue
 from placement.model import ObjectRef
 from placement.service import PlacementService
 from status.combined import COLLECTORS, CombinedStatuses

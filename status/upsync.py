@@ -25,12 +25,12 @@ import orjson
 
 from apimachinery.errors import StatusError
 from apiserver.catalog import Catalog
-from apiserver.controllers import Gate
 from apiserver.events import EventRecorder, Involved
 from apiserver.resourcetypes import ResourceType
 from apiserver.service import Objects, WriteOptions
 from apiserver.store import Key
 from apiserver.watch import Entry
+from kubeclient.workqueue import Gate
 from placement.model import ObjectRef
 from placement.service import UPSYNCED_LABEL, PlacementService
 from status.records import Records

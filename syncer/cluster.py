@@ -1,302 +1,39 @@
-"""The workload cluster as the syncer sees it: the standard Kubernetes API, with kr8s's credentials over the
-cluster's one connection pool (``syncer.clusterhttp``).
+"""The workload cluster as the syncer sees it: the client core (``kubeclient.client``) with kr8s's credentials,
+as ``spacehub-syncer``.
 
-Owns URLs, server-side apply, deletes, reads and watches of arbitrary resources named by (group,
-version, resource) — the sync stream names every entry that way, so no discovery is needed, and a type
-whose CRD was created a moment ago is reachable at once (upsync rules name only group and resource:
-``served_version`` asks discovery). The "cluster" may be a space of another spacehub hub (a child hub,
-README "Hubs of hubs"): the same API, and ``hub_clusters`` for what it has in place of Nodes. Errors become
-:class:`ClusterError` with the server's ``Status`` reason, or ``Unavailable`` when the cluster could not be
-reached.
+The sync stream names every entry by (group, version, resource), so no discovery is needed, and a type whose CRD
+was created a moment ago is reachable at once (upsync rules name only group and resource: ``served_version``
+asks discovery). The "cluster" may be a space of another spacehub hub (a child hub, README "Hubs of hubs"): the
+same API, and ``hub_clusters`` for what it has in place of Nodes.
 """
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
-import logging
-import urllib.parse
-import warnings
-from collections.abc import AsyncIterator, Callable
-from dataclasses import dataclass
-from http import HTTPStatus
 from typing import Any
 
-import aiohttp
-import kr8s.asyncio
-import orjson
-
+from kubeclient.client import GVR, ClusterError, KubeClient
 from kubeclient.kubeconfig import split_server
-from syncer.clusterhttp import ClusterHTTP
-from syncer.hubclient import UNREACHABLE
+from kubeclient.session import kr8s_credentials
 
 FIELD_MANAGER = "spacehub-syncer"
 HUB_CLUSTERS = "/placement/v1/clusters"
-REQUEST_TIMEOUT = aiohttp.ClientTimeout(total=30.0)
-PROBE_TIMEOUT = aiohttp.ClientTimeout(total=5.0)
-# A watch ends server-side after this long (kubectl's reflectors do the same) and is re-opened from
-# its last resourceVersion: a connection silently dropped by something in between is noticed.
-WATCH_SECONDS = 300
-WATCH_TIMEOUT = aiohttp.ClientTimeout(total=None, sock_connect=30.0, sock_read=WATCH_SECONDS + 30.0)
-JSON = [("Accept", "application/json")]
-
-log = logging.getLogger(__name__)
-# kr8s warns about server versions newer than it was tested with; the API calls used here are stable.
-warnings.filterwarnings("ignore", message=r"Kubernetes version .* is not supported", category=UserWarning)
+VERSION = "/version/"  # what the syncer asks first: the server answers
 
 
-@dataclass(frozen=True)
-class GVR:
-    group: str
-    version: str
-    resource: str
-
-    def __str__(self) -> str:
-        return f"{self.resource}.{self.version}.{self.group}" if self.group else f"{self.resource}.{self.version}"
-
-
-class ClusterError(Exception):
-    def __init__(self, code: int, reason: str, message: str) -> None:
-        super().__init__(message)
-        self.code = code
-        self.reason = reason
-        self.message = message
-
-    @property
-    def not_found(self) -> bool:
-        return self.code == 404
-
-    @property
-    def gone(self) -> bool:
-        return self.code == 410
-
-
-def _unreachable(exc: BaseException) -> ClusterError:
-    return ClusterError(0, "Unavailable", f"cluster unreachable: {exc!r}")
-
-
-def _answer_error(code: int, body: bytes) -> ClusterError:
-    """An error answer: the ``Status`` it carries, or the HTTP reason phrase where it is not one (a proxy's page)."""
-    try:
-        status = orjson.loads(body)
-    except orjson.JSONDecodeError:
-        status = None
-    if not isinstance(status, dict):
-        status = {}
-    try:
-        phrase = HTTPStatus(code).phrase
-    except ValueError:
-        phrase = "Unknown"
-    message = str(status.get("message") or f"{code} {phrase}: {body[:200].decode(errors='replace')}")
-    return ClusterError(code, str(status.get("reason") or phrase.replace(" ", "")), message)
-
-
-def _path(gvr: GVR, namespace: str, rest: str) -> str:
-    """``/api/v1[/namespaces/NS]/REST`` or ``/apis/GROUP/VERSION[…]``; names and namespaces are DNS labels and
-    resources lowercase words, so nothing needs %-encoding."""
-    base = f"/apis/{gvr.group}/{gvr.version}" if gvr.group else f"/api/{gvr.version}"
-    return f"{base}/namespaces/{namespace}/{rest}" if namespace else f"{base}/{rest}"
-
-
-class Reachability:
-    """Whether the cluster's API server answered the syncer's latest request: any HTTP answer, an error status
-    included, is an answer; a connection refused, cut or timed out is not. Heartbeats carry it to the hub
-    (``syncer.reporting``), so a cluster its syncer cannot reach is not Ready there even while the syncer is."""
-
-    def __init__(self) -> None:
-        self.reachable: bool | None = None  # None: nothing asked yet
-        self.message = ""
-        self.answered_at = 0.0  # event-loop time of the latest answer
-        # Watches whose response is being read: while one is open, its connection stands for the cluster (a
-        # server going away cuts it), and no probe is needed.
-        self.watching = 0
-        self.listeners: list[Callable[[], None]] = []  # told when ``reachable`` changes
-
-    def answered(self) -> None:
-        self.answered_at = asyncio.get_running_loop().time()
-        self._set(True, "")
-
-    def failed(self, error: ClusterError) -> None:
-        if error.code:
-            self.answered()
-        else:
-            self._set(False, error.message)
-
-    def _set(self, reachable: bool, message: str) -> None:
-        changed = reachable != self.reachable
-        self.reachable, self.message = reachable, message
-        if changed:
-            for listener in self.listeners:
-                listener()
-
-
-class Cluster:
+class Cluster(KubeClient):
     """One workload cluster's API. Cheap: many share one process."""
-
-    def __init__(self, api: Any, name: str) -> None:
-        self.api = api  # kr8s's, for its credentials only
-        self.name = name
-        self.http = ClusterHTTP(api.auth)
-        self.reach = Reachability()
 
     @classmethod
     async def connect(cls, kubeconfig: str | None, context: str | None = None) -> Cluster:
-        """kr8s reads the kubeconfig (``None``: $KUBECONFIG, else in-cluster service account)."""
-        api = await kr8s.asyncio.api(kubeconfig=kubeconfig, context=context)
-        return cls(api, kubeconfig or "in-cluster")
-
-    @contextlib.asynccontextmanager
-    async def _request(self, method: str, path: str, *, params: dict[str, Any] | None = None,
-                       body: bytes | None = None, content_type: str = "",
-                       timeout: aiohttp.ClientTimeout = REQUEST_TIMEOUT,
-                       server: str | None = None) -> AsyncIterator[aiohttp.ClientResponse]:
-        """One request to the cluster, its answer yielded while it is read: an error answer raises ClusterError
-        with the ``Status`` it carries, no answer raises it as ``Unavailable``; ``reach`` notes which. ``server``:
-        another base than the cluster's server (a hub's placement API beside its space)."""
-        headers = [*JSON, ("Content-Type", content_type)] if content_type else JSON
-        query = urllib.parse.urlencode(params) if params else ""
-        url = self.http.url(path, query, server)
+        """kr8s reads the kubeconfig (``None``: $KUBECONFIG, else in-cluster service account); the cluster must
+        answer its version (a ``ClusterError`` otherwise: the caller waits and connects again)."""
+        cluster = cls(await kr8s_credentials(kubeconfig, context), kubeconfig or "in-cluster", FIELD_MANAGER)
         try:
-            response = await self.http.request(method, url, headers, body, timeout)
-        except UNREACHABLE as exc:
-            error = _unreachable(exc)
-            self.reach.failed(error)
-            raise error from None
-        self.reach.answered()
-        try:
-            if response.status >= 400:
-                try:
-                    content = await response.read()
-                except UNREACHABLE:
-                    content = b""
-                raise _answer_error(response.status, content)
-            yield response
-        finally:
-            response.release()
-
-    async def _json(self, method: str, path: str, **kwargs: Any) -> dict[str, Any]:
-        async with self._request(method, path, **kwargs) as response:
-            try:
-                content = await response.read()
-            except UNREACHABLE as exc:
-                error = _unreachable(exc)
-                self.reach.failed(error)
-                raise error from None
-        try:
-            answer = orjson.loads(content)
-        except orjson.JSONDecodeError:
-            raise ClusterError(response.status, "BadResponse", "the cluster answered with something not JSON: "
-                               f"{content[:200].decode(errors='replace')}") from None
-        return answer if isinstance(answer, dict) else {}
-
-    async def probe(self) -> None:
-        """Ask the cluster for its version, only to learn whether it answers (``reach``); never raises."""
-        with contextlib.suppress(ClusterError):
-            async with self._request("GET", "/version", timeout=PROBE_TIMEOUT):
-                return
-
-    async def apply(self, gvr: GVR, namespace: str, name: str, obj: dict[str, Any]) -> dict[str, Any]:
-        """Server-side apply as ``spacehub-syncer``, forcing: the hub is the authority for what it sends."""
-        return await self._json("PATCH", _path(gvr, namespace, f"{gvr.resource}/{name}"), body=orjson.dumps(obj),
-                                content_type="application/apply-patch+yaml",
-                                params={"fieldManager": FIELD_MANAGER, "force": "true"})
-
-    async def merge_patch(self, gvr: GVR, namespace: str, name: str, patch: dict[str, Any]) -> dict[str, Any]:
-        return await self._json("PATCH", _path(gvr, namespace, f"{gvr.resource}/{name}"), body=orjson.dumps(patch),
-                                content_type="application/merge-patch+json", params={"fieldManager": FIELD_MANAGER})
-
-    async def create(self, gvr: GVR, namespace: str, obj: dict[str, Any]) -> dict[str, Any]:
-        return await self._json("POST", _path(gvr, namespace, gvr.resource), body=orjson.dumps(obj),
-                                content_type="application/json", params={"fieldManager": FIELD_MANAGER})
-
-    async def get(self, gvr: GVR, namespace: str, name: str) -> dict[str, Any] | None:
-        try:
-            return await self._json("GET", _path(gvr, namespace, f"{gvr.resource}/{name}"))
-        except ClusterError as exc:
-            if exc.not_found:
-                return None
+            await cluster.request_json("GET", VERSION)
+        except BaseException:
+            await cluster.close()
             raise
-
-    async def delete(self, gvr: GVR, namespace: str, name: str) -> None:
-        """Delete in the background (dependents by the cluster's GC); an absent object is fine."""
-        body = orjson.dumps({"kind": "DeleteOptions", "apiVersion": "v1", "propagationPolicy": "Background"})
-        try:
-            async with self._request("DELETE", _path(gvr, namespace, f"{gvr.resource}/{name}"), body=body,
-                                     content_type="application/json"):
-                return
-        except ClusterError as exc:
-            if not exc.not_found:
-                raise
-
-    async def list(self, gvr: GVR, label_selector: str, *, namespace: str = "",
-                   field_selector: str = "") -> tuple[list[dict[str, Any]], str]:
-        """All objects of the type (every namespace, or one) and the list's resourceVersion."""
-        items: list[dict[str, Any]] = []
-        params: dict[str, Any] = {"labelSelector": label_selector, "limit": 500}
-        if field_selector:
-            params["fieldSelector"] = field_selector
-        while True:
-            page = await self._json("GET", _path(gvr, namespace, gvr.resource), params=params)
-            items.extend(page.get("items") or [])
-            meta = page.get("metadata") or {}
-            if not meta.get("continue"):
-                return items, str(meta.get("resourceVersion") or "")
-            params["continue"] = meta["continue"]
-
-    async def watch(self, gvr: GVR, label_selector: str, resource_version: str, *, namespace: str = "",
-                    field_selector: str = "") -> AsyncIterator[dict[str, Any]]:
-        """Watch events after ``resource_version`` until the server ends the watch (raises 410 as Gone)."""
-        params = {"watch": "true", "labelSelector": label_selector, "resourceVersion": resource_version,
-                  "allowWatchBookmarks": "true", "timeoutSeconds": str(WATCH_SECONDS)}
-        if field_selector:
-            params["fieldSelector"] = field_selector
-        async with self._request("GET", _path(gvr, namespace, gvr.resource), params=params,
-                                 timeout=WATCH_TIMEOUT) as response:
-            self.reach.watching += 1
-            try:
-                async for line in _lines(response):
-                    event = orjson.loads(line)
-                    obj = event.get("object") or {}
-                    if event.get("type") == "ERROR":
-                        raise ClusterError(int(obj.get("code") or 500), str(obj.get("reason") or "Unknown"),
-                                           str(obj.get("message") or "watch error"))
-                    yield event
-            except UNREACHABLE as exc:
-                raise _unreachable(exc) from None
-            finally:
-                self.reach.watching -= 1
-
-    async def served_version(self, group: str, resource: str) -> str | None:
-        """The version the cluster prefers for ``group``'s ``resource`` (discovery), or None when not served."""
-        if not group:
-            versions = ["v1"]
-        else:
-            answer = await self._discovery("/apis", group)
-            if answer is None:
-                return None
-            preferred = str((answer.get("preferredVersion") or {}).get("version") or "")
-            versions = [preferred] + [str(v.get("version")) for v in answer.get("versions") or []
-                                      if v.get("version") != preferred]
-        for version in versions:
-            listing = await self._discovery("/apis", f"{group}/{version}") if group else \
-                await self._discovery("/api", "v1")
-            if listing and any(r.get("name") == resource for r in listing.get("resources") or []):
-                return version
-        return None
-
-    async def serves(self, gvr: GVR) -> bool:
-        """Whether discovery lists ``gvr`` (a 404 on apply is then about the object, not its type)."""
-        listing = await self._discovery("/apis", f"{gvr.group}/{gvr.version}") if gvr.group else \
-            await self._discovery("/api", gvr.version)
-        return bool(listing) and any(r.get("name") == gvr.resource for r in listing.get("resources") or [])
-
-    async def _discovery(self, base: str, path: str) -> dict[str, Any] | None:
-        try:
-            return await self._json("GET", f"{base}/{path}")
-        except ClusterError as error:
-            if error.not_found:
-                return None
-            raise
+        return cluster
 
     async def nodes(self) -> list[dict[str, Any]]:
         items, _ = await self.list(GVR("", "v1", "nodes"), "")
@@ -310,30 +47,8 @@ class Cluster:
         if space is None:
             return None
         try:
-            return list((await self._json("GET", HUB_CLUSTERS, server=base)).get("items") or [])
+            return list((await self.request_json("GET", HUB_CLUSTERS, server=base)).get("items") or [])
         except ClusterError as error:
             if error.not_found:
                 return None
             raise
-
-    async def close(self) -> None:
-        await self.http.close()
-        session = getattr(self.api, "_session", None)  # kr8s's, opened to ask the server's version on connect
-        if session is not None:
-            with contextlib.suppress(Exception):
-                await session.aclose()
-
-
-async def _lines(response: aiohttp.ClientResponse) -> AsyncIterator[bytes]:
-    """A watch's events, one JSON document per line, however long (aiohttp's ``readline`` stops at 128 KiB)."""
-    pending = b""
-    async for chunk in response.content.iter_any():
-        pending += chunk
-        if b"\n" not in chunk:
-            continue
-        *lines, pending = pending.split(b"\n")
-        for line in lines:
-            if line.strip():
-                yield line
-    if pending.strip():
-        yield pending

@@ -1,4 +1,4 @@
-"""Watches of the objects a syncer manages in its cluster, one per resource type (``syncer.watching``).
+"""Watches of the objects a syncer manages in its cluster, one per resource type (``kubeclient.reflector``).
 
 Everything it sees goes to an observer, the syncer (``observed``/``vanished``), which reports status and spots
 drift; an object that stops matching the managed label selector counts as vanished, so removing the
@@ -11,9 +11,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Protocol
 
-from syncer.cluster import GVR, Cluster
+from kubeclient.client import GVR
+from kubeclient.reflector import Reflector, Reflectors
+from syncer.cluster import Cluster
 from syncer.held import MANAGED_LABEL, Held, is_ours
-from syncer.watching import Watches, WatchLoop
 
 SELECTOR = f"{MANAGED_LABEL}=true"
 
@@ -32,10 +33,11 @@ class DriftWatcher:
         self.target = target
         self.held = held  # the syncer's own map of what it manages, read when a listing comes back
         self.observer = observer
-        self.watches = Watches()
+        self.watches = Reflectors()
 
     def ensure(self, gvr: GVR) -> None:
-        self.watches.ensure(gvr, lambda: WatchLoop(self.cluster, gvr, target=self.target, label_selector=SELECTOR,
+        self.watches.ensure(gvr, lambda: Reflector(self.cluster, gvr, owner=f"syncer {self.target}",
+                                                   label_selector=SELECTOR,
                                                    on_list=lambda items: self._listed(gvr, items),
                                                    on_event=lambda kind, obj: self._event(gvr, kind, obj)))
 

@@ -15,7 +15,7 @@ from typing import Any
 
 import orjson
 
-from syncer.cluster import GVR
+from kubeclient.client import GVR
 
 MANAGED_LABEL = "spacehub.io/managed"  # value "true": the only objects a syncer ever deletes
 TARGET_ANNOTATION = "spacehub.io/sync-target"

@@ -14,8 +14,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import ssl
-import urllib.parse
-import urllib.request
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any
@@ -23,6 +21,8 @@ from typing import Any
 import aiohttp
 import orjson
 
+from kubeclient.proxyenv import proxy_for
+from kubeclient.session import UNREACHABLE
 from syncer.bootstrap import Bootstrap
 
 REQUEST_TIMEOUT = aiohttp.ClientTimeout(total=30.0)
@@ -32,7 +32,6 @@ STREAM_TIMEOUT = aiohttp.ClientTimeout(total=None, sock_connect=30.0)
 DEFAULT_PING_INTERVAL = 15.0
 SILENT_PINGS = 3  # pings missed before the hub counts as gone
 KEEPALIVE_SECONDS = 120.0
-UNREACHABLE = (aiohttp.ClientError, TimeoutError, OSError)
 
 
 class HubError(Exception):
@@ -78,23 +77,6 @@ class HubConnections:
         await self.streams.close()
         await self.requests.close()
         await self.tunnels.close()
-
-
-def proxy_for(url: str) -> str | None:
-    """The proxy the environment names for ``url`` (``HTTPS_PROXY``/``HTTP_PROXY``, else ``ALL_PROXY``), or None
-    where ``NO_PROXY`` covers its host, or its host and port. aiohttp's ``trust_env`` would read this, and
-    ``~/.netrc``, in a thread for every request: a sixth of a simulator process's threads with a thousand
-    syncers. ``NO_PROXY`` entries may also be URLs (``https://host:port``), as httpx (kr8s's client for the
-    same cluster) reads them."""
-    parts = urllib.parse.urlsplit(url)
-    proxies = urllib.request.getproxies_environment()
-    if "no" in proxies:
-        proxies["no"] = ",".join(urllib.parse.urlsplit(entry.strip()).netloc if "://" in entry else entry
-                                 for entry in proxies["no"].split(","))
-    host = f"{parts.hostname or ''}:{parts.port}" if parts.port else parts.hostname or ""
-    if urllib.request.proxy_bypass_environment(host, proxies):
-        return None
-    return proxies.get(parts.scheme) or proxies.get("all")
 
 
 def _session(ssl_context: ssl.SSLContext, proxy: str | None, max_connections: int) -> aiohttp.ClientSession:

@@ -1,7 +1,7 @@
 """What placed workloads own in the cluster — ReplicaSets and pods — and the Warning Events about them.
 
 For each namespace that holds a placed Deployment, StatefulSet, DaemonSet, ReplicaSet or Job, one watch
-each of pods, ReplicaSets and Warning Events (``syncer.watching``); the watches stop when the namespace
+each of pods, ReplicaSets and Warning Events (``kubeclient.reflector``); the watches stop when the namespace
 holds none any more. Pods and ReplicaSets are indexed by owner uid, so a workload's summary (the
 ``associated`` of a status report: ReplicaSets and pods by state, restarts, the newest waiting or
 terminated container state among pods that are not ready) is computed from memory, and a change to
@@ -17,8 +17,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from syncer.cluster import GVR, Cluster
-from syncer.watching import Watches, WatchLoop
+from kubeclient.client import GVR
+from kubeclient.reflector import Reflector, Reflectors
+from syncer.cluster import Cluster
 
 WORKLOADS = frozenset({("apps", "deployments"), ("apps", "statefulsets"), ("apps", "daemonsets"),
                        ("apps", "replicasets"), ("batch", "jobs")})
@@ -85,7 +86,7 @@ class OwnedIndex:
         self.target = target
         self.changed = changed  # a workload's summary may have changed: its ident
         self.warning = warning  # a Warning Event about a workload or what it owns: (ident, event)
-        self.watches = Watches()
+        self.watches = Reflectors()
         self._namespaces: dict[str, _Namespace] = {}
         self._owned: dict[str, _Owned] = {}  # uid -> pod or ReplicaSet
         self._children: dict[str, set[str]] = {}  # owner uid -> uids it owns
@@ -108,8 +109,8 @@ class OwnedIndex:
         ns.workloads.add(ident)
         for gvr, build, kind in ((PODS, _pod, "Pod"), (REPLICASETS, _replicaset, "ReplicaSet")):
             self.watches.ensure((namespace, gvr.resource), self._loop(namespace, gvr, build, kind))
-        self.watches.ensure((namespace, EVENTS.resource), lambda: WatchLoop(
-            self.cluster, EVENTS, target=self.target, namespace=namespace, field_selector="type=Warning",
+        self.watches.ensure((namespace, EVENTS.resource), lambda: Reflector(
+            self.cluster, EVENTS, owner=f"syncer {self.target}", namespace=namespace, field_selector="type=Warning",
             on_list=lambda items: [self._event(e) for e in items], on_event=lambda _kind, e: self._event(e)))
 
     def untrack(self, ident: str) -> None:
@@ -130,7 +131,7 @@ class OwnedIndex:
                     self._remove(key)
 
     def _loop(self, namespace: str, gvr: GVR, build: Callable[[dict[str, Any]], _Owned],
-              kind: str) -> Callable[[], WatchLoop]:
+              kind: str) -> Callable[[], Reflector]:
         def listed(items: list[dict[str, Any]]) -> None:
             present = set()
             for item in items:
@@ -155,7 +156,7 @@ class OwnedIndex:
                 for ident in self._namespaces.get(namespace, _Namespace()).workloads:
                     self.changed(ident)
 
-        return lambda: WatchLoop(self.cluster, gvr, target=self.target, namespace=namespace, on_list=listed,
+        return lambda: Reflector(self.cluster, gvr, owner=f"syncer {self.target}", namespace=namespace, on_list=listed,
                                  on_event=event, on_unwatchable=unwatchable)
 
     def _put(self, owned: _Owned, obj: dict[str, Any]) -> str:

@@ -6,7 +6,7 @@ HTTP responses go back as they arrive (a followed log line by line, a watch even
 whole: a chunk is read from the cluster only once the hub has room for it. WebSocket upgrades (exec, attach,
 port-forward) are opened to the cluster with the subprotocols the client offered, and messages are relayed
 one by one both ways, close codes included. Through the cluster's one connection pool
-(``syncer.clusterhttp``), with the syncer's credentials for it.
+(``kubeclient.session``), with the syncer's credentials for it.
 """
 
 from __future__ import annotations
@@ -21,11 +21,10 @@ import aiohttp
 from yarl import URL
 
 from apimachinery.errors import StatusError
+from kubeclient.session import UNREACHABLE, ClusterHTTP
 from kubeclient.tunnel import rules
 from kubeclient.tunnel.frames import MAX_MESSAGE, Kind
 from kubeclient.tunnel.stream import Closed, Stream, failure
-from syncer.clusterhttp import ClusterHTTP
-from syncer.hubclient import UNREACHABLE
 
 log = logging.getLogger(__name__)
 ECHO_SECONDS = 10.0  # for the hub to answer a WebSocket close the cluster started

@@ -20,7 +20,8 @@ from typing import Any
 
 from apimachinery.quantity import parse_quantity
 from kubeclient.backoff import Backoff
-from syncer.cluster import Cluster, ClusterError
+from kubeclient.client import ClusterError
+from syncer.cluster import Cluster
 from syncer.held import Held
 from syncer.hubclient import HubClient, HubError
 

@@ -16,10 +16,11 @@ import logging
 from dataclasses import dataclass
 from typing import Any
 
-from kubeclient.backoff import Backoff
+from kubeclient.backoff import Backoff, step
+from kubeclient.client import GVR, ClusterError
 from kubeclient.version import spacehub_version
 from syncer.bootstrap import Bootstrap
-from syncer.cluster import GVR, Cluster, ClusterError
+from syncer.cluster import Cluster
 from syncer.drift import DriftWatcher
 from syncer.forwarding import EventForwarder
 from syncer.held import (
@@ -47,7 +48,7 @@ TYPE_SERVED_SECONDS = 5.0
 # The reason of an apply error whose type the cluster does not serve (docs/sync-protocol.md: the hub tells it apart).
 CRD_MISSING = "CRDMissing"
 MAX_RETRY_DELAY = 60.0
-MAX_CORRECTION_DELAY = 300.0
+CORRECTION_BACKOFF = (1.0, 256.0)  # the first and the longest pause before correcting one object again
 # Reconnecting backs off to this at most: a returning hub hears from every syncer within it (jittered,
 # so that a thousand syncers do not arrive at once).
 RECONNECT_MAX_SECONDS = 15.0
@@ -489,7 +490,7 @@ class Syncer:
     async def _correct(self, held: Held, what: str) -> None:
         # Something in the cluster fighting us (a mutating webhook, another controller) must not turn
         # into a hot loop: corrections of one object back off exponentially.
-        delay = 0.0 if held.corrections == 0 else min(MAX_CORRECTION_DELAY, 2.0 ** min(held.corrections, 9) / 2)
+        delay = step(held.corrections, *CORRECTION_BACKOFF) if held.corrections else 0.0
         if delay:
             await asyncio.sleep(delay)
         held.in_flight = False

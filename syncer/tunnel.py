@@ -15,10 +15,11 @@ import logging
 import aiohttp
 
 from kubeclient.backoff import Backoff
+from kubeclient.session import UNREACHABLE
 from kubeclient.tunnel.frames import MAX_FRAME
 from kubeclient.tunnel.mux import Session
 from syncer.bootstrap import Bootstrap
-from syncer.hubclient import DEFAULT_PING_INTERVAL, UNREACHABLE
+from syncer.hubclient import DEFAULT_PING_INTERVAL
 from syncer.relay import ClusterRelay
 
 log = logging.getLogger(__name__)

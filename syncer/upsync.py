@@ -1,7 +1,7 @@
 """Upsync, the cluster's side: objects the hub's ``UPSYNC`` rules name, watched and sent up (``POST …/upsync``).
 
 Each ``UPSYNC`` message replaces the rules. For each (group, resource) they name, the version comes from
-the cluster's discovery and one cluster-wide watch (``syncer.watching``) keeps the matching objects in
+the cluster's discovery and one cluster-wide watch (``kubeclient.reflector``) keeps the matching objects in
 memory; objects the syncer manages itself are never sent (upsync never echoes downsync). Changes go up as
 ``UPSERT``/``DELETE``; after every listing and every ``UPSYNC`` message the whole listing of each (space,
 group, resource) goes up marked ``complete``, which is how the hub learns of deletions it missed. Sending
@@ -17,10 +17,11 @@ from collections.abc import Mapping
 from typing import Any
 
 from kubeclient.backoff import Backoff
-from syncer.cluster import GVR, Cluster, ClusterError
+from kubeclient.client import GVR, ClusterError
+from kubeclient.reflector import Reflector, Reflectors
+from syncer.cluster import Cluster
 from syncer.held import MANAGED_LABEL
 from syncer.hubclient import HubClient, HubError
-from syncer.watching import Watches, WatchLoop
 
 log = logging.getLogger(__name__)
 MAX_BATCH = 5_000  # objects per POST (the hub takes up to 10,000)
@@ -48,7 +49,7 @@ class Upsyncer:
         self.target = target
         self.interval = interval
         self.rules: list[dict[str, Any]] = []
-        self.watches = Watches()
+        self.watches = Reflectors()
         self._versions: dict[Kind, str] = {}
         self._objects: dict[Kind, dict[ObjectKey, dict[str, Any]]] = {}  # what each watch has listed
         self._pending: dict[tuple[str, Kind, ObjectKey], dict[str, Any]] = {}  # (space, kind, key) -> op
@@ -190,7 +191,7 @@ class _Discovering:
                      self.kind[1], self.kind[0] or "core", UNSERVED_RETRY_SECONDS)
             await asyncio.sleep(UNSERVED_RETRY_SECONDS)
         up._versions[self.kind] = version
-        await WatchLoop(up.cluster, GVR(self.kind[0], version, self.kind[1]), target=up.target,
+        await Reflector(up.cluster, GVR(self.kind[0], version, self.kind[1]), owner=f"syncer {up.target}",
                         on_list=lambda items: up.listed(self.kind, items),
                         on_event=lambda kind, obj: up.event(self.kind, kind, obj)).run()
 

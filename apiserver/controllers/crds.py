@@ -23,11 +23,11 @@ import orjson
 
 from apimachinery.errors import StatusError
 from apiserver.catalog import Catalog
-from apiserver.controllers import Gate, WorkQueue
 from apiserver.customresources import CLEANUP_FINALIZER, CRD_RESOURCE, types_from_crd
 from apiserver.resourcetypes import ResourceType
 from apiserver.service import Objects, WriteOptions, now_rfc3339
 from apiserver.watch import Entry
+from kubeclient.workqueue import Gate, WorkQueue
 
 MANAGER = "spacehub-apiextensions-controller"
 # How often a terminating CRD looks again for objects that are still finishing (their own finalizers).

@@ -18,10 +18,10 @@ import orjson
 
 from apimachinery.errors import StatusError
 from apiserver.catalog import Catalog
-from apiserver.controllers import Gate, WorkQueue
 from apiserver.service import DeleteOptions, Objects, WriteOptions
 from apiserver.store import Key, LogRow
 from apiserver.watch import Entry
+from kubeclient.workqueue import Gate, WorkQueue
 
 FOREGROUND = "foregroundDeletion"
 ORPHAN = "orphan"

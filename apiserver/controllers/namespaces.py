@@ -16,10 +16,10 @@ import orjson
 
 from apimachinery.errors import StatusError
 from apiserver.catalog import Catalog
-from apiserver.controllers import Gate, WorkQueue
 from apiserver.service import DeleteOptions, Objects, WriteOptions
 from apiserver.store import Key, PreconditionFailed, Write
 from apiserver.watch import Entry, decode_object
+from kubeclient.workqueue import Gate, WorkQueue
 
 NAMESPACES = "namespaces"
 DEFAULT_NAMESPACES = ("default",)

@@ -19,8 +19,8 @@ from apiserver.resourcetypes import ResourceType
 from apiserver.service import DeleteOptions, Objects, WriteOptions
 from apiserver.spacepaths import ROOT
 from apiserver.store import Key
+from kubeclient.workqueue import WorkQueue
 from sim.controllers.cache import PODS, ClusterCache
-from sim.controllers.queue import ConcurrentWorkQueue
 from sim.controllers.scheduler import PodIPs, Scheduler
 from sim.controllers.util import Obj, controller_ref, pod_from_template
 
@@ -57,7 +57,7 @@ def _tolerable(exc: StatusError) -> bool:
     return exc.code in (403, 404, 409)
 
 
-class Controller(ConcurrentWorkQueue):
+class Controller(WorkQueue):
     """A work queue of object keys, fed by :meth:`observe` for the cached kinds it ``watches``."""
 
     watches: tuple[str, ...] = ()

@@ -17,9 +17,9 @@ from typing import Any
 
 from apimachinery.errors import StatusError
 from apiserver.catalog import Catalog
-from apiserver.controllers import Gate, WorkQueue
 from apiserver.resourcetypes import ResourceType
 from apiserver.service import Objects, WriteOptions, now_rfc3339
+from kubeclient.workqueue import Gate, WorkQueue
 from spaces.apibinding.index import BindingIndex
 from spaces.apibinding.kinds import BINDINGS, ENDPOINT_PREFIX, EXPORTS
 from spaces.apibinding.resolve import ExportRef, Verdict

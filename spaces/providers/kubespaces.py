@@ -62,7 +62,7 @@ class KubeSpaces:
 
     def load(self) -> None:
         """Read the kube spaces from the store (blocking; call at start-up)."""
-        for row in self.objects.store.list_resource_everywhere(SPACES):
+        for row in self.objects.rows_of_resource(SPACES):
             found = _kube_space(row.key.space, orjson.loads(row.value))
             if found is not None:
                 self._spaces[found.id] = found
@@ -106,7 +106,7 @@ class KubeSpaces:
         found = self._spaces.get(space)
         if found is None:
             raise ProviderError("NotKube", f'space "{full_path(space)}" is not a kube space')
-        row = await self.objects.run_sync(self.objects.store.get, found.secret)
+        row = await self.objects.find_row(found.secret)
         where = f'Secret "{found.secret.name}" in namespace "{found.secret.namespace}" of space ' \
                 f'"{full_path(found.parent)}"'
         if row is None:

@@ -17,22 +17,18 @@ import logging
 from collections.abc import Hashable, Sequence
 from typing import Any
 
-import httpx
-import orjson
-
 from apimachinery.errors import StatusError
 from apiserver.catalog import Catalog
-from apiserver.controllers import Gate, WorkQueue
 from apiserver.service import Objects, WriteOptions, now_rfc3339
+from kubeclient.client import GVR, PROBE_TIMEOUT, ClusterError
+from kubeclient.workqueue import Gate, WorkQueue
 from spaces.providers.kubespaces import SPACES, KubeSpace, KubeSpaces
-from spaces.providers.upstream import ProviderError, Upstream, unreachable
+from spaces.providers.upstream import MANAGER, ProviderError, Upstream
 
 log = logging.getLogger(__name__)
 CONDITION = "ProviderReachable"
 INTERVAL = 2.0
-TIMEOUT = 5.0
-MANAGER = "spacehub-providers"
-APPLY = "application/apply-patch+yaml"
+CRDS = GVR("apiextensions.k8s.io", "v1", "customresourcedefinitions")
 Verdict = tuple[str, str, str]  # the condition's status, reason and message
 
 
@@ -80,31 +76,24 @@ class ProviderProbe(WorkQueue):
             self._bootstrapped.discard(space.id)
             return "False", exc.reason, exc.message
         try:
-            response = await upstream.client.get(upstream.url("api"), timeout=TIMEOUT)
-        except httpx.TransportError as exc:
+            await upstream.client.request_json("GET", "/api", timeout=PROBE_TIMEOUT)
+        except ClusterError as exc:
             self._bootstrapped.discard(space.id)
-            return "False", "Unreachable", f"{upstream.server}: {unreachable(exc)}"
-        if response.status_code != 200:
-            self._bootstrapped.discard(space.id)
-            reason = {401: "Unauthorized", 403: "Forbidden"}.get(response.status_code, "Error")
-            return "False", reason, f"GET {upstream.url('api')}: {response.status_code} {_message(response)}"
+            if not exc.code:
+                return "False", "Unreachable", f"{upstream.server}: {exc.message}"
+            reason = {401: "Unauthorized", 403: "Forbidden"}.get(exc.code, "Error")
+            return "False", reason, f"GET {upstream.url('api')}: {exc.code} {exc.message}"
         if space.id not in self._bootstrapped and await self._apply_bootstrap(space, upstream):
             self._bootstrapped.add(space.id)
         return "True", "Reachable", f"the API server at {upstream.server} answers"
 
     async def _apply_bootstrap(self, space: KubeSpace, upstream: Upstream) -> bool:
         for obj in self.bootstrap:
-            path = f"apis/apiextensions.k8s.io/v1/customresourcedefinitions/{obj['metadata']['name']}"
+            name = obj["metadata"]["name"]
             try:
-                response = await upstream.client.patch(
-                    upstream.url(path, f"fieldManager={MANAGER}&force=true".encode()), content=orjson.dumps(obj),
-                    headers={"Content-Type": APPLY}, timeout=TIMEOUT)
-            except httpx.TransportError as exc:
-                log.warning("space %s: applying %s failed: %s", space.path, path, unreachable(exc))
-                return False
-            if response.status_code >= 300:
-                log.warning("space %s: applying %s failed: %s %s", space.path, path, response.status_code,
-                            _message(response))
+                await upstream.client.apply(CRDS, "", name, obj)
+            except ClusterError as exc:
+                log.warning("space %s: applying %s %s failed: %s", space.path, CRDS, name, exc.message)
                 return False
         return True
 
@@ -147,11 +136,3 @@ def _condition_of(obj: dict[str, Any]) -> Verdict | None:
         if c.get("type") == CONDITION:
             return c.get("status"), c.get("reason"), c.get("message")
     return None
-
-
-def _message(response: httpx.Response) -> str:
-    """The Status message of an error answer, or its first bytes."""
-    try:
-        return str(orjson.loads(response.content).get("message") or "")
-    except (orjson.JSONDecodeError, AttributeError):
-        return response.text[:200]

@@ -141,11 +141,11 @@ class KubeSpaceProxy:
 
     async def _forward(self, space: KubeSpace, upstream: Upstream, rest: str, scope: Scope, receive: Receive,
                        send: Send) -> None:
-        request = upstream.client.build_request(
+        request = upstream.proxy_client.build_request(
             scope["method"], upstream.url(rest, scope.get("query_string", b"")), headers=_request_headers(scope),
             content=_body(receive) if _has_body(scope) else None)
         try:
-            response = await upstream.client.send(request, stream=True)
+            response = await upstream.proxy_client.send(request, stream=True)
         except httpx.TransportError as exc:
             raise unavailable(space, f"{upstream.server}: {unreachable(exc)}") from None
         try:

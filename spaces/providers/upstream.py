@@ -1,4 +1,11 @@
-"""A kube space's API server: its kubeconfig read into an HTTP client, and the errors of reaching it.
+"""A kube space's API server: its kubeconfig read into clients of it, and the errors of reaching it.
+
+Two clients share the kubeconfig's credentials (one TLS context, one token): the client core
+(``kubeclient.client``, aiohttp) for everything the hub asks the server itself — the probe's reads and applies,
+the placement mirror's lists, watches and discovery — and an httpx client for the proxy alone
+(``spaces.providers.proxy``): it forwards callers' requests with their own headers and passes the server's
+answers on as raw bytes (``aiter_raw``: a body the caller asked gzipped stays as its ``Content-Encoding`` says),
+where the core's session reads and decodes what it is answered.
 
 Only what a kubeconfig can carry inline is accepted (``server``, ``certificate-authority-data``,
 ``insecure-skip-tls-verify``, ``token``, ``client-certificate-data``/``client-key-data``): the hub has no files
@@ -19,10 +26,13 @@ from typing import Any
 import httpx
 import yaml
 
+from kubeclient.client import KubeClient
 from kubeclient.kubeconfig import KubeconfigError, current_cluster, current_user
+from kubeclient.session import StaticCredentials
 
 CONNECT_TIMEOUT = 5.0
-# Reads have no deadline: a watch's response is open for as long as the server keeps it (kube's own limit).
+MANAGER = "spacehub-providers"  # the hub's writes to a kube space's server
+# The proxy's reads have no deadline: a watch's response is open for as long as the server keeps it.
 TIMEOUT = httpx.Timeout(connect=CONNECT_TIMEOUT, read=None, write=30.0, pool=CONNECT_TIMEOUT)
 _UNSUPPORTED_USER = ("tokenFile", "client-certificate", "client-key", "exec", "auth-provider", "username")
 
@@ -38,10 +48,12 @@ class ProviderError(Exception):
 
 @dataclass
 class Upstream:
-    """One kube space's API server: its base URL (a path such as ``/clusters/x`` included) and a client."""
+    """One kube space's API server: its base URL (a path such as ``/clusters/x`` included), the client core
+    for the hub's own requests, and the proxy's httpx client."""
 
     server: str
-    client: httpx.AsyncClient
+    client: KubeClient
+    proxy_client: httpx.AsyncClient
 
     @property
     def base_path(self) -> str:
@@ -53,7 +65,8 @@ class Upstream:
         return f"{url}?{query.decode('latin-1')}" if query else url
 
     async def close(self) -> None:
-        await self.client.aclose()
+        await self.client.close()
+        await self.proxy_client.aclose()
 
 
 def _b64(value: Any, what: str) -> bytes:
@@ -110,10 +123,12 @@ def upstream_from_kubeconfig(text: bytes) -> Upstream:
                                                  "cannot use: give credentials inline (token, "
                                                  "client-certificate-data and client-key-data, "
                                                  "certificate-authority-data)")
-    headers = {"Authorization": f"Bearer {user['token']}"} if user.get("token") else {}
-    client = httpx.AsyncClient(verify=_ssl_context(cluster, user), headers=headers, timeout=TIMEOUT,
-                               follow_redirects=False)
-    return Upstream(server=server, client=client)
+    token = str(user["token"]) if user.get("token") else None
+    tls = _ssl_context(cluster, user)
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    proxy_client = httpx.AsyncClient(verify=tls, headers=headers, timeout=TIMEOUT, follow_redirects=False)
+    client = KubeClient(StaticCredentials(server, token, tls), server, MANAGER)
+    return Upstream(server=server, client=client, proxy_client=proxy_client)
 
 
 def unreachable(exc: Exception) -> str:

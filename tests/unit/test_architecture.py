@@ -138,12 +138,6 @@ def test_each_package_says_what_it_owns_and_what_it_must_never_import(package: s
     assert "never" in doc, f"{package}/__init__.py does not say what it must never import"
 
 
-# Modules outside the API server that still read the log store behind Objects: the Kubernetes client core
-# rewrite (issue 27, item 2) moves spaces/providers onto Objects' reads. An entry that no longer reaches the
-# store fails below, so the list only shrinks.
-REACHES_THE_STORE_FOR_NOW = {"spaces.providers.kubespaces"}
-
-
 def reaches_objects_store(path: Path) -> bool:
     """Whether the module reads ``<...>objects.store``: the log store behind ``apiserver.service.Objects``."""
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
@@ -158,10 +152,8 @@ def reaches_objects_store(path: Path) -> bool:
 def test_only_the_api_server_reaches_the_store_behind_objects() -> None:
     reaching = {module for module, path in product_modules().items()
                 if module.split(".")[0] != "apiserver" and reaches_objects_store(path)}
-    assert reaching - REACHES_THE_STORE_FOR_NOW == set(), \
+    assert reaching == set(), \
         "read through Objects (find, find_row, rows_in, ...), not its store: " + ", ".join(sorted(reaching))
-    assert reaching >= REACHES_THE_STORE_FOR_NOW, \
-        f"no longer reach the store, drop from the list: {sorted(REACHES_THE_STORE_FOR_NOW - reaching)}"
 
 
 def test_the_store_check_sees_each_way_of_reaching_it(tmp_path: Path) -> None:

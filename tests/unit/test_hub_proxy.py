@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from syncer.hubclient import proxy_for
+from kubeclient.proxyenv import proxy_for
 
 PROXY_VARIABLES = ("HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy",
                    "NO_PROXY", "no_proxy")

@@ -54,7 +54,9 @@ def test_an_inline_token_becomes_the_bearer_credential_and_the_server_keeps_its_
     upstream = upstream_from_kubeconfig(_kubeconfig({"token": "t0k"}, {"server": "https://h:1/clusters/x",
                                                                        "insecure-skip-tls-verify": True}))
     try:
-        assert upstream.client.headers["Authorization"] == "Bearer t0k"
+        assert upstream.proxy_client.headers["Authorization"] == "Bearer t0k"
+        assert upstream.client.http.options([]) == {"headers": [("Authorization", "Bearer t0k")]}
+        assert upstream.client.http.server == "https://h:1/clusters/x"
         assert upstream.base_path == "/clusters/x"
         assert upstream.url("api/v1/configmaps", b"watch=1") == "https://h:1/clusters/x/api/v1/configmaps?watch=1"
     finally:

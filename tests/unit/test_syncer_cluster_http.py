@@ -15,7 +15,8 @@ import pytest
 import yaml
 from aiohttp import web
 
-from syncer.cluster import GVR, Cluster, ClusterError
+from kubeclient.client import GVR, ClusterError
+from syncer.cluster import Cluster
 
 CONFIGMAPS = GVR("", "v1", "configmaps")
 

@@ -1,35 +1,88 @@
-"""One HTTP connection pool to a workload cluster's API server, shared by the syncer's API calls
-(``syncer.cluster``) and the pod tunnel's relay (``syncer.relay``).
+"""One HTTP connection pool to a Kubernetes API server and the credentials it presents: the session every
+client of a cluster's API shares (``kubeclient.client``, and the syncer's pod-tunnel relay).
 
-The credentials are kr8s's (kubeconfig token, client certificate or exec plugin, or the in-cluster service
-account): kr8s reads them and re-reads them when the cluster answers 401. The HTTP is aiohttp's rather than
-kr8s's httpx client: it speaks WebSocket and pauses reading a response whose consumer is behind, which the
-relay needs, and a server-side apply through it costs a third of the client CPU (``bench/sync_bench.py``:
-with a thousand syncers in a simulator, the client side of their applies was a third of its CPU).
+The credentials come from a :class:`Credentials`: kr8s's (:func:`kr8s_credentials`: kubeconfig token, client
+certificate or exec plugin, or the in-cluster service account), re-read when the server answers 401; or a
+kubeconfig already read into memory (:class:`StaticCredentials`, a kube space's Secret). The HTTP is aiohttp's
+rather than kr8s's httpx client: it speaks WebSocket and pauses reading a response whose consumer is behind,
+which the relay needs, and a server-side apply through it costs a third of the client CPU
+(``bench/sync_bench.py``: with a thousand syncers in a simulator, the client side of their applies was a third
+of its CPU).
 """
 
 from __future__ import annotations
 
 import asyncio
 import ssl
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, Protocol
 
 import aiohttp
+import kr8s.asyncio
 from yarl import URL
 
-from syncer.hubclient import proxy_for
+from kubeclient.proxyenv import proxy_for
+
+# What aiohttp raises when a server cannot be reached, or a connection to it is cut or times out.
+UNREACHABLE = (aiohttp.ClientError, TimeoutError, OSError)
 
 # No overall limit by default: a followed log or a watch lasts as long as its reader wants it; callers give
 # their own per request.
 SESSION_TIMEOUT = aiohttp.ClientTimeout(total=None, sock_connect=30.0)
 
 
+class Credentials(Protocol):
+    """What a session needs to reach a server: kr8s's ``KubeAuth`` has these, :class:`StaticCredentials` too."""
+
+    server: str
+    token: str | None
+    tls_server_name: str | None
+    client_cert_file: Any
+
+    @property
+    def proxy(self) -> str | None: ...
+
+    async def ssl_context(self) -> ssl.SSLContext | bool: ...
+
+    async def reauthenticate(self) -> None: ...
+
+
+async def kr8s_credentials(kubeconfig: str | None, context: str | None = None) -> Credentials:
+    """kr8s reads the kubeconfig (``None``: $KUBECONFIG, else the in-cluster service account). Through its public
+    ``Api`` class and the ``auth`` it carries, built without kr8s's client cache and awaited as ``auth`` only: kr8s
+    then opens no HTTP client of its own (its version check would), so there is nothing of kr8s's to close."""
+    api = kr8s.asyncio.Api(kubeconfig=kubeconfig, context=context, bypass_factory=True)
+    await api.auth
+    return api.auth
+
+
+@dataclass
+class StaticCredentials:
+    """Credentials read once, from a kubeconfig held in memory (a kube space's Secret): when they change, their
+    owner builds a new session. The TLS context carries the CA and any client certificate."""
+
+    server: str
+    token: str | None
+    tls: ssl.SSLContext
+    tls_server_name: str | None = None
+    client_cert_file: Any = None
+    proxy: str | None = None
+
+    async def ssl_context(self) -> ssl.SSLContext:
+        return self.tls
+
+    async def reauthenticate(self) -> None:
+        """Nothing to read again: a 401 stays one (``ClusterHTTP`` does not send the request again)."""
+
+
 class ClusterHTTP:
     """The cluster's server, credentials and one keep-alive session to it, opened on first use."""
 
-    def __init__(self, auth: Any) -> None:
-        """``auth``: kr8s's ``KubeAuth`` for the cluster (``kr8s.asyncio.api(...).auth``)."""
+    def __init__(self, auth: Credentials) -> None:
         self.auth = auth
+        # How many times a request is sent while the server answers 401: twice when the credentials can be read
+        # again (kr8s's), once when reading them again changes nothing.
+        self._attempts = (1,) if isinstance(auth, StaticCredentials) else (1, 2)
         self._session: aiohttp.ClientSession | None = None
         self._opening = asyncio.Lock()  # the first requests come at once: one session for all of them
 
@@ -69,11 +122,11 @@ class ClusterHTTP:
     async def request(self, method: str, url: URL, headers: list[tuple[str, str]], body: bytes | None,
                       timeout: aiohttp.ClientTimeout | None = None) -> aiohttp.ClientResponse:
         """Send; on 401, read the credentials again and send once more. The caller releases the response."""
-        for attempt in (1, 2):
+        for attempt in self._attempts:
             session = await self.session()
             extra = {"timeout": timeout} if timeout is not None else {}
             response = await session.request(method, url, data=body or None, **self.options(headers), **extra)
-            if response.status != 401 or attempt == 2:
+            if response.status != 401 or attempt == self._attempts[-1]:
                 return response
             response.release()
             await self.reauthenticate()
@@ -81,13 +134,13 @@ class ClusterHTTP:
 
     async def ws_connect(self, url: URL, headers: list[tuple[str, str]], protocols: list[str],
                          max_msg_size: int) -> aiohttp.ClientWebSocketResponse:
-        for attempt in (1, 2):
+        for attempt in self._attempts:
             session = await self.session()
             try:
                 return await session.ws_connect(url, protocols=protocols, max_msg_size=max_msg_size, autoping=True,
                                                 **self.options(headers))
             except aiohttp.WSServerHandshakeError as exc:
-                if exc.status != 401 or attempt == 2:
+                if exc.status != 401 or attempt == self._attempts[-1]:
                     raise
             await self.reauthenticate()
         raise AssertionError("unreachable")
