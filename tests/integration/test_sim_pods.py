@@ -144,7 +144,8 @@ def test_logs_of_a_pod_not_yet_running(sim: Sim) -> None:
     sim.set_faults(CLUSTER, imagePullFailures=["*:missing"])
     try:
         sim.kubectl(CLUSTER, "run", "stuck", "--image=nginx:missing")
-        wait_for(lambda: sim.get(CLUSTER, "pod", "stuck")["status"].get("containerStatuses"), message="pull failing")
+        wait_for(lambda: sim.get(CLUSTER, "pod", "stuck").get("status", {}).get("containerStatuses"),
+                 message="pull failing")
         proc = sim.kubectl(CLUSTER, "logs", "stuck", check=False)
         assert proc.returncode == 1
         assert re.search(r'container "stuck" in pod "stuck" is waiting to start: (image can\'t be pulled|trying and '
