@@ -94,3 +94,9 @@ def placement(name: str, location_labels: dict[str, str], downsync: list[dict[st
               **spec: Any) -> dict[str, Any]:
     return {"apiVersion": EDGE, "kind": "EdgePlacement", "metadata": {"name": name},
             "spec": {"locationSelectors": [{"matchLabels": location_labels}], "downsync": downsync, **spec}}
+
+
+async def listed(core: HubCore, space: str, api_version: str, kind: str, namespace: str | None = None
+                 ) -> list[dict[str, Any]]:
+    rtype = _rtype(core, space, {"apiVersion": api_version, "kind": kind})
+    return (await core.objects.list(space, rtype, namespace)).items
