@@ -15,6 +15,7 @@ import subprocess
 import threading
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -82,7 +83,8 @@ class ChildProcess:
         """Where the program's stdout and stderr go."""
         return self.log_path
 
-    def launch(self, cmd: Sequence[str], env: dict[str, str] | None = None) -> subprocess.Popen[bytes]:
+    def launch(self, cmd: Sequence[str], env: dict[str, str] | None = None,
+               cwd: Path | None = None) -> subprocess.Popen[bytes]:
         """Start ``cmd`` with stdout and stderr appended to :meth:`output_file`."""
         output = self.output_file()
         output.parent.mkdir(parents=True, exist_ok=True)
@@ -90,7 +92,7 @@ class ChildProcess:
             out.write(f"--- start {' '.join(cmd)}\n".encode())
             out.flush()
             self.proc = subprocess.Popen(list(cmd), stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
-                                         env=env, start_new_session=self.own_session)
+                                         env=env, cwd=cwd, start_new_session=self.own_session)
         return self.proc
 
     def wait_ready(self, probe: Callable[[], bool], timeout: float,
@@ -127,6 +129,17 @@ class ChildProcess:
     def diagnostics(self) -> str:
         """The tail of the output, for failure messages."""
         return f"log {self.log_path}:\n{self.log()[-3000:]}"
+
+
+@dataclass
+class Program(ChildProcess):
+    """A program a test runs itself (``spacehub up``, a hub with the operator's own certificate)."""
+
+    log_path: Path
+    proc: subprocess.Popen[bytes] | None = None
+
+    def start(self, cmd: Sequence[str], env: dict[str, str] | None = None, cwd: Path | None = None) -> None:
+        self.launch(cmd, env=env, cwd=cwd)
 
 
 class Output:

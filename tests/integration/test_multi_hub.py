@@ -41,17 +41,23 @@ def hubs(pg_url: str, tmp_path: Path) -> Iterator[list[Hub]]:
         yield started
 
 
-def leader_of(hubs: list[Hub]) -> Hub:
-    """The one process whose /metrics says it holds the lease (fails unless exactly one does)."""
-    leading = []
+def leading(hubs: list[Hub]) -> list[Hub]:
+    """The running processes whose /metrics say they hold the lease."""
+    found = []
     for hub in hubs:
         if hub.proc is None:
             continue
         with hub.client(timeout=5) as c:
             if re.search(r"^spacehub_leader 1\.0$", c.get("/metrics").text, re.M):
-                leading.append(hub)
-    assert len(leading) == 1, f"{len(leading)} processes lead"
-    return leading[0]
+                found.append(hub)
+    return found
+
+
+def leader_of(hubs: list[Hub]) -> Hub:
+    """The one process that holds the lease (fails unless exactly one does)."""
+    found = leading(hubs)
+    assert len(found) == 1, f"{len(found)} processes lead"
+    return found[0]
 
 
 def test_writes_through_one_process_are_watched_in_order_through_another(hubs: list[Hub]) -> None:
@@ -188,7 +194,8 @@ def test_leader_killed_during_a_burst_standby_takes_over_and_every_cluster_conve
                     assert r.status_code == 200, r.text
                     del expected[f"b-{i - 5}"]
         killed_at = time.monotonic()
-        new_leader = wait_for(lambda: leader_of(followers), timeout=10, message="a standby to take the lease")
+        wait_for(lambda: leading(followers), timeout=10, message="a standby to take the lease")  # none until then
+        new_leader = leader_of(followers)
         took = time.monotonic() - killed_at
         for s in syncers:
             wait_for(lambda s=s: s.state == expected, timeout=30,
