@@ -21,7 +21,8 @@ from typing import Any
 import httpx
 import yaml
 
-from tests.processes import ChildProcess, stop_process, wait_for
+from tests.polling import wait_for
+from tests.processes import ChildProcess, stop_process
 
 __all__ = ["BIN", "KUBECTL", "Hub", "free_port", "hub_processes", "kubectl_yaml", "metric_samples", "metric_value",
            "stop_process", "wait_for"]

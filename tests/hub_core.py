@@ -1,23 +1,21 @@
 """The hub's core (store, placement, status) started in the test's own event loop, without HTTP.
 
 For unit tests of the hub's services: objects are written through the same object service the API
-uses, on a real SQLite database in the test's temporary directory; results are polled with a deadline.
+uses, on a real SQLite database in the test's temporary directory; results are polled with a deadline
+(``tests.polling.eventually``).
 """
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
-import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 from apimachinery.errors import StatusError
 from apiserver.service import DeleteOptions, WriteOptions
 from hub.app import HubCore, HubSettings
 
-T = TypeVar("T")
 EDGE = "edge.kubestellar.io/v2alpha1"
 
 
@@ -29,20 +27,6 @@ async def hub_core(tmp_path: Path) -> AsyncIterator[HubCore]:
         yield core
     finally:
         await core.stop()
-
-
-async def eventually(probe: Callable[[], Awaitable[T] | T], timeout: float = 10.0, message: str = "condition") -> T:
-    """Poll ``probe`` (sync or async) until it returns something truthy, yielding to the hub's tasks between
-    looks; its exceptions propagate."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = probe()
-        if asyncio.iscoroutine(value):
-            value = await value
-        if value:
-            return value  # type: ignore[return-value]
-        await asyncio.sleep(0.02)
-    raise AssertionError(f"timed out after {timeout}s waiting for {message}")
 
 
 def _rtype(core: HubCore, space: str, obj: dict[str, Any]) -> Any:

@@ -3,7 +3,8 @@
 :class:`ChildProcess` is what the hub, the simulator, each syncer and the proxies have in common: a
 command run with its output appended to a log file, a readiness probe polled with a deadline (failing at
 once when the process exits instead), a stop that sends SIGTERM and kills after a grace period, and the
-log read back. :class:`Output` collects the output of a short-lived client (kubectl) through pipes.
+log read back; :class:`Program` is one for a command a test runs as is (``spacehub up``). :class:`Output`
+collects the output of a short-lived client (kubectl) through pipes.
 """
 
 from __future__ import annotations
@@ -13,34 +14,12 @@ import os
 import signal
 import subprocess
 import threading
-import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
-T = TypeVar("T")
-
-
-def wait_for(predicate: Callable[[], T], timeout: float = 20.0, interval: float = 0.05,
-             message: str = "condition", retry_on: tuple[type[BaseException], ...] = ()) -> T:
-    """Poll ``predicate`` until it returns something truthy; fail with ``message`` at the deadline.
-
-    Only "not yet" is retried: a falsy result, or an exception of a type the caller names in ``retry_on``
-    (connection refused while a process starts, say). Any other exception is a bug in the test or the
-    product and propagates at once with its traceback instead of becoming a timeout.
-    """
-    deadline = time.monotonic() + timeout
-    last_error: BaseException | None = None
-    while time.monotonic() < deadline:
-        try:
-            value = predicate()
-            if value:
-                return value
-        except retry_on as exc:
-            last_error = exc
-        time.sleep(interval)
-    raise AssertionError(f"timed out after {timeout}s waiting for {message}; last error: {last_error!r}")
+from tests.polling import wait_for
 
 
 def stop_process(proc: subprocess.Popen[Any], sig: int = signal.SIGTERM, timeout: float = 20,

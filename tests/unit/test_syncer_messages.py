@@ -24,7 +24,7 @@ from syncer.hubclient import HubClient, HubConnections
 from syncer.state import StateStore
 from syncer.syncer import Syncer, SyncerOptions
 from tests.harness import free_port
-from tests.hub_core import eventually
+from tests.polling import eventually
 
 CONFIGMAPS = GVR("", "v1", "configmaps")
 NAMESPACES = GVR("", "v1", "namespaces")
