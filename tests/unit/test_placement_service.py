@@ -29,15 +29,11 @@ async def slice_targets(core: HubCore, space: str, name: str) -> list[str] | Non
 
 async def placed_world(core: HubCore) -> None:
     await core.registration.register("florin", {"env": "prod"})
-    await core.registration.register("guilder", {"env": "prod", "extended": "yes"})
+    await core.registration.register("guilder", {"env": "prod"})
     await core.registration.register("dollar", {"env": "test"})
     await core.runtime.ensure_space("team", manager="test")
     await create(core, "team", namespace("app"), configmap("settings", "app", mode="fast"),
                  placement("prod", {"env": "prod"}, CONFIGMAPS))
-
-
-def run(test: Any) -> None:
-    asyncio.run(test)
 
 
 def test_a_placement_reaches_the_clusters_its_locations_select_and_its_slice_says_so(tmp_path: Path) -> None:
@@ -59,7 +55,7 @@ def test_a_placement_reaches_the_clusters_its_locations_select_and_its_slice_say
             assert status["destinationCount"] == 2 and status["selectedObjectCount"] == 1
             # The namespace goes along with the object in it (not counted as selected).
             assert desired_names(core, "florin") == {"namespaces//app", settings}
-    run(scenario())
+    asyncio.run(scenario())
 
 
 async def _status(core: HubCore, space: str, name: str) -> dict[str, Any] | None:
@@ -96,7 +92,7 @@ def test_objects_follow_label_and_placement_changes_and_deletions(tmp_path: Path
                              message="the desired sets emptied")
             await eventually(lambda: _gone(core, "team", "prod"), message="the slice deleted")
             assert core.placement.placement("team", "prod") is None
-    run(scenario())
+    asyncio.run(scenario())
 
 
 async def _gone(core: HubCore, space: str, name: str) -> bool:
@@ -115,7 +111,7 @@ def test_a_cluster_that_leaves_is_no_destination_and_one_that_joins_is(tmp_path:
             await delete(core, "inventory", EDGE, "SyncTarget", "florin")
             assert await eventually(lambda: _targets_are(core, ["guilder", "peso"]), message="florin out")
             assert desired_names(core, "florin") == set()
-    run(scenario())
+    asyncio.run(scenario())
 
 
 async def _targets_are(core: HubCore, expected: list[str]) -> bool:
