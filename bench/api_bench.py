@@ -124,7 +124,7 @@ def floor_creates(hub: Hub, clients: int) -> float:
     base = f"https://127.0.0.1:{port}"
     try:
         wait_for(lambda: httpx.get(f"{base}/", verify=hub.ssl_context(), timeout=2).status_code == 200,
-                 message="the floor server")
+                 message="the floor server", retry_on=(httpx.TransportError,))  # refused until it listens
         rate, failed, _ = creates_per_second(hub, "floor", clients, SECONDS_PER_LEVEL, base)
         assert failed == 0, f"{failed} requests to the floor server failed"
         return rate

@@ -34,7 +34,7 @@ sys.path.insert(0, str(ROOT))
 from bench.measure import cpu_seconds, pct, self_cpu  # noqa: E402
 from bench.report import write_section  # noqa: E402
 from tests.harness import KUBECTL, free_port, stop_process, wait_for  # noqa: E402
-from tests.integration.test_sim_pods import Output  # noqa: E402
+from tests.processes import Output  # noqa: E402
 from tests.syncer_harness import World, namespace, placement  # noqa: E402
 
 HEADING = "## Debug from the hub (`bench/debug_bench.py`)"

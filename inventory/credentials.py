@@ -14,6 +14,7 @@ import hashlib
 import secrets
 import threading
 import time
+from collections.abc import Callable
 from typing import Any
 
 from sqlalchemy import (
@@ -65,8 +66,11 @@ def _digest(token: str) -> str:
 
 
 class SyncerCredentials:
-    def __init__(self, engine: Engine) -> None:
+    def __init__(self, engine: Engine, clock: Callable[[], float] = time.time) -> None:
         self.engine = engine
+        # Wall-clock seconds: expiries are stored in the shared database, so every hub process compares them
+        # with the same time (tests pass a clock they move).
+        self._clock = clock
         create_schema(engine, metadata)
         _add_expiry_column(engine)
         self._lock = threading.Lock()
@@ -87,7 +91,7 @@ class SyncerCredentials:
             with self._lock:
                 self._cache[digest] = cached
         target, expires = cached
-        return None if expires is not None and time.time() >= expires else target
+        return None if expires is not None and self._clock() >= expires else target
 
     def mint(self, sync_target: str, created: str) -> str:
         token = SYNCER_TOKEN_PREFIX + secrets.token_urlsafe(32)
@@ -100,7 +104,7 @@ class SyncerCredentials:
         """A new token for ``sync_target``; its other tokens stop working ``grace_seconds`` from now (sooner if
         they were to expire sooner already)."""
         token = SYNCER_TOKEN_PREFIX + secrets.token_urlsafe(32)
-        until = time.time() + max(0.0, grace_seconds)
+        until = self._clock() + max(0.0, grace_seconds)
         with self.engine.begin() as conn:
             conn.execute(update(tokens_table).where(
                 tokens_table.c.sync_target == sync_target,

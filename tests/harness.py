@@ -9,21 +9,23 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
-import signal
 import socket
 import ssl
 import subprocess
 import sys
-import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import httpx
 import yaml
 
-T = TypeVar("T")
+from tests.polling import wait_for
+from tests.processes import ChildProcess, stop_process
+
+__all__ = ["BIN", "KUBECTL", "Hub", "free_port", "hub_processes", "kubectl_yaml", "metric_samples", "metric_value",
+           "stop_process", "wait_for"]
 BIN = Path(sys.executable).parent
 KUBECTL = shutil.which("kubectl", path=str(BIN)) or shutil.which("kubectl")
 
@@ -34,36 +36,8 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def wait_for(predicate: Callable[[], T], timeout: float = 20.0, interval: float = 0.05,
-             message: str = "condition") -> T:
-    """Poll ``predicate`` until it returns something truthy; fail with ``message`` at the deadline."""
-    deadline = time.monotonic() + timeout
-    last_error: Exception | None = None
-    while time.monotonic() < deadline:
-        try:
-            value = predicate()
-            if value:
-                return value
-        except Exception as exc:  # keep polling; report the last failure at the deadline
-            last_error = exc
-        time.sleep(interval)
-    raise AssertionError(f"timed out after {timeout}s waiting for {message}; last error: {last_error!r}")
-
-
-def stop_process(proc: subprocess.Popen[bytes], sig: int = signal.SIGTERM, timeout: float = 20) -> int:
-    """Signal ``proc`` and wait for it (SIGKILL after ``timeout``); its exit status."""
-    if proc.poll() is None:
-        proc.send_signal(sig)
-        try:
-            proc.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-    return proc.returncode
-
-
 @dataclass
-class Hub:
+class Hub(ChildProcess):
     data_dir: Path
     port: int
     home: Path
@@ -103,15 +77,12 @@ class Hub:
     def start(self) -> None:
         self.data_dir.mkdir(parents=True, exist_ok=True)
         self.home.mkdir(parents=True, exist_ok=True)
-        cmd = [str(BIN / "spacehub"), "hub", "serve", "--listen", f"127.0.0.1:{self.port}",
-               "--data-dir", str(self.data_dir), *self.extra_args]
-        log = self.log_path.open("ab")
-        self.proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=self.env)
-        wait_for(self._ready, timeout=60, message=f"hub on port {self.port} to be ready (log {self.log_path})")
+        self.launch([str(BIN / "spacehub"), "hub", "serve", "--listen", f"127.0.0.1:{self.port}",
+                     "--data-dir", str(self.data_dir), *self.extra_args], env=self.env)
+        # Connection refused until it listens.
+        self.wait_ready(self._ready, timeout=60, retry_on=(httpx.TransportError,))
 
     def _ready(self) -> bool:
-        if self.proc is not None and self.proc.poll() is not None:
-            raise RuntimeError(f"hub exited with {self.proc.returncode}: {self.log_path.read_text()[-3000:]}")
         if not self.ca_file.exists():
             return False
         r = httpx.get(f"{self.base_url}/readyz", verify=self.ssl_context(), timeout=2)
@@ -119,15 +90,6 @@ class Hub:
 
     def ssl_context(self) -> ssl.SSLContext:
         return ssl.create_default_context(cafile=str(self.ca_file))
-
-    def stop(self, sig: int = signal.SIGTERM) -> None:
-        if self.proc is None:
-            return
-        stop_process(self.proc, sig)
-        self.proc = None
-
-    def kill(self) -> None:
-        self.stop(signal.SIGKILL)
 
     def client(self, timeout: float = 30) -> httpx.Client:
         return httpx.Client(base_url=self.base_url, verify=self.ssl_context(), timeout=timeout,

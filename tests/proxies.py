@@ -17,7 +17,6 @@ import ipaddress
 import os
 import re
 import shutil
-import signal
 import socket
 import ssl
 import subprocess
@@ -29,7 +28,8 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from tests.harness import free_port, wait_for
+from tests.harness import free_port
+from tests.processes import ChildProcess
 
 INSTALL_HINT = "apt-get install tinyproxy nginx-light"
 # Daemons such as nginx live in sbin directories, which are not on every user's PATH.
@@ -67,30 +67,35 @@ def _tail(path: Path) -> str:
 
 
 @dataclass
-class _Daemon:
+class _Daemon(ChildProcess):
     """A proxy program run in the foreground in its own process group, with its files in ``workdir``."""
 
     workdir: Path
     program: ClassVar[str]
+    own_session: ClassVar[bool] = True  # stop() ends the program together with the workers it forks
     port: int = field(default_factory=free_port, kw_only=True)
     start_timeout: float = field(default=20.0, kw_only=True)
     proc: subprocess.Popen[bytes] | None = field(default=None, init=False, repr=False)
+
+    @property
+    def label(self) -> str:
+        return self.program
 
     @property
     def output_path(self) -> Path:
         """Where the program's stdout and stderr go (early start-up errors land here, not in its log)."""
         return self.workdir / f"{self.program}.out"
 
+    def output_file(self) -> Path:
+        return self.output_path
+
     @property
-    def log_path(self) -> Path:
+    def log_path(self) -> Path:  # type: ignore[override]
         raise NotImplementedError
 
     def _command(self, binary: str) -> list[str]:
         """Write the configuration and return the command line that runs the program in the foreground."""
         raise NotImplementedError
-
-    def running(self) -> bool:
-        return self.proc is not None and self.proc.poll() is None
 
     def start(self) -> None:
         """Start the program and wait until its port accepts connections; no-op when already running."""
@@ -98,40 +103,12 @@ class _Daemon:
             return
         binary = require(self.program)
         self.workdir.mkdir(parents=True, exist_ok=True)
-        cmd = self._command(binary)
-        with self.output_path.open("ab") as out:
-            # Its own session: stop() can then end the program together with the workers it forks.
-            self.proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
-                                         start_new_session=True)
-        proc = self.proc
+        self.launch(self._command(binary))
         try:
-            # Stop polling at once when the program dies instead of waiting for the deadline.
-            try:
-                wait_for(lambda: proc.poll() is not None or _accepts(self.port), timeout=self.start_timeout,
-                         message=f"{self.program} to listen on 127.0.0.1:{self.port}")
-            except AssertionError as exc:
-                raise AssertionError(f"{exc}\n{self.diagnostics()}") from None
-            if proc.poll() is not None:
-                raise RuntimeError(f"{self.program} exited with {proc.returncode}: {self.diagnostics()}")
+            self.wait_ready(lambda: _accepts(self.port), timeout=self.start_timeout)
         except BaseException:
             self.stop()
             raise
-
-    def stop(self, timeout: float = 20.0) -> None:
-        """Terminate the program (closing every connection through it) and wait for it to exit."""
-        proc, self.proc = self.proc, None
-        if proc is None:
-            return
-        if proc.poll() is None:
-            proc.send_signal(signal.SIGTERM)
-            try:
-                proc.wait(timeout=timeout)
-            except subprocess.TimeoutExpired:
-                # The whole group we started (nginx's workers too), while the unreaped master still
-                # holds its id so it cannot name anyone else's processes.
-                with contextlib.suppress(ProcessLookupError):
-                    os.killpg(proc.pid, signal.SIGKILL)
-                proc.wait()
 
     def close(self) -> None:
         self.stop()

@@ -18,11 +18,12 @@ from typing import Any
 import httpx
 import yaml
 
-from tests.harness import BIN, KUBECTL, stop_process, wait_for
+from tests.harness import BIN, KUBECTL
+from tests.processes import ChildProcess
 
 
 @dataclass
-class Sim:
+class Sim(ChildProcess):
     data_dir: Path
     port: int
     home: Path
@@ -76,14 +77,11 @@ class Sim:
                "--listen", f"127.0.0.1:{self.port}", "--data-dir", str(self.data_dir), *self.extra_args]
         if self.insecure_http:
             cmd.append("--insecure-http")
-        with self.log_path.open("ab") as log:
-            self.proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=self.env())
-        wait_for(self._ready, timeout=self.start_timeout,
-                 message=f"sim on port {self.port} to be ready (log {self.log_path})")
+        self.launch(cmd, env=self.env())
+        # Connection refused until it listens.
+        self.wait_ready(self._ready, timeout=self.start_timeout, retry_on=(httpx.TransportError,))
 
     def _ready(self) -> bool:
-        if self.proc is not None and self.proc.poll() is not None:
-            raise RuntimeError(f"sim exited with {self.proc.returncode}: {self.log_path.read_text()[-3000:]}")
         if not self.insecure_http and not self.ca_file.exists():
             return False
         r = httpx.get(f"{self.base_url}/readyz", verify=self.verify(), timeout=2)
@@ -92,21 +90,9 @@ class Sim:
     def verify(self) -> ssl.SSLContext | bool:
         return False if self.insecure_http else ssl.create_default_context(cafile=str(self.ca_file))
 
-    def stop(self, sig: int = signal.SIGTERM) -> int | None:
-        """Signal the process and wait for it; returns its exit status (``-sig`` after a graceful
-        shutdown: uvicorn re-raises the signal it handled, as ``spacehub hub serve`` does)."""
-        if self.proc is None:
-            return None
-        code = stop_process(self.proc, sig)
-        self.proc = None
-        return code
-
     def stopped_cleanly(self, code: int | None) -> bool:
         log = self.log()
         return code in (0, -signal.SIGTERM) and "shut down cleanly" in log and "Traceback" not in log
-
-    def log(self) -> str:
-        return self.log_path.read_text(errors="replace")
 
     def cluster_url(self, cluster: str) -> str:
         """The cluster's server, as its kubeconfig names it (with ``--processes``, not always ``base_url``)."""

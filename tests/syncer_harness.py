@@ -9,7 +9,6 @@ a deadline.
 from __future__ import annotations
 
 import os
-import signal
 import subprocess
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -19,7 +18,8 @@ from typing import Any
 import httpx
 import yaml
 
-from tests.harness import BIN, Hub, free_port, stop_process, wait_for
+from tests.harness import BIN, Hub, free_port, wait_for
+from tests.processes import ChildProcess
 from tests.sim_harness import Sim
 
 EDGE = "edge.kubestellar.io/v2alpha1"
@@ -27,7 +27,7 @@ COUNT = "kubestellar.io/executing-count"
 
 
 @dataclass
-class SyncerProcess:
+class SyncerProcess(ChildProcess):
     name: str  # the hub's cluster (SyncTarget) name
     bootstrap: Path
     kubeconfig: Path
@@ -44,25 +44,7 @@ class SyncerProcess:
         if self.hub_url:
             cmd += ["--hub-url", self.hub_url]
         cmd += list(self.extra_args)
-        with self.log_path.open("ab") as log:
-            log.write(f"--- start {' '.join(cmd)}\n".encode())
-            self.proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=self.env)
-
-    def stop(self, sig: int = signal.SIGTERM) -> None:
-        if self.proc is None:
-            return
-        stop_process(self.proc, sig)
-        self.proc = None
-
-    def kill(self) -> None:
-        self.stop(signal.SIGKILL)
-
-    def log(self) -> str:
-        return self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
-
-    def runs(self) -> list[str]:
-        """The log of each start, oldest first."""
-        return self.log().split("--- start ")[1:]
+        self.launch(cmd, env=self.env)
 
 
 @dataclass
@@ -163,10 +145,11 @@ class World:
         def found() -> dict[str, Any] | None:
             obj = self.get(cluster, path)
             return obj if obj is not None and (check is None or check(obj)) else None
-        return wait_for(found, timeout=timeout, message=f"{path} in {cluster}")
+        return wait_for(found, timeout=timeout, message=f"{path} in {cluster}", retry_on=(httpx.TransportError,))
 
     def wait_absent(self, cluster: str, path: str, timeout: float = 30.0) -> None:
-        wait_for(lambda: self.get(cluster, path) is None, timeout=timeout, message=f"{path} gone from {cluster}")
+        wait_for(lambda: self.get(cluster, path) is None, timeout=timeout, message=f"{path} gone from {cluster}",
+                 retry_on=(httpx.TransportError,))
 
 
 def placement(name: str, location_labels: dict[str, str], downsync: list[dict[str, Any]], *,

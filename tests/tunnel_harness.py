@@ -15,7 +15,7 @@ import base64
 import contextlib
 import datetime as dt
 import ssl
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TypeVar
@@ -33,24 +33,13 @@ from hub.app import HubCore, HubSettings, build_app
 from kubeclient.kubeconfig import ensure_admin
 from syncer.bootstrap import Bootstrap
 from tests.harness import free_port
+from tests.polling import eventually
 
 T = TypeVar("T")
 SUBPROTOCOLS = ("v5.channel.k8s.io", "v4.channel.k8s.io")
 FLOOD_BYTES = 8 * 1024 * 1024
 FLOOD_MESSAGE = 32 * 1024
 BIG_MESSAGE = 1024 * 1024
-
-
-async def eventually(predicate: Callable[[], T], timeout: float = 20.0, message: str = "condition") -> T:
-    """Poll ``predicate`` in the event loop until it is truthy; fail with ``message`` at the deadline."""
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
-    while loop.time() < deadline:
-        value = predicate()
-        if value:
-            return value
-        await asyncio.sleep(0.02)
-    raise AssertionError(f"timed out after {timeout}s waiting for {message}")
 
 
 @dataclass

@@ -64,15 +64,28 @@ def apply(hub: Hub, space: str, obj: dict[str, Any], check: bool = True) -> Any:
     return hub.kubectl("apply", "-f", "-", space=space, input=yaml.safe_dump(obj), check=check)
 
 
-def test_valid_instances_are_accepted(hub: Hub, substrate: str) -> None:
-    templates = instances("ActorTemplate")
-    assert templates, "the corpus should contain ActorTemplates"
-    for template in templates:
-        apply(hub, substrate, template)
-    for pool in instances("WorkerPool"):
-        apply(hub, substrate, pool)
-    for config in instances("SandboxConfig"):
-        apply(hub, substrate, config)
+def assert_kept(applied: Any, stored: Any, path: str = "") -> None:
+    """Every value ``applied`` holds is in ``stored`` unchanged (which may add defaults and status)."""
+    if isinstance(applied, dict):
+        assert isinstance(stored, dict), f"{path}: {stored!r} is not an object"
+        for key, value in applied.items():
+            assert key in stored, f"{path}.{key} was dropped"
+            assert_kept(value, stored[key], f"{path}.{key}")
+    else:
+        assert applied == stored, f"{path}: applied {applied!r}, stored {stored!r}"
+
+
+def test_valid_instances_are_accepted_and_stored_as_written(hub: Hub, substrate: str) -> None:
+    objects = [*instances("ActorTemplate"), *instances("WorkerPool"), *instances("SandboxConfig")]
+    assert instances("ActorTemplate"), "the corpus should contain ActorTemplates"
+    for obj in objects:
+        apply(hub, substrate, obj)
+    for obj in objects:
+        meta = obj["metadata"]
+        where = ["-n", meta.get("namespace", "default")] if obj["kind"] in ("ActorTemplate", "WorkerPool") else []
+        stored = yaml.safe_load(hub.kubectl("get", f"{obj['kind'].lower()}.ate.dev", meta["name"], *where, "-o",
+                                            "yaml", space=substrate).stdout)
+        assert_kept(obj["spec"], stored["spec"], f"{obj['kind']} {meta['name']}: spec")
 
 
 def test_an_image_without_a_digest_is_rejected(hub: Hub, substrate: str) -> None:

@@ -36,5 +36,5 @@ def test_zsh_gets_a_compdef_script() -> None:
                             timeout=30, check=True).stdout
     assert script.startswith("#compdef spacehub")
     if shutil.which("zsh") is None:
-        return  # the syntax check needs zsh; the script's header is what zsh's completion system reads
+        pytest.skip("zsh is not installed: the script's header is checked, its syntax is not")
     assert subprocess.run(["zsh", "-n"], input=script, text=True, timeout=30).returncode == 0

@@ -25,7 +25,8 @@ import pytest
 import yaml
 
 from tests.harness import KUBECTL, free_port, wait_for
-from tests.integration.test_sim_pods import Output, terminal_shows
+from tests.integration.test_sim_pods import terminal_shows
+from tests.processes import Output
 from tests.proxies import ForwardProxy, require
 from tests.syncer_harness import World, namespace, placement, proxy_env
 

@@ -22,7 +22,8 @@ from typing import Any
 import pytest
 import yaml
 
-from tests.harness import BIN, KUBECTL, free_port, stop_process, wait_for
+from tests.harness import BIN, KUBECTL, free_port, wait_for
+from tests.processes import Program
 from tests.syncer_harness import environ_without_proxies
 
 REPO = Path(__file__).resolve().parents[2]
@@ -109,14 +110,11 @@ def walkthrough(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Walkthroug
     (checkout / ".venv" / "bin").symlink_to(BIN)
     hub = f"127.0.0.1:{free_port()}"
     env = {k: v for k, v in environ_without_proxies().items() if k != "KUBECONFIG"} | {"HOME": str(base / "home")}
-    log = base / "up.log"
-    with log.open("wb") as out:
-        proc = subprocess.Popen([str(BIN / "spacehub"), "up", "--listen", hub, "--sim-listen",
-                                 f"127.0.0.1:{free_port()}", "--data-dir", ".spacehub"],
-                                stdout=out, stderr=subprocess.STDOUT, env=env, cwd=checkout)
+    up = Program(base / "up.log")
+    up.start([str(BIN / "spacehub"), "up", "--listen", hub, "--sim-listen", f"127.0.0.1:{free_port()}",
+              "--data-dir", ".spacehub"], env=env, cwd=checkout)
     try:
-        wait_for(lambda: "spacehub is up" in log.read_text(), timeout=120, interval=0.2,
-                 message=f"spacehub up (log {log})")
+        up.wait_ready(lambda: "spacehub is up" in up.log(), timeout=120)
         script = "\n".join(["set -euo pipefail", *readme_example_commands()]).replace(MAKE_RUN_HUB, hub)
         done = subprocess.run(["bash", "-c", script], capture_output=True, text=True, env=env, cwd=checkout,
                               timeout=300)
@@ -124,7 +122,7 @@ def walkthrough(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Walkthroug
         yield Walkthrough(checkout=checkout, hub=hub, env=env | {"KUBECONFIG": str(checkout / ".spacehub" /
                                                                                   "admin.kubeconfig")})
     finally:
-        stop_process(proc, signal.SIGTERM)
+        up.stop(signal.SIGTERM)
 
 
 def test_hello_runs_in_both_clusters(walkthrough: Walkthrough) -> None:

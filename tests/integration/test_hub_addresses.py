@@ -23,7 +23,8 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 
-from tests.harness import BIN, KUBECTL, Hub, free_port, stop_process, wait_for
+from tests.harness import BIN, KUBECTL, Hub, free_port, wait_for
+from tests.processes import Program
 
 
 def served_certificate(port: int, server_name: str, ca_pem: bytes) -> x509.Certificate:
@@ -133,38 +134,29 @@ def test_the_operators_certificate_is_served_and_reloaded_when_its_files_change(
     ca_file.write_bytes(ca.pem)
     first = ca.issue(cert_file, key_file)
     port, data_dir = free_port(), tmp_path / "hub"
-    log = (tmp_path / "hub.log").open("ab")
-    proc = subprocess.Popen([str(BIN / "spacehub"), "hub", "serve", "--listen", f"127.0.0.1:{port}",
-                             "--data-dir", str(data_dir), "--advertise-url", f"https://hub.example:{port}",
-                             "--tls-cert-file", str(cert_file), "--tls-key-file", str(key_file),
-                             "--tls-ca-file", str(ca_file)], stdout=log, stderr=subprocess.STDOUT)
+    hub = Program(tmp_path / "hub.log")
+    hub.start([str(BIN / "spacehub"), "hub", "serve", "--listen", f"127.0.0.1:{port}", "--data-dir", str(data_dir),
+               "--advertise-url", f"https://hub.example:{port}", "--tls-cert-file", str(cert_file),
+               "--tls-key-file", str(key_file), "--tls-ca-file", str(ca_file)])
     try:
         verify = ssl.create_default_context(cadata=ca.pem.decode())
-
-        def ready() -> bool:
-            assert proc.poll() is None, (tmp_path / "hub.log").read_text()[-3000:]
-            try:
-                return httpx.get(f"https://127.0.0.1:{port}/readyz", verify=verify, timeout=2).status_code == 200
-            except httpx.HTTPError:
-                return False
-
-        wait_for(ready, timeout=60, message="the hub serving the operator's certificate")
+        hub.wait_ready(lambda: httpx.get(f"https://127.0.0.1:{port}/readyz", verify=verify, timeout=2).status_code
+                       == 200, timeout=60, retry_on=(httpx.HTTPError,))  # refused until it listens
         assert served_certificate(port, "hub.example", ca.pem).serial_number == first
         assert not (data_dir / "pki" / "serving.crt").exists()  # nothing generated in its place
         cluster = kubeconfig_cluster(data_dir / "admin.kubeconfig")
         assert base64.b64decode(cluster["certificate-authority-data"]) == ca.pem
 
         key_file.write_text("garbage")  # a rotation half-way: refused, the hub keeps serving the first pair
-        wait_for(lambda: "not reloaded" in (tmp_path / "hub.log").read_text(), timeout=20,
+        wait_for(lambda: "not reloaded" in hub.log(), timeout=20,
                  message="the half-written pair refused")
         assert served_certificate(port, "hub.example", ca.pem).serial_number == first
         second = ca.issue(cert_file, key_file)
         wait_for(lambda: served_certificate(port, "hub.example", ca.pem).serial_number == second, timeout=20,
                  message="the renewed certificate served")
-        assert "TLS certificate reloaded" in (tmp_path / "hub.log").read_text()
+        assert "TLS certificate reloaded" in hub.log()
     finally:
-        stop_process(proc)
-        log.close()
+        hub.stop()
 
 
 def test_a_certificate_file_that_is_missing_stops_the_hub_with_its_name(tmp_path: Path) -> None:

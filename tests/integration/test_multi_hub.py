@@ -41,17 +41,23 @@ def hubs(pg_url: str, tmp_path: Path) -> Iterator[list[Hub]]:
         yield started
 
 
-def leader_of(hubs: list[Hub]) -> Hub:
-    """The one process whose /metrics says it holds the lease (fails unless exactly one does)."""
-    leading = []
+def leading(hubs: list[Hub]) -> list[Hub]:
+    """The running processes whose /metrics say they hold the lease."""
+    found = []
     for hub in hubs:
         if hub.proc is None:
             continue
         with hub.client(timeout=5) as c:
             if re.search(r"^spacehub_leader 1\.0$", c.get("/metrics").text, re.M):
-                leading.append(hub)
-    assert len(leading) == 1, f"{len(leading)} processes lead"
-    return leading[0]
+                found.append(hub)
+    return found
+
+
+def leader_of(hubs: list[Hub]) -> Hub:
+    """The one process that holds the lease (fails unless exactly one does)."""
+    found = leading(hubs)
+    assert len(found) == 1, f"{len(found)} processes lead"
+    return found[0]
 
 
 def test_writes_through_one_process_are_watched_in_order_through_another(hubs: list[Hub]) -> None:
@@ -59,7 +65,8 @@ def test_writes_through_one_process_are_watched_in_order_through_another(hubs: l
     writer.create_space("shared")
     path = CM.format(space="shared")
     with watcher.client() as c:
-        start = wait_for(lambda: c.get(path).json()["metadata"]["resourceVersion"], message="space on the watcher")
+        start = wait_for(lambda: (c.get(path).json().get("metadata") or {}).get("resourceVersion"),
+                         message="space on the watcher")  # a 404 Status until the watcher knows the space
     events: list[dict[str, Any]] = []
     done = threading.Event()
 
@@ -187,7 +194,8 @@ def test_leader_killed_during_a_burst_standby_takes_over_and_every_cluster_conve
                     assert r.status_code == 200, r.text
                     del expected[f"b-{i - 5}"]
         killed_at = time.monotonic()
-        new_leader = wait_for(lambda: leader_of(followers), timeout=10, message="a standby to take the lease")
+        wait_for(lambda: leading(followers), timeout=10, message="a standby to take the lease")  # none until then
+        new_leader = leader_of(followers)
         took = time.monotonic() - killed_at
         for s in syncers:
             wait_for(lambda s=s: s.state == expected, timeout=30,
@@ -252,7 +260,7 @@ def test_reports_sent_to_any_process_reach_the_lease_holder_and_outlive_a_restar
     followers = [h for h in hubs if h is not leader]
     api = "/placement/v1/spaces/reports/namespaces/default/objects/deployments.apps/web"
     with first.client() as c:
-        wait_for(lambda: len(c.get(api).json()["destinations"]) == 2, message="web placed on both clusters")
+        wait_for(lambda: len(c.get(api).json().get("destinations") or []) == 2, message="web placed on both clusters")
     # Each cluster's syncer reached a different process that does not hold the lease.
     for (name, token), follower in zip(tokens.items(), followers, strict=True):
         status = {"replicas": 2, "updatedReplicas": 2, "readyReplicas": 2, "availableReplicas": 2,
@@ -307,12 +315,17 @@ def test_upsynced_copies_sent_to_different_processes_are_compared_and_shown_once
     send(followers[0], "up-a", "from-a")
     send(followers[1], "up-b", "from-b")  # the process receiving it alone would show this copy
     # The space shows the first cluster's copy by name, whichever process received which.
-    wait_for(lambda: workload(leader, "ups", "api/v1/namespaces/found/configmaps/found-it")["data"] ==
-             {"value": "from-a"}, message="the copy of up-a shown")
+    def shown() -> bool:
+        with leader.client() as c:
+            r = c.get("/clusters/ups/api/v1/namespaces/found/configmaps/found-it")
+        return r.status_code == 200 and r.json().get("data") == {"value": "from-a"}  # 404 until upsynced
+
+    wait_for(shown, message="the copy of up-a shown")
 
     def clash() -> bool:
         with leader.client() as c:
-            status = c.get("/clusters/ups/apis/edge.kubestellar.io/v2alpha1/edgeplacements/bring").json()["status"]
+            placement = c.get("/clusters/ups/apis/edge.kubestellar.io/v2alpha1/edgeplacements/bring").json()
+        status = placement.get("status") or {}
         return any(x["type"] == "UpsyncClash" for x in status.get("conditions") or [])
 
     wait_for(clash, message="the lease holder to say the clusters' copies clash")

@@ -8,7 +8,6 @@ import subprocess
 import threading
 from pathlib import Path
 
-import httpx
 import orjson
 
 from kubeclient.version import spacehub_version
@@ -26,15 +25,28 @@ def test_spacehub_version_and_the_servers_version_name_it(hub: Hub, space: str) 
     assert served["major"] == "1" and int(served["minor"]) >= 28  # what clients compare stays Kubernetes'
 
 
-def hold_watch(hub: Hub, path: str, opened: threading.Event) -> None:
-    """Hold a watch open until the hub ends it (then return)."""
-    try:
-        with hub.client(timeout=30) as c, c.stream("GET", path, params={"watch": "true"}) as r:
-            opened.set()
-            for _ in r.iter_lines():
-                pass
-    except httpx.HTTPError:
-        pass
+class WatchHolder(threading.Thread):
+    """Holds a watch open until the hub ends it; records how it ended (``None``: the response ended
+    cleanly, else the error) so the test can tell a clean end from a cut connection or a failed open."""
+
+    def __init__(self, hub: Hub, path: str) -> None:
+        super().__init__(daemon=True)
+        self.hub, self.path = hub, path
+        self.opened = threading.Event()
+        self.ended = threading.Event()
+        self.error: BaseException | None = None
+
+    def run(self) -> None:
+        try:
+            with self.hub.client(timeout=30) as c, c.stream("GET", self.path, params={"watch": "true"}) as r:
+                assert r.status_code == 200, r.read()
+                self.opened.set()
+                for _ in r.iter_lines():
+                    pass
+        except BaseException as exc:  # surfaced by the test, which asserts on it
+            self.error = exc
+        finally:
+            self.ended.set()
 
 
 def test_json_logs_and_sigterm_ends_open_watches_and_streams_and_exits_0_quickly(tmp_path: Path) -> None:
@@ -46,12 +58,13 @@ def test_json_logs_and_sigterm_ends_open_watches_and_streams_and_exits_0_quickly
         assert r.status_code == 201, r.text
         r = c.get("/clusters/team-a/api/v1/namespaces/nowhere/configmaps/missing")
         assert r.status_code == 404
-    opened = [threading.Event(), threading.Event()]
-    holders = [threading.Thread(target=hold_watch, args=(hub, "/clusters/team-a/api/v1/configmaps", opened[0])),
-               threading.Thread(target=hold_watch, args=(hub, "/syncer/v1/targets/edge1/stream", opened[1]))]
+    holders = [WatchHolder(hub, "/clusters/team-a/api/v1/configmaps"),
+               WatchHolder(hub, "/syncer/v1/targets/edge1/stream")]
     for holder in holders:
         holder.start()
-    wait_for(lambda: all(event.is_set() for event in opened), timeout=20, message="the watch and the stream open")
+    wait_for(lambda: all(h.opened.is_set() or h.ended.is_set() for h in holders), timeout=20,
+             message="the watch and the stream open")
+    assert [h.error for h in holders if not h.opened.is_set()] == []
 
     assert hub.proc is not None
     proc = hub.proc
@@ -63,8 +76,11 @@ def test_json_logs_and_sigterm_ends_open_watches_and_streams_and_exits_0_quickly
     assert code == 0
     for holder in holders:
         holder.join(timeout=10)
+        assert not holder.is_alive(), f"{holder.path} still open after the hub exited"
+        assert holder.error is None, f"{holder.path} cut instead of ended: {holder.error!r}"
 
-    lines = [line for line in hub.log_path.read_bytes().splitlines() if line.strip()]
+    # This run's output, without the harness's own "--- start <command>" line.
+    lines = [line for line in hub.runs()[-1].splitlines()[1:] if line.strip()]
     assert lines
     for line in lines:
         entry = orjson.loads(line)  # every line is one JSON object

@@ -16,7 +16,6 @@ import signal
 import socket
 import ssl
 import subprocess
-import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -30,6 +29,7 @@ from websockets.exceptions import ConnectionClosed, InvalidStatus
 from websockets.sync.client import ClientConnection, connect
 
 from tests.harness import KUBECTL, free_port, stop_process, wait_for
+from tests.processes import Output
 from tests.sim_harness import Sim
 
 CLUSTER = "wec1"
@@ -51,33 +51,6 @@ CONFIG = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "app-con
 DUO = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "duo"},
        "spec": {"containers": [{"name": "a", "image": "busybox:1", "stdin": True, "ports": [{"containerPort": 8080}]},
                                {"name": "b", "image": "busybox:2"}]}}
-
-
-class Output:
-    """A subprocess's stdout and stderr, collected as they come (threads), to poll with deadlines."""
-
-    def __init__(self, proc: subprocess.Popen[bytes]) -> None:
-        self.proc = proc
-        self.out = bytearray()
-        self.err = bytearray()
-        for stream, into in ((proc.stdout, self.out), (proc.stderr, self.err)):
-            threading.Thread(target=self._drain, args=(stream, into), daemon=True).start()
-
-    @staticmethod
-    def _drain(stream: Any, into: bytearray) -> None:
-        while chunk := stream.read1(65536):
-            into.extend(chunk)
-
-    @property
-    def text(self) -> str:
-        return self.out.decode(errors="replace")
-
-    @property
-    def errors(self) -> str:
-        return self.err.decode(errors="replace")
-
-    def stop(self) -> int:
-        return stop_process(self.proc)
 
 
 def terminal_shows(master: int, seen: bytearray, token: bytes) -> bool:
@@ -171,7 +144,8 @@ def test_logs_of_a_pod_not_yet_running(sim: Sim) -> None:
     sim.set_faults(CLUSTER, imagePullFailures=["*:missing"])
     try:
         sim.kubectl(CLUSTER, "run", "stuck", "--image=nginx:missing")
-        wait_for(lambda: sim.get(CLUSTER, "pod", "stuck")["status"].get("containerStatuses"), message="pull failing")
+        wait_for(lambda: sim.get(CLUSTER, "pod", "stuck").get("status", {}).get("containerStatuses"),
+                 message="pull failing")
         proc = sim.kubectl(CLUSTER, "logs", "stuck", check=False)
         assert proc.returncode == 1
         assert re.search(r'container "stuck" in pod "stuck" is waiting to start: (image can\'t be pulled|trying and '

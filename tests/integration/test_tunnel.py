@@ -37,6 +37,7 @@ from syncer.hubclient import HubConnections
 from syncer.relay import ClusterRelay
 from syncer.tunnel import Tunnel
 from tests.harness import free_port, wait_for
+from tests.polling import eventually
 from tests.proxies import ForwardProxy, ReverseProxy, require
 from tests.sim_harness import Sim
 from tests.syncer_harness import World, proxy_env
@@ -46,7 +47,6 @@ from tests.tunnel_harness import (
     SUBPROTOCOLS,
     ExecCluster,
     HubInProcess,
-    eventually,
     hub_in_process,
 )
 

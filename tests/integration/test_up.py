@@ -9,7 +9,8 @@ from pathlib import Path
 
 import yaml
 
-from tests.harness import BIN, KUBECTL, free_port, stop_process, wait_for
+from tests.harness import BIN, KUBECTL, free_port, wait_for
+from tests.processes import Program
 from tests.syncer_harness import environ_without_proxies
 
 PLACEMENT = """apiVersion: edge.kubestellar.io/v2alpha1
@@ -30,13 +31,11 @@ def test_up_runs_the_readme_flow_and_stops_everything(tmp_path: Path) -> None:
     hub_port, sim_port = free_port(), free_port()
     data = tmp_path / "data"
     env = environ_without_proxies() | {"HOME": str(tmp_path), "KUBECONFIG": str(data / "admin.kubeconfig")}
-    with (tmp_path / "up.log").open("wb") as log:
-        proc = subprocess.Popen([str(BIN / "spacehub"), "up", "--listen", f"127.0.0.1:{hub_port}", "--sim-listen",
-                                 f"127.0.0.1:{sim_port}", "--data-dir", str(data)], stdout=log,
-                                stderr=subprocess.STDOUT, env=env, cwd=tmp_path)
+    up = Program(tmp_path / "up.log")
+    up.start([str(BIN / "spacehub"), "up", "--listen", f"127.0.0.1:{hub_port}", "--sim-listen",
+              f"127.0.0.1:{sim_port}", "--data-dir", str(data)], env=env, cwd=tmp_path)
     try:
-        wait_for(lambda: "spacehub is up" in (tmp_path / "up.log").read_text(), timeout=120,
-                 message=f"spacehub up (log {tmp_path / 'up.log'})")
+        up.wait_ready(lambda: "spacehub is up" in up.log(), timeout=120)
 
         def kubectl(*args: str, kubeconfig: Path | None = None, stdin: str | None = None) -> str:
             cmd = [str(KUBECTL), *(["--kubeconfig", str(kubeconfig)] if kubeconfig else []), *args]
@@ -53,6 +52,6 @@ def test_up_runs_the_readme_flow_and_stops_everything(tmp_path: Path) -> None:
                             ["items"], timeout=60, message="web in wec2")
         assert deployed[0]["metadata"]["name"] == "web"
     finally:
-        code = stop_process(proc, signal.SIGTERM)
-    assert code == 0, (tmp_path / "up.log").read_text()[-3000:]
+        code = up.stop(signal.SIGTERM)
+    assert code == 0, up.log()[-3000:]
     assert not _listening(hub_port) and not _listening(sim_port)

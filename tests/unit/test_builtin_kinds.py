@@ -623,7 +623,9 @@ def test_root_space_cannot_be_created_or_deleted() -> None:
 
 def test_causes_are_status_causes() -> None:
     found = rtype("ConfigMap").strategy.validate({"data": {"a b": "x"}})
-    assert all(isinstance(c, Cause) and c.to_dict()["field"] == "data[a b]" for c in found)
+    assert len(found) == 1 and isinstance(found[0], Cause)
+    assert found[0].to_dict()["field"] == "data[a b]"
+    assert found[0].to_dict()["reason"] == "FieldValueInvalid"
 
 
 def test_api_service_is_stored_with_kube_aggregators_defaults_and_checks() -> None:

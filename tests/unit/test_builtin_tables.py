@@ -40,8 +40,18 @@ def test_deployment_row_renders_like_kubectl() -> None:
 ])
 def test_no_table_cell_raises_on_partial_or_malformed_objects(obj: dict[str, Any]) -> None:
     for t in (*builtin_types(), *space_types()):
-        for column in t.columns:
-            column.cell(obj)
+        cells = [column.cell(obj) for column in t.columns]
+        # A table cell is a JSON scalar (kube's TableRow): a raw list, dict or None leaking from a malformed
+        # object would break kubectl's printer.
+        assert all(type(cell) in (str, int, float, bool) for cell in cells), (t.kind, cells)
+        assert cells[0] == ("<unknown>" if t.kind == "Event" else ""), (t.kind, cells[0])  # no name: empty
+
+
+def test_a_malformed_deployment_renders_defaults_not_its_junk() -> None:
+    junk = {"spec": {"template": {"spec": {"containers": [None, 3]}}, "replicas": "3"}, "status": {"x": 1}}
+    cells = {c.name: c.cell(junk) for c in rtype("Deployment").columns}
+    assert cells == {"Name": "", "Ready": "0/0", "Up-to-date": 0, "Available": 0, "Age": "<unknown>",
+                     "Containers": "", "Images": "", "Selector": ""}
 
 
 def test_every_table_starts_with_name_except_events_which_start_with_last_seen() -> None:

@@ -52,11 +52,17 @@ def test_empty_value_and_empty_set() -> None:
     assert not sel("x=").matches({})
     assert sel("x in ()").matches({"x": ""})
     assert sel("x in (,a)").matches({"x": ""})
+    # Each is a real requirement, not one parsed as "match everything".
+    assert not sel("x=").matches({"x": "a"})
+    assert not sel("x in ()").matches({"x": "a"}) and not sel("x in ()").matches({})
+    assert not sel("x in (,a)").matches({"x": "b"})
 
 
 def test_keywords_are_values_in_value_position() -> None:
     assert sel("in in (in)").matches({"in": "in"})
     assert sel("notin=notin").matches({"notin": "notin"})
+    assert not sel("in in (in)").matches({"in": "out"}) and not sel("in in (in)").matches({})
+    assert not sel("notin=notin").matches({"notin": "in"})
 
 
 def test_empty_selects_everything() -> None:
@@ -209,6 +215,8 @@ def test_event_fields(text: str, expected: bool) -> None:
 def test_event_source_falls_back_to_reporting_component() -> None:
     ev = {**EVENT, "source": {}, "reportingComponent": "ctrl"}
     assert parse_field_selector("source=ctrl", "Event").matches(ev)
+    assert not parse_field_selector("source=kubelet", "Event").matches(ev)
+    assert not parse_field_selector("source=ctrl", "Event").matches({**ev, "reportingComponent": "other"})
 
 
 def test_kind_specific_fields() -> None:
@@ -217,10 +225,16 @@ def test_kind_specific_fields() -> None:
     assert not parse_field_selector("type!=kubernetes.io/tls", "Secret").matches(secret)
     ns = {"metadata": {"name": "prod"}, "status": {"phase": "Terminating"}}
     assert parse_field_selector("status.phase=Terminating", "Namespace").matches(ns)
+    assert not parse_field_selector("status.phase=Active", "Namespace").matches(ns)
+    assert not parse_field_selector("type=Opaque", "Secret").matches(secret)
     pods = parse_field_selector("spec.nodeName=n1,status.phase!=Failed,status.podIP=10.0.0.1", "Pod")
     assert pods.matches(POD)
+    assert not parse_field_selector("spec.nodeName=n2", "Pod").matches(POD)
+    assert not parse_field_selector("spec.nodeName=n1,status.podIP=10.0.0.2", "Pod").matches(POD)
     assert parse_field_selector("spec.hostNetwork=false", "Pod").matches(POD)
+    assert not parse_field_selector("spec.hostNetwork=true", "Pod").matches(POD)
     assert parse_field_selector("spec.unschedulable=false", "Node").matches({"metadata": {"name": "n"}})
+    assert not parse_field_selector("spec.unschedulable=true", "Node").matches({"metadata": {"name": "n"}})
     assert "involvedObject.uid" in selectable_fields("Event")
 
 

@@ -31,8 +31,23 @@ JUNK: list[Any] = [
 
 @pytest.mark.parametrize("obj", JUNK)
 def test_cells_never_raise_on_partial_objects(obj: Any) -> None:
-    for column in (*pod_columns(), *node_columns()):
-        column.cell(obj)
+    cells = [column.cell(obj) for column in (*pod_columns(), *node_columns())]
+    # Strings as kubectl prints them: never the junk itself (a list, a dict, None) passed through.
+    assert all(isinstance(cell, str) for cell in cells), cells
+
+
+def test_cells_of_an_empty_pod_and_node_are_kubectls_placeholders() -> None:
+    assert {c.name: c.cell({}) for c in pod_columns()} == {
+        "Name": "", "Ready": "0/0", "Status": "", "Restarts": "0", "Age": "<unknown>", "IP": "<none>",
+        "Node": "<none>", "Nominated Node": "<none>", "Readiness Gates": "<none>"}
+    assert {c.name: c.cell({}) for c in node_columns()} == {
+        "Name": "", "Status": "Unknown", "Roles": "<none>", "Age": "<unknown>", "Version": "",
+        "Internal-IP": "<none>", "External-IP": "<none>", "OS-Image": "<unknown>", "Kernel-Version": "<unknown>",
+        "Container-Runtime": "<unknown>"}
+    # A container that is not an object is skipped; one with a junk name still counts.
+    junk = {"spec": {"containers": [None, {"name": 1}], "readinessGates": [{"conditionType": None}]},
+            "status": {"podIPs": [None]}}
+    assert (_cells(junk)["Ready"], _cells(junk)["Readiness Gates"], _cells(junk)["IP"]) == ("0/1", "0/1", "<none>")
 
 
 def _cells(obj: dict[str, Any]) -> dict[str, Any]:

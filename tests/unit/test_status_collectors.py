@@ -247,11 +247,27 @@ def test_every_problem_is_reported_and_the_structure_comes_first() -> None:
     assert [p.path for p in refused.value.problems] == ["spec.groupBy"]
 
 
-def test_typed_inventory_compiles_what_kubestellar_documents() -> None:
-    for expression in ("size(inventory.labels) > 0", "inventory.name", 'inventory.labels["region"]',
-                       "propagation.lastReturnedUpdateTimestamp", "returned.status.conditions.exists(c, "
-                       "c.type == 'Available' && c.status == 'True')"):
-        compile_collector({"select": [{"name": "x", "def": expression}]})
+def test_typed_inventory_evaluates_what_kubestellar_documents() -> None:
+    expressions = ("size(inventory.labels) > 0", "inventory.name", 'inventory.labels["region"]',
+                   "propagation.lastReturnedUpdateTimestamp",
+                   "returned.status.conditions.exists(c, c.type == 'Available' && c.status == 'True')")
+    spec = {"select": [{"name": f"x{i}", "def": expression} for i, expression in enumerate(expressions)]}
+    rows = [ClusterRow("paris", {"region": "eu", "tier": "edge"},
+                       status(3, conditions=[{"type": "Available", "status": "True"}]),
+                       dt.datetime(2025, 3, 1, 10, tzinfo=dt.UTC)),
+            ClusterRow("ohio", {"region": "us"}, status(1, conditions=[{"type": "Available", "status": "False"}]),
+                       None)]
+    result = run(spec, rows)
+    assert "rowErrors" not in result
+    by_cluster = {row["columns"][1]["string"]: row["columns"] for row in result["rows"]}
+    assert by_cluster == {
+        "paris": [{"type": "Bool", "bool": True}, {"type": "String", "string": "paris"},
+                  {"type": "String", "string": "eu"}, {"type": "String", "string": "2025-03-01T10:00:00Z"},
+                  {"type": "Bool", "bool": True}],
+        # Never returned an update: Go's zero time, as KubeStellar's zero metav1.Time renders.
+        "ohio": [{"type": "Bool", "bool": True}, {"type": "String", "string": "ohio"},
+                 {"type": "String", "string": "us"}, {"type": "String", "string": "0001-01-01T00:00:00Z"},
+                 {"type": "Bool", "bool": False}]}
 
 
 def test_values_json_cannot_hold_are_written_as_kubernetes_writes_them() -> None:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 from sqlalchemy import create_engine, text
@@ -23,12 +22,27 @@ def test_a_database_from_before_rotation_gets_its_expiry_column_and_keeps_its_to
     assert credentials.sync_target_of(token) is None
 
 
+class Clock:
+    """Wall-clock seconds that move only when the test says so."""
+
+    def __init__(self) -> None:
+        self.now = 1_767_225_600.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
 def test_rotation_never_lengthens_a_grace_period_already_running(tmp_path: Path) -> None:
-    credentials = SyncerCredentials(create_engine(f"sqlite:///{tmp_path / 'hub.db'}"))
+    clock = Clock()
+    credentials = SyncerCredentials(create_engine(f"sqlite:///{tmp_path / 'hub.db'}"), clock=clock)
     first = credentials.mint("guilder", "2026-01-01T00:00:00Z")
-    credentials.rotate("guilder", "2026-01-01T00:01:00Z", grace_seconds=0.2)
-    credentials.rotate("guilder", "2026-01-01T00:02:00Z", grace_seconds=3600)  # must not revive the first
-    deadline = time.monotonic() + 5
-    while credentials.sync_target_of(first) is not None:
-        assert time.monotonic() < deadline, "the first token should have expired 0.2 s after the first rotation"
-        time.sleep(0.05)
+    second = credentials.rotate("guilder", "2026-01-01T00:01:00Z", grace_seconds=0.2)
+    third = credentials.rotate("guilder", "2026-01-01T00:02:00Z", grace_seconds=3600)  # must not revive the first
+    clock.now += 0.19
+    assert credentials.sync_target_of(first) == "guilder"  # still within its grace period
+    clock.now += 0.01
+    assert credentials.sync_target_of(first) is None  # 0.2 s after the first rotation, not an hour
+    assert credentials.sync_target_of(second) == "guilder"  # the second rotation's grace period
+    clock.now += 3600
+    assert credentials.sync_target_of(second) is None
+    assert credentials.sync_target_of(third) == "guilder"  # the newest never expires
