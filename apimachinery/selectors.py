@@ -16,6 +16,7 @@ from enum import Enum, StrEnum
 from typing import Any
 
 from apimachinery.errors import StatusError, bad_request
+from apimachinery.gofmt import go_quote
 
 # ----------------------------------------------------------------------------------------------
 # Validation messages (apimachinery ``validation``); selector errors quote them verbatim.
@@ -79,29 +80,10 @@ def _label_value_errors(value: str) -> list[str]:
     return errs
 
 
-def _go_quote(s: str) -> str:
-    """``%q`` of a Go string, as field errors print bad values."""
-    named = {"\a": "\\a", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t", "\v": "\\v",
-             "\\": "\\\\", '"': '\\"'}
-    out = []
-    for ch in s:
-        if ch in named:
-            out.append(named[ch])
-        elif ch.isprintable():
-            out.append(ch)
-        elif ord(ch) < 0x80:
-            out.append(f"\\x{ord(ch):02x}")
-        elif ord(ch) < 0x10000:
-            out.append(f"\\u{ord(ch):04x}")
-        else:
-            out.append(f"\\U{ord(ch):08x}")
-    return '"' + "".join(out) + '"'
-
-
 def _go_json_strings(values: list[str] | None) -> str:
     if not values:
         return "null"  # apimachinery passes a nil slice here
-    return "[" + ",".join(_go_quote(v) for v in values) + "]"
+    return "[" + ",".join(go_quote(v) for v in values) + "]"
 
 
 def _invalid(path: str, bad_value: str, detail: str) -> str:
@@ -181,7 +163,7 @@ def _new_requirement(key: str, op: Op, values: list[str]) -> Requirement:
     """apimachinery ``NewRequirement``: the checks and the error text of a single requirement."""
     errs: list[str] = []
     if key_errs := _qualified_name_errors(key):
-        errs.append(_invalid("key", _go_quote(key), "; ".join(key_errs)))
+        errs.append(_invalid("key", go_quote(key), "; ".join(key_errs)))
     if op in (Op.IN, Op.NOT_IN):
         if not values:
             errs.append(_invalid("values", _go_json_strings(values),
@@ -200,11 +182,11 @@ def _new_requirement(key: str, op: Op, values: list[str]) -> Requirement:
                                  "for 'Gt', 'Lt' operators, exactly one value is required"))
         for i, v in enumerate(values):
             if _parse_int64(v) is None:
-                errs.append(_invalid(f"values[{i}]", _go_quote(v),
+                errs.append(_invalid(f"values[{i}]", go_quote(v),
                                      "for 'Gt', 'Lt' operators, the value must be an integer"))
     for i, v in enumerate(values):
         if value_errs := _label_value_errors(v):
-            errs.append(_invalid(f"values[{i}][{key}]", _go_quote(v), "; ".join(value_errs)))
+            errs.append(_invalid(f"values[{i}][{key}]", go_quote(v), "; ".join(value_errs)))
     if errs:
         raise _SelectorSyntaxError(_aggregate(errs))
     # Canonical (sorted, distinct) values, so equal selectors compare and hash equal.
@@ -347,7 +329,7 @@ class _LabelParser:
         key = lit
         if errs := _qualified_name_errors(key):
             # The parser validates the key with a nil field path, which Go prints as "<nil>".
-            raise _SelectorSyntaxError(_invalid("<nil>", _go_quote(key), "; ".join(errs)))
+            raise _SelectorSyntaxError(_invalid("<nil>", go_quote(key), "; ".join(errs)))
         if negated:
             return _new_requirement(key, Op.DOES_NOT_EXIST, [])
         if self._peek()[0] in (_Tok.EOS, _Tok.COMMA):
@@ -441,7 +423,7 @@ def label_selector_from_object(sel: Mapping[str, Any] | None) -> LabelSelector:
         for expr in expressions:
             operator = str(expr.get("operator", ""))
             if operator not in _OBJECT_OPS:
-                raise _SelectorSyntaxError(f"{_go_quote(operator)} is not a valid label selector operator")
+                raise _SelectorSyntaxError(f"{go_quote(operator)} is not a valid label selector operator")
             requirements.append(_new_requirement(str(expr.get("key", "")), _OBJECT_OPS[operator],
                                                  [str(v) for v in expr.get("values") or []]))
     except _SelectorSyntaxError as e:
@@ -688,5 +670,5 @@ def parse_field_selector(text: str, kind: str) -> FieldSelector:
 def _unsupported_field(field: str, table: _KindFields) -> StatusError:
     if table.custom:
         return bad_request(f"field label not supported: {field}")
-    return bad_request(f'{_go_quote(field)} is not a known field selector: only "metadata.name", '
+    return bad_request(f'{go_quote(field)} is not a known field selector: only "metadata.name", '
                        '"metadata.namespace"')

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from apimachinery.errors import Cause
+from apimachinery.gofmt import go_quote
 from apimachinery.names import duplicate, forbidden, invalid, not_supported, required
 from cel import (
     PER_CALL_LIMIT,
@@ -142,21 +143,17 @@ def _root_view(obj: Mapping[str, Any]) -> dict[str, Any]:
 # --- compilation ----------------------------------------------------------------------------------
 
 
-def _go_quote(text: str) -> str:
-    return json.dumps(text, ensure_ascii=False)
-
-
 def _rule_value(spec: Mapping[str, Any]) -> str:
     """The rule as Go's ``%#v`` prints an ``apiextensions.ValidationRule`` in field errors."""
     reason = spec.get("reason")
     optional = spec.get("optionalOldSelf")
     reason_text = "(*apiextensions.FieldValueErrorReason)(nil)" if reason is None else \
-        f"(*apiextensions.FieldValueErrorReason)({_go_quote(str(reason))})"
+        f"(*apiextensions.FieldValueErrorReason)({go_quote(str(reason))})"
     optional_text = "(*bool)(nil)" if optional is None else f"(*bool)({str(bool(optional)).lower()})"
-    return (f"apiextensions.ValidationRule{{Rule:{_go_quote(str(spec.get('rule') or ''))}, "
-            f"Message:{_go_quote(str(spec.get('message') or ''))}, "
-            f"MessageExpression:{_go_quote(str(spec.get('messageExpression') or ''))}, "
-            f"Reason:{reason_text}, FieldPath:{_go_quote(str(spec.get('fieldPath') or ''))}, "
+    return (f"apiextensions.ValidationRule{{Rule:{go_quote(str(spec.get('rule') or ''))}, "
+            f"Message:{go_quote(str(spec.get('message') or ''))}, "
+            f"MessageExpression:{go_quote(str(spec.get('messageExpression') or ''))}, "
+            f"Reason:{reason_text}, FieldPath:{go_quote(str(spec.get('fieldPath') or ''))}, "
             f"OptionalOldSelf:{optional_text}}}")
 
 
@@ -447,7 +444,7 @@ class _Walk:
                           "validation rules will be run")
             else:
                 detail = (f"no further validation rules will be run due to call cost exceeds limit for "
-                          f"messageExpression: {_go_quote(str(rule.spec.get('messageExpression')))}")
+                          f"messageExpression: {go_quote(str(rule.spec.get('messageExpression')))}")
             self.causes.append(invalid(target, node.type, detail))
             raise _OutOfBudget from None
         except CelEvalError:

@@ -26,6 +26,7 @@ from apimachinery.names import (
     is_label_value,
     is_qualified_name,
 )
+from apimachinery.quantity import BINARY_SUFFIXES, DECIMAL_SUFFIXES, quantity_value
 from cel.stdlib.timestamps import parse_timestamp
 from cel.types import NONE, EvalError, Meter, NoOverload, Opaque, Optional, register, size_cost
 
@@ -352,11 +353,7 @@ def _raise(exc: Exception) -> Any:
 
 # --- Quantity --------------------------------------------------------------------------------------
 
-_QUANTITY = re.compile(r"([+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+))(Ki|Mi|Gi|Ti|Pi|Ei|n|u|m|k|M|G|T|P|E|"
-                       r"[eE][+-]?[0-9]+)?")
-_BINARY = {"Ki": 1, "Mi": 2, "Gi": 3, "Ti": 4, "Pi": 5, "Ei": 6}
-_DECIMAL = {"n": -9, "u": -6, "m": -3, "": 0, "k": 3, "M": 6, "G": 9, "T": 12, "P": 15, "E": 18}
-_DECIMAL_BY_EXP = {v: k for k, v in _DECIMAL.items()}
+_DECIMAL_BY_EXP = {v: k for k, v in DECIMAL_SUFFIXES.items()}
 
 
 class Quantity(Opaque):
@@ -376,7 +373,7 @@ class Quantity(Opaque):
         # resource.Quantity's canonical form: the largest suffix that keeps an integer mantissa.
         v = self.value
         if self.binary and v.denominator == 1 and v != 0:
-            for suffix, power in sorted(_BINARY.items(), key=lambda kv: -kv[1]):
+            for suffix, power in sorted(BINARY_SUFFIXES.items(), key=lambda kv: -kv[1]):
                 if v.numerator % (1024 ** power) == 0:
                     return f"{v.numerator // 1024 ** power}{suffix}"
             if abs(v) < 1024:
@@ -395,17 +392,11 @@ class Quantity(Opaque):
 
 
 def parse_quantity(text: str) -> Quantity:
-    m = _QUANTITY.fullmatch(text)
-    if not m:
+    parsed = quantity_value(text)
+    if parsed is None:
         raise ValueError("quantities must match the regular expression "
                          "'^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'")
-    number = Fraction(m.group(1))
-    suffix = m.group(2) or ""
-    if suffix in _BINARY:
-        return Quantity(number * 1024 ** _BINARY[suffix], binary=True)
-    if suffix in _DECIMAL:
-        return Quantity(number * Fraction(10) ** _DECIMAL[suffix])
-    return Quantity(number * Fraction(10) ** int(suffix[1:]))
+    return Quantity(*parsed)
 
 
 def _quantity(m: Meter, text: Any) -> Quantity:

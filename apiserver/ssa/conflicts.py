@@ -7,12 +7,8 @@ import json
 from collections.abc import Iterator, Mapping
 
 from apimachinery.errors import Cause, StatusError
+from apimachinery.gofmt import go_quote
 from apiserver.fieldmanager import FieldSet, Path, PathElement, format_path
-
-
-def _go_quote(text: str) -> str:
-    # fmt's %q; the same as JSON for the characters manager names use.
-    return json.dumps(text, ensure_ascii=False)
 
 
 def describe_manager(identifier: str) -> str:
@@ -21,10 +17,10 @@ def describe_manager(identifier: str) -> str:
     try:
         ident = json.loads(identifier)
     except ValueError:
-        return _go_quote(identifier)
-    text = _go_quote(str(ident.get("manager") or ""))
+        return go_quote(identifier)
+    text = go_quote(str(ident.get("manager") or ""))
     if ident.get("subresource"):
-        text = f"{text} with subresource {_go_quote(ident['subresource'])}"
+        text = f"{text} with subresource {go_quote(ident['subresource'])}"
     if ident.get("operation") == "Update":
         text = f"{text} using {ident.get('apiVersion', '')}"
     return text

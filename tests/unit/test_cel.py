@@ -294,7 +294,9 @@ def test_nested_comprehension_bomb_is_cut_off_quickly() -> None:
     start = time.monotonic()
     with pytest.raises(CelCostExceeded, match="actual cost limit exceeded"):
         compiled.evaluate({})
-    assert time.monotonic() - start < 0.9
+    # Evaluated to the end, the 9 million inner steps take minutes; cut off at the cost limit, about a second
+    # on a loaded shared core. The bound only tells the two apart (speed itself is a benchmark's business).
+    assert time.monotonic() - start < 10
 
 
 def test_string_growth_bomb_is_charged_before_it_is_built() -> None:
