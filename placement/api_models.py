@@ -412,11 +412,16 @@ class EdgePlacementSpec(StrictModel):
         default_factory=list, description="Objects matching any of these tests are placed.")
     want_singleton_reported_state: bool = False
     want_multi_wec_reported_state: bool = Field(
-        default=False, alias="wantMultiWECReportedState",
-        description="The selected objects' status aggregates every cluster's status.")
+        default=True, alias="wantMultiWECReportedState",
+        description="The selected objects' status aggregates every cluster's status (the default).")
     upsync: list[UpsyncSet] = Field(default_factory=list)
     crd_follow: bool = Field(default=False, description="Selected custom resources take their CRD along.")
     failover: Failover | None = None
+    move_strategy: Literal["MakeBeforeBreak", "BreakBeforeMake"] = Field(
+        default="MakeBeforeBreak", description="Whether a cluster losing an object keeps it until the clusters "
+                                               "gaining it run it Ready (MakeBeforeBreak) or not.")
+    move_timeout_seconds: int = Field(
+        default=600, ge=0, description="The longest a losing cluster keeps its copy waiting for the others.")
 
     model_config = ConfigDict(json_schema_extra={"examples": [{
         "locationSelectors": [{"matchLabels": {"env": "prod"}}],

@@ -17,6 +17,9 @@ from status.reports import Report
 
 Phase = Literal["Pending", "Applied", "Ready", "Failed", "Stale"]
 READINESS_CONDITIONS = ("Ready", "Available", "Complete", "Established")
+# The kinds whose readiness is judged by their replicas or completion (the rules of ``_ready`` below): a move
+# waits for their new copies to be Ready (placement.moves); any other kind moves at once.
+KINDS_WITH_READINESS = frozenset({"Deployment", "StatefulSet", "ReplicaSet", "DaemonSet", "Job"})
 # Worst first: what a summary shows when clusters disagree.
 SEVERITY: dict[str, int] = {"Failed": 0, "Stale": 1, "Pending": 2, "Applied": 3, "Ready": 4}
 
