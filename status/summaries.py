@@ -198,7 +198,8 @@ class Summaries(WorkQueue):
         for t in leaving:  # a leaving copy runs what it was last sent: its own replicas, any revision
             report = reports.get(t)
             asked = spec if shares is None else {**spec, "replicas": _own_replicas(report)}
-            states[t] = cluster_state(rtype.kind, asked, report, current_revision=None, stale=not self._healthy(t))
+            states[t] = cluster_state(rtype.kind, asked, report, stale=not self._healthy(t),
+                                      current_revision=report.applied_revision if report is not None else None)
         involved = Involved(ref.space, rtype.kind, rtype.api_version, ref.namespace, ref.name,
                             str(obj["metadata"].get("uid", "")))
         await self._tell_story(ref, involved, targets + leaving, states, reports)
