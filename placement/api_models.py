@@ -344,6 +344,9 @@ class ObjectPlacement(ApiModel):
     resource_version: str
     labels: dict[str, str]
     destinations: list[str] = Field(description="Names of the SyncTargets the object is placed on.")
+    leaving: list[str] = Field(default_factory=list,
+                               description="SyncTargets no longer destinations that keep their copy until the "
+                                           "destinations run it Ready (a make-before-break move).")
     placements: list[PlacementRef] = Field(description="The EdgePlacements selecting the object.")
     want_singleton_reported_state: bool = Field(description="Any selecting placement asks for singleton status.")
     singleton_status: bool = Field(description="Reported state is returned: wanted and exactly one destination.")

@@ -12,7 +12,7 @@ true).
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -66,52 +66,59 @@ def moved_make_before_break(world: World, sampler: ReadySampler) -> None:
     wait_for(lambda: sampler.samples[-1][2] == {"wec2": "Ready"}, timeout=20, message="only wec2 in the status")
 
 
-def assert_never_down(sampler: ReadySampler) -> None:
+def watch_move(world: World, change: Callable[[], None]) -> ReadySampler:
+    """Make ``change`` once wec1 runs web Ready, sampling its PlacementStatus; assert the move is make-before-break:
+    never 0 Ready clusters, wec1 shown ``Leaving``, its copy gone only after wec2 runs it."""
+    with ReadySampler(world, "common", "app", "deployments.apps.web") as sampler:
+        wait_for(lambda: sampler.samples[-1][2] == {"wec1": "Ready"}, timeout=30, message="wec1 Ready in the status")
+        change()
+        moved_make_before_break(world, sampler)
     assert sampler.min_ready >= 1, "PlacementStatus showed 0 Ready clusters\n" + sampler.describe()
     assert sampler.saw("wec1", "Leaving"), "wec1 never shown Leaving\n" + sampler.describe()
+    return sampler
+
+
+def relabel(world: World, location: str, label: str) -> None:
+    world.hub.kubectl("label", "locations", location, label, space="inventory")
 
 
 def test_a_deployment_repointed_by_target_clusters_moves_make_before_break(world: World) -> None:
     place(world, {"env": "prod"}, target="wec1")
     wait_for(lambda: world.get("wec1", cm_path("app", "settings")) is not None, timeout=30, message="settings")
-    with ReadySampler(world, "common", "app", "deployments.apps.web") as sampler:
-        wait_for(lambda: sampler.samples[-1][2] == {"wec1": "Ready"}, timeout=30, message="wec1 Ready in the status")
+
+    def change() -> None:
         world.apply("common", web("wec2"))
-        moved_make_before_break(world, sampler)
-    assert_never_down(sampler)
+        # The placement REST API says so too, while wec2's pods start (2 s).
+        wait_for(lambda: world.placement_view("common", "app", "deployments.apps", "web")["leaving"] == ["wec1"],
+                 timeout=10, message="wec1 leaving in the placement REST API")
+    watch_move(world, change)
 
 
 def test_a_location_relabelled_moves_make_before_break(world: World) -> None:
     place(world, {"serve": "yes"})
-    with ReadySampler(world, "common", "app", "deployments.apps.web") as sampler:
-        wait_for(lambda: sampler.samples[-1][2] == {"wec1": "Ready"}, timeout=30, message="wec1 Ready in the status")
-        world.hub.kubectl("label", "locations", "wec2", "serve=yes", space="inventory")
-        world.hub.kubectl("label", "locations", "wec1", "serve-", space="inventory")
+
+    def change() -> None:
+        relabel(world, "wec2", "serve=yes")
+        relabel(world, "wec1", "serve-")
         # The ConfigMap has no readiness rule: it leaves wec1 at once, while the Deployment waits.
         world.wait_absent("wec1", cm_path("app", "settings"))
-        moved_make_before_break(world, sampler)
-    assert_never_down(sampler)
+    watch_move(world, change)
 
 
 def test_the_placements_selector_changed_moves_make_before_break(world: World) -> None:
     place(world, {"serve": "yes"})
-    with ReadySampler(world, "common", "app", "deployments.apps.web") as sampler:
-        wait_for(lambda: sampler.samples[-1][2] == {"wec1": "Ready"}, timeout=30, message="wec1 Ready in the status")
-        elsewhere = placement("web", {}, DOWNSYNC)
-        elsewhere["spec"]["locationSelectors"] = [{"matchExpressions": [{"key": "serve", "operator": "DoesNotExist"}]}]
-        world.apply("common", elsewhere)
-        moved_make_before_break(world, sampler)
-    assert_never_down(sampler)
+    elsewhere = placement("web", {}, DOWNSYNC)
+    elsewhere["spec"]["locationSelectors"] = [{"matchExpressions": [{"key": "serve", "operator": "DoesNotExist"}]}]
+    watch_move(world, lambda: world.apply("common", elsewhere))
 
 
 def test_a_drained_cluster_keeps_an_undivided_deployment_until_the_new_cluster_runs_it(world: World) -> None:
     place(world, {"serve": "yes"})
-    with ReadySampler(world, "common", "app", "deployments.apps.web") as sampler:
-        wait_for(lambda: sampler.samples[-1][2] == {"wec1": "Ready"}, timeout=30, message="wec1 Ready in the status")
-        world.hub.kubectl("label", "locations", "wec2", "serve=yes", space="inventory")  # the new cluster joins
+
+    def change() -> None:
+        relabel(world, "wec2", "serve=yes")  # the new cluster joins
         world.hub.spacehub("cluster", "drain", "wec1")  # and the old one is decommissioned at once
-        moved_make_before_break(world, sampler)
-    assert_never_down(sampler)
+    watch_move(world, change)
 
 
 def test_a_move_that_times_out_removes_the_old_copy_with_a_warning(world: World) -> None:
