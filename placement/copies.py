@@ -243,6 +243,10 @@ class ClusterCopies:
     async def content_for(self, ref: ObjectRef, target: str) -> Outcome | None:
         """What ``target`` gets of ``ref``: its copy and content revision, or (``obj`` None) why the cluster
         keeps another copy; None when the object is gone."""
+        if self.engine.keeps_leaving(ref, target):  # a move: the cluster keeps what it runs, whatever changed since
+            revision = self._revision_of(ref)
+            return None if revision is None else Outcome(None, str(revision), "leaving: kept until the object's "
+                                                          "other clusters run it Ready")
         outcome = await self._shaped(ref, target)
         conflict = self.conflicts.lost(ref, target)
         if outcome is None or conflict is None:

@@ -298,6 +298,10 @@ class PlacementEngine:
         """The clusters keeping a leaving copy of ``ref``."""
         return sorted(self._leaving.targets_of(ref))
 
+    def keeps_leaving(self, ref: ObjectRef, target: str) -> bool:
+        """Whether ``target`` keeps a leaving copy of ``ref``."""
+        return self._leaving.holds(ref, target)
+
     def leaving_copies(self) -> list[tuple[ObjectRef, str]]:
         """Every (object, cluster) keeping a leaving copy."""
         return self._leaving.pairs()

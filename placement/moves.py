@@ -52,18 +52,28 @@ class Moves:
 
     def look(self) -> None:
         """Hold the copies that the engine's latest inputs took away from clusters, where a move waits."""
+        waits: dict[ObjectRef, list[str] | None] = {}  # per object: its destinations when a move waits, else None
         for target, entry in self.engine.watch_deletes():
             ref = entry.ref
             if entry.kind == "namespace" or (ref, target) in self._since:
                 continue
-            destinations = self.engine.object_destinations(ref)
-            if not destinations or target in destinations or not self.policy(ref).make_before_break:
+            if ref not in waits:
+                waits[ref] = self._waits(ref)
+            destinations = waits[ref]
+            if destinations is None or target in destinations:
                 continue
-            if self.copy_ready(ref, destinations[0]) is None:
-                continue  # no readiness rule: nothing to wait for
             self.engine.hold(ref, target)
-            if target in self.engine.leaving_targets(ref):
+            if self.engine.keeps_leaving(ref, target):
                 self._since[(ref, target)] = self.clock()
+
+    def _waits(self, ref: ObjectRef) -> list[str] | None:
+        """The object's destinations if a cluster losing it must wait for them, else None: it is placed nowhere
+        now (deleted, or no longer selected), its placements opt out, or its kind has no readiness rule."""
+        destinations = self.engine.object_destinations(ref)
+        if not destinations or not self.policy(ref).make_before_break or \
+                self.copy_ready(ref, destinations[0]) is None:
+            return None
+        return destinations
 
     def settle(self) -> bool:
         """Let go of the leaving copies whose move is done or whose time ran out; returns whether some are

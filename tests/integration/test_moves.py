@@ -134,6 +134,24 @@ def test_a_move_that_times_out_removes_the_old_copy_with_a_warning(world: World)
     wait_for(warned, timeout=20, message="a MoveTimedOut Warning Event on web")
 
 
+def test_a_leaving_copy_survives_a_syncer_restart_and_goes_once_the_new_cluster_is_ready(world: World) -> None:
+    place(world, {"env": "prod"}, target="wec1")
+    world.sim.set_faults("wec2", imagePullFailures=["library/httpd:*"])  # wec2 cannot run it for now
+    world.apply("common", web("wec2"))
+    wait_for(lambda: world.placement_view("common", "app", "deployments.apps", "web")["leaving"] == ["wec1"],
+             timeout=20, message="wec1 leaving")
+    world.syncers["wec1"].stop()
+    world.syncers["wec1"].start()  # it resumes from its seq: the withheld DELETE is not sent now either
+    wait_for(lambda: "in sync at seq" in world.syncers["wec1"].runs()[-1], timeout=30,
+             message="wec1's restarted syncer in sync")
+    assert available(world, "wec1") == 2
+    assert world.placement_view("common", "app", "deployments.apps", "web")["leaving"] == ["wec1"]
+
+    world.sim.clear_faults("wec2")
+    wait_for(lambda: available(world, "wec2") == 2, timeout=60, message="web available on wec2")
+    world.wait_absent("wec1", WEB, timeout=30)
+
+
 def test_break_before_make_removes_the_old_copy_at_once(world: World) -> None:
     place(world, {"env": "prod"}, target="wec1", moveStrategy="BreakBeforeMake")
     world.apply("common", web("wec2"))
