@@ -13,7 +13,8 @@ came back, the cluster was deleted). Gaining clusters get the object at once, as
 waits. A cluster that cannot be reached removes nothing until its syncer returns, as before.
 
 Holds are kept in memory by each hub process, decided from what every process reads alike (the engine's
-inputs, the stored PlacementStatus); time comes from ``clock`` (monotonic seconds), injectable for tests.
+inputs, the stored PlacementStatus, whose ``Leaving`` entries a restarted hub holds again: :meth:`resume`);
+time comes from ``clock`` (monotonic seconds), injectable for tests.
 """
 
 from __future__ import annotations
@@ -61,6 +62,17 @@ class Moves:
                 waits[ref] = self._waits(ref)
             destinations = waits[ref]
             if destinations is None or target in destinations:
+                continue
+            self.engine.hold(ref, target)
+            if self.engine.keeps_leaving(ref, target):
+                self._since[(ref, target)] = self.clock()
+
+    def resume(self, leaving: list[tuple[ObjectRef, str]]) -> None:
+        """Hold again the copies a PlacementStatus stored as ``Leaving`` (by an earlier hub process) whose move still
+        waits, so that a restarted hub does not delete them at the syncers' resync; their time starts again."""
+        for ref, target in leaving:
+            destinations = self._waits(ref)
+            if (ref, target) in self._since or destinations is None or target in destinations:
                 continue
             self.engine.hold(ref, target)
             if self.engine.keeps_leaving(ref, target):

@@ -90,6 +90,7 @@ class StatusService:
         self.object_status.start(gate)
         await self.object_status.load()
         await self.objects.run_sync(self.summaries.load)
+        self.placement.moves.resume(self.summaries.leaving())  # before any syncer resyncs with this process
         self.summaries.start(gate)
         self.placement.drain_listeners.append(self.upsync.on_drained)
         self.inventory.health_listeners.append(self.summaries.on_cluster_health)

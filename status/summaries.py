@@ -208,6 +208,12 @@ class Summaries(WorkQueue):
         self._track(ref, frozenset(targets + leaving))
         return False
 
+    def leaving(self) -> list[tuple[ObjectRef, str]]:
+        """Every (object, cluster) a stored PlacementStatus shows ``Leaving``: the moves under way when the hub
+        stopped."""
+        return sorted((ref, str(c.get("name"))) for ref, body in self._bodies.items()
+                      for c in body.get("clusters") or [] if c.get("phase") == "Leaving")
+
     def copy_ready(self, ref: ObjectRef, target: str) -> bool | None:
         """Whether ``target``'s copy of ``ref`` is Ready, as its PlacementStatus (the stored one, which every hub
         process follows) says; None when the object's kind has no readiness rule (what a move waits for)."""

@@ -152,6 +152,37 @@ def test_a_leaving_copy_survives_a_syncer_restart_and_goes_once_the_new_cluster_
     world.wait_absent("wec1", WEB, timeout=30)
 
 
+def test_a_restarted_hub_takes_the_move_under_way_back_from_the_placement_status(world: World) -> None:
+    place(world, {"env": "prod"}, target="wec1")
+    world.sim.set_faults("wec2", imagePullFailures=["library/httpd:*"])
+    world.apply("common", web("wec2"))
+    wait_for(lambda: world.placement_view("common", "app", "deployments.apps", "web")["leaving"] == ["wec1"],
+             timeout=20, message="wec1 leaving")
+    resyncs = world.syncers["wec1"].log().count("after a full resync")
+    world.hub.stop()
+    world.hub.start()  # the syncers' seqs are from the earlier process: they resync in full
+    wait_for(lambda: world.syncers["wec1"].log().count("after a full resync") > resyncs, timeout=60,
+             message="wec1's syncer resynced with the new hub")
+    assert available(world, "wec1") == 2
+    assert world.placement_view("common", "app", "deployments.apps", "web")["leaving"] == ["wec1"]
+
+    world.sim.clear_faults("wec2")
+    wait_for(lambda: available(world, "wec2") == 2, timeout=60, message="web available on wec2")
+    world.wait_absent("wec1", WEB, timeout=30)
+
+
+def test_nothing_is_removed_from_an_unreachable_cluster_until_its_syncer_returns(world: World) -> None:
+    place(world, {"env": "prod"}, target="wec1")
+    world.syncers["wec1"].stop()
+    world.apply("common", web("wec2"))
+    wait_for(lambda: available(world, "wec2") == 2, timeout=60, message="web available on wec2")
+    wait_for(lambda: world.placement_view("common", "app", "deployments.apps", "web")["leaving"] == [],
+             timeout=20, message="wec1's copy let go once wec2 runs it")
+    assert available(world, "wec1") == 2  # its syncer is away: nothing deleted there
+    world.syncers["wec1"].start()
+    world.wait_absent("wec1", WEB, timeout=30)
+
+
 def test_break_before_make_removes_the_old_copy_at_once(world: World) -> None:
     place(world, {"env": "prod"}, target="wec1", moveStrategy="BreakBeforeMake")
     world.apply("common", web("wec2"))
