@@ -22,6 +22,7 @@ from tests.harness import wait_for
 from tests.syncer_harness import ReadySampler, World, cm_path, configmap, deployment, namespace, placement
 
 WEB = "/apis/apps/v1/namespaces/app/deployments/web"
+PLACEMENT_STATUSES = "/apis/status.spacehub.io/v1alpha1/namespaces/app/placementstatuses"
 DOWNSYNC = [{"apiGroup": "apps", "resources": ["deployments"], "namespaces": ["app"]},
             {"apiGroup": "", "resources": ["configmaps"], "namespaces": ["app"]}]
 
@@ -89,8 +90,7 @@ def test_a_deployment_repointed_by_target_clusters_moves_make_before_break(world
     def change() -> None:
         world.apply("common", web("wec2"))
         # The placement REST API says so too, while wec2's pods start (2 s).
-        wait_for(lambda: world.placement_view("common", "app", "deployments.apps", "web")["leaving"] == ["wec1"],
-                 timeout=10, message="wec1 leaving in the placement REST API")
+        wait_for(lambda: leaving(world) == ["wec1"], timeout=10, message="wec1 leaving in the placement REST API")
     watch_move(world, change)
 
 
@@ -134,41 +134,49 @@ def test_a_move_that_times_out_removes_the_old_copy_with_a_warning(world: World)
     wait_for(warned, timeout=20, message="a MoveTimedOut Warning Event on web")
 
 
-def test_a_leaving_copy_survives_a_syncer_restart_and_goes_once_the_new_cluster_is_ready(world: World) -> None:
-    place(world, {"env": "prod"}, target="wec1")
-    world.sim.set_faults("wec2", imagePullFailures=["library/httpd:*"])  # wec2 cannot run it for now
-    world.apply("common", web("wec2"))
-    wait_for(lambda: world.placement_view("common", "app", "deployments.apps", "web")["leaving"] == ["wec1"],
-             timeout=20, message="wec1 leaving")
-    world.syncers["wec1"].stop()
-    world.syncers["wec1"].start()  # it resumes from its seq: the withheld DELETE is not sent now either
-    wait_for(lambda: "in sync at seq" in world.syncers["wec1"].runs()[-1], timeout=30,
-             message="wec1's restarted syncer in sync")
-    assert available(world, "wec1") == 2
-    assert world.placement_view("common", "app", "deployments.apps", "web")["leaving"] == ["wec1"]
+def leaving(world: World) -> list[str]:
+    return list(world.placement_view("common", "app", "deployments.apps", "web")["leaving"])
 
+
+def stuck_move(world: World) -> None:
+    """web re-pointed from wec1 to wec2, which cannot pull its image: wec1 keeps its copy, leaving."""
+    place(world, {"env": "prod"}, target="wec1")
+    world.sim.set_faults("wec2", imagePullFailures=["library/httpd:*"])
+    world.apply("common", web("wec2"))
+    wait_for(lambda: leaving(world) == ["wec1"], timeout=20, message="wec1 leaving")
+
+    def stored_leaving() -> bool:
+        stored = world.hub_get("common", f"{PLACEMENT_STATUSES}/deployments.apps.web") or {}
+        return any(c.get("name") == "wec1" and c.get("phase") == "Leaving" for c in stored.get("clusters") or [])
+    wait_for(stored_leaving, timeout=20, message="wec1 Leaving in the stored PlacementStatus")
+
+
+def finish_move(world: World) -> None:
+    """wec1 still runs web, leaving; once wec2 can pull the image and runs it, wec1's copy goes."""
+    assert available(world, "wec1") == 2
+    assert leaving(world) == ["wec1"]
     world.sim.clear_faults("wec2")
     wait_for(lambda: available(world, "wec2") == 2, timeout=60, message="web available on wec2")
     world.wait_absent("wec1", WEB, timeout=30)
 
 
+def test_a_leaving_copy_survives_a_syncer_restart_and_goes_once_the_new_cluster_is_ready(world: World) -> None:
+    stuck_move(world)
+    world.syncers["wec1"].stop()
+    world.syncers["wec1"].start()  # it resumes from its seq: the withheld DELETE is not sent now either
+    wait_for(lambda: "in sync at seq" in world.syncers["wec1"].runs()[-1], timeout=30,
+             message="wec1's restarted syncer in sync")
+    finish_move(world)
+
+
 def test_a_restarted_hub_takes_the_move_under_way_back_from_the_placement_status(world: World) -> None:
-    place(world, {"env": "prod"}, target="wec1")
-    world.sim.set_faults("wec2", imagePullFailures=["library/httpd:*"])
-    world.apply("common", web("wec2"))
-    wait_for(lambda: world.placement_view("common", "app", "deployments.apps", "web")["leaving"] == ["wec1"],
-             timeout=20, message="wec1 leaving")
+    stuck_move(world)
     resyncs = world.syncers["wec1"].log().count("after a full resync")
     world.hub.stop()
     world.hub.start()  # the syncers' seqs are from the earlier process: they resync in full
     wait_for(lambda: world.syncers["wec1"].log().count("after a full resync") > resyncs, timeout=60,
              message="wec1's syncer resynced with the new hub")
-    assert available(world, "wec1") == 2
-    assert world.placement_view("common", "app", "deployments.apps", "web")["leaving"] == ["wec1"]
-
-    world.sim.clear_faults("wec2")
-    wait_for(lambda: available(world, "wec2") == 2, timeout=60, message="web available on wec2")
-    world.wait_absent("wec1", WEB, timeout=30)
+    finish_move(world)
 
 
 def test_nothing_is_removed_from_an_unreachable_cluster_until_its_syncer_returns(world: World) -> None:
@@ -176,8 +184,7 @@ def test_nothing_is_removed_from_an_unreachable_cluster_until_its_syncer_returns
     world.syncers["wec1"].stop()
     world.apply("common", web("wec2"))
     wait_for(lambda: available(world, "wec2") == 2, timeout=60, message="web available on wec2")
-    wait_for(lambda: world.placement_view("common", "app", "deployments.apps", "web")["leaving"] == [],
-             timeout=20, message="wec1's copy let go once wec2 runs it")
+    wait_for(lambda: leaving(world) == [], timeout=20, message="wec1's copy let go once wec2 runs it")
     assert available(world, "wec1") == 2  # its syncer is away: nothing deleted there
     world.syncers["wec1"].start()
     world.wait_absent("wec1", WEB, timeout=30)
