@@ -1,11 +1,15 @@
 """Make-before-break moves on the real engine: a cluster losing an object keeps it (in its desired set, its
-DELETE and its Namespace's withheld) until the clusters it is placed on now are Ready, or the time runs out."""
+DELETE and its Namespace's withheld) until the clusters it is placed on now are Ready, or the time runs out;
+and how its PlacementStatus counts such a leaving copy."""
 
 from __future__ import annotations
 
+from apiserver.resourcetypes import ResourceType
 from placement.engine import PlacementEngine
 from placement.model import ObjectRef
 from placement.moves import MovePolicy, Moves
+from status.readiness import ClusterState
+from status.summaries import _summary
 from tests.placement_world import location, ns_ref, placement, ref, refs, sync_target, wobj
 
 WEB = ref("app", "deployments.apps", "hello", "web")
@@ -120,3 +124,14 @@ def test_a_resync_of_the_losing_cluster_lists_its_leaving_copy() -> None:
     repoint(engine, moves, "wec2")
     listed = [(e.ref, e.implicit) for e in engine.desired("wec1")]
     assert listed == [(ns_ref("app", "hello"), True), (WEB, False)]
+
+
+def test_a_placement_status_counts_a_ready_leaving_copy_among_the_ready_only() -> None:
+    deployments = ResourceType("apps", "v1", "Deployment", "deployments", "deployment", True)
+    states = {"wec1": ClusterState("Ready", True), "wec2": ClusterState("Applied", True, "1 of 2 available")}
+    body = _summary(WEB, deployments, {"uid": "u"}, "7", states, {}, None, {"wec1"})
+    assert body["summary"] == {"targeted": 1, "applied": 1, "ready": 1, "failed": 0, "stale": 0, "pending": 0,
+                               "current": 1, "leaving": 1}
+    assert [(c["name"], c["phase"], c.get("ready")) for c in body["clusters"]] == [
+        ("wec1", "Leaving", True), ("wec2", "Applied", None)]
+    assert body["worstCondition"]["cluster"] == "wec2"  # a leaving copy is never the worst
