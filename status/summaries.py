@@ -216,9 +216,10 @@ class Summaries(WorkQueue):
 
     def copy_ready(self, ref: ObjectRef, target: str) -> bool | None:
         """Whether ``target``'s copy of ``ref`` is Ready, as its PlacementStatus (the stored one, which every hub
-        process follows) says; None when the object's kind has no readiness rule (what a move waits for)."""
+        process follows) says; None when the object's kind has no readiness rule and its replicas are not divided
+        (what a move waits for: divided replicas of any kind wait for their new shares, as a drain always did)."""
         info = self.placement.object_info(ref)
-        if info is None or info["kind"] not in KINDS_WITH_READINESS:
+        if info is None or (info["kind"] not in KINDS_WITH_READINESS and not self.placement.copies.divided(ref)):
             return None
         body = self._bodies.get(ref) or {}
         return any(c.get("name") == target and c.get("phase") == "Ready" for c in body.get("clusters") or [])
