@@ -19,12 +19,15 @@ time comes from ``clock`` (monotonic seconds), injectable for tests.
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
 from placement.engine import PlacementEngine
 from placement.model import ObjectRef
+
+log = logging.getLogger(__name__)
 
 MAKE_BEFORE_BREAK, BREAK_BEFORE_MAKE = "MakeBeforeBreak", "BreakBeforeMake"
 DEFAULT_MOVE_TIMEOUT = 600.0  # seconds: spec.moveTimeoutSeconds when no placement sets it
@@ -66,6 +69,7 @@ class Moves:
             self.engine.hold(ref, target)
             if self.engine.keeps_leaving(ref, target):
                 self._since[(ref, target)] = self.clock()
+                log.info("%s keeps %s until %s run it Ready", target, ref, ", ".join(destinations))
 
     def resume(self, leaving: list[tuple[ObjectRef, str]]) -> None:
         """Hold again the copies a PlacementStatus stored as ``Leaving`` (by an earlier hub process) whose move still
@@ -102,6 +106,8 @@ class Moves:
                 continue
             self.engine.let_go(ref, target)
             del self._since[(ref, target)]
+            log.info("%s lets %s go (%s)", target, ref, f"not Ready on {', '.join(waiting)}" if waiting else
+                     "its destinations run it Ready" if destinations and target not in destinations else "moved back")
             if waiting and destinations and target not in destinations and now - since >= policy.timeout:
                 for listener in self.timed_out:
                     listener(ref, target, waiting)

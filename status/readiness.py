@@ -49,6 +49,10 @@ def cluster_state(kind: str, spec: Mapping[str, Any], report: Report | None, *, 
     if report.error:
         return ClusterState("Failed", current, report.error)
     ready, message, condition = _ready(kind, spec, report.status or {})
+    observed = (report.status or {}).get("observedGeneration")
+    if ready and isinstance(observed, int) and report.generation is not None and observed < report.generation:
+        # As `kubectl rollout status`: counts from before the cluster's controller saw the latest spec say nothing.
+        ready, message = False, f"observedGeneration {observed} of generation {report.generation}"
     waiting = _waiting(report.associated)
     if waiting:
         message = f"{message}; {waiting}" if message else waiting

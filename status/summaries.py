@@ -222,7 +222,12 @@ class Summaries(WorkQueue):
         if info is None or (info["kind"] not in KINDS_WITH_READINESS and not self.placement.copies.divided(ref)):
             return None
         body = self._bodies.get(ref) or {}
-        return any(c.get("name") == target and c.get("phase") == "Ready" for c in body.get("clusters") or [])
+        if (body.get("object") or {}).get("revision") != self.placement.object_revision(ref):
+            return False  # written before the object's latest change: it cannot say the cluster runs that
+        shares = self.placement.copies.shares(ref)
+        return any(c.get("name") == target and c.get("phase") == "Ready" and
+                   (shares is None or c.get("replicas") == shares.get(target, 0))  # the share it must run now
+                   for c in body.get("clusters") or [])
 
     def _healthy(self, target: str) -> bool:
         return self.inventory.ready(target) is not False
