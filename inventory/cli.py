@@ -64,7 +64,7 @@ def register_cluster_commands(sub: Subparsers, common: argparse.ArgumentParser) 
 
     for verb, help_text in (
             ("cordon", "no new placement reaches the cluster and it takes no new divided replicas"),
-            ("drain", "cordon, start its divided replicas elsewhere, then (once they are ready) empty it"),
+            ("drain", "cordon, then empty it: each object leaves once its other clusters run it Ready"),
             ("uncordon", "undo cordon or drain: the cluster is placed on again")):
         command = cluster_sub.add_parser(verb, parents=[common], help=help_text)
         command.add_argument("name", metavar="NAME")

@@ -434,6 +434,7 @@ def object_placement(view: PlacementView, ref: ObjectRef, reports: ReportedState
         kind=str(info.get("kind", "")), api_version=str(info.get("apiVersion", "")),
         resource_version=str(info.get("resourceVersion", "")),
         labels={str(k): str(v) for k, v in dict(labels).items()}, destinations=destinations,
+        leaving=view.engine.leaving_targets(ref),
         placements=[m.PlacementRef(space=ref.space, name=_name(p)) for p in selecting],
         want_singleton_reported_state=want, singleton_status=want and len(destinations) == 1,
         reported=[m.ReportedState(**r) for r in reports.reported(ref)] if reports is not None else [],

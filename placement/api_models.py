@@ -344,6 +344,9 @@ class ObjectPlacement(ApiModel):
     resource_version: str
     labels: dict[str, str]
     destinations: list[str] = Field(description="Names of the SyncTargets the object is placed on.")
+    leaving: list[str] = Field(default_factory=list,
+                               description="SyncTargets no longer destinations that keep their copy until the "
+                                           "destinations run it Ready (a make-before-break move).")
     placements: list[PlacementRef] = Field(description="The EdgePlacements selecting the object.")
     want_singleton_reported_state: bool = Field(description="Any selecting placement asks for singleton status.")
     singleton_status: bool = Field(description="Reported state is returned: wanted and exactly one destination.")
@@ -412,11 +415,16 @@ class EdgePlacementSpec(StrictModel):
         default_factory=list, description="Objects matching any of these tests are placed.")
     want_singleton_reported_state: bool = False
     want_multi_wec_reported_state: bool = Field(
-        default=False, alias="wantMultiWECReportedState",
-        description="The selected objects' status aggregates every cluster's status.")
+        default=True, alias="wantMultiWECReportedState",
+        description="The selected objects' status aggregates every cluster's status (the default).")
     upsync: list[UpsyncSet] = Field(default_factory=list)
     crd_follow: bool = Field(default=False, description="Selected custom resources take their CRD along.")
     failover: Failover | None = None
+    move_strategy: Literal["MakeBeforeBreak", "BreakBeforeMake"] = Field(
+        default="MakeBeforeBreak", description="Whether a cluster losing an object keeps it until the clusters "
+                                               "gaining it run it Ready (MakeBeforeBreak) or not.")
+    move_timeout_seconds: int = Field(
+        default=600, ge=0, description="The longest a losing cluster keeps its copy waiting for the others.")
 
     model_config = ConfigDict(json_schema_extra={"examples": [{
         "locationSelectors": [{"matchLabels": {"env": "prod"}}],

@@ -25,7 +25,8 @@ from placement.model import Change, DesiredEntry
 
 
 class ChangeLog:
-    def __init__(self, floor: int, size: int) -> None:
+    def __init__(self, floor: int, size: int, target: str = "") -> None:
+        self.target = target
         self.floor = floor
         self._ring: deque[Change] = deque()
         self._size = max(1, size)
@@ -62,11 +63,13 @@ class ChangeLogs:
         self.seq = first_seq
         self.logs: dict[str, ChangeLog] = {}
         self._size = size
+        # (target, entry) of every DELETE logged since the last look, while someone looks (placement.moves).
+        self.deleted: list[tuple[str, DesiredEntry]] | None = None
 
     def start(self, target: str) -> ChangeLog:
         # A fresh floor above every seq handed out so far: seq 0 (never synced) always means "resync".
         self.seq += 1
-        log = self.logs[target] = ChangeLog(self.seq, self._size)
+        log = self.logs[target] = ChangeLog(self.seq, self._size, target)
         return log
 
     def extend(self, log: ChangeLog, op: Literal["upsert", "delete"], entries: Iterable[DesiredEntry]) -> None:
@@ -74,6 +77,8 @@ class ChangeLogs:
         for entry in entries:
             self.seq += 1
             log.append(Change(self.seq, op, entry))
+            if op == "delete" and self.deleted is not None:
+                self.deleted.append((log.target, entry))
 
     def broadcast(self, targets: Iterable[str], op: Literal["upsert", "delete"], entry: DesiredEntry) -> None:
         """One change, shared by the logs of all these targets."""
@@ -81,3 +86,5 @@ class ChangeLogs:
         change = Change(self.seq, op, entry)
         for name in targets:
             self.logs[name].append(change)
+            if op == "delete" and self.deleted is not None:
+                self.deleted.append((name, entry))

@@ -16,7 +16,7 @@ from typing import Any
 
 from apimachinery import kubejsonpath
 from apiserver.resourcetypes import ScalePaths
-from inventory.clusters import Inventory, cordoned, evict_after, not_ready_since
+from inventory.clusters import Inventory, cordoned, not_ready_since
 from placement.conflicts import Conflicts
 from placement.division import Division, DivisionError, divide, division_of
 from placement.engine import PlacementEngine
@@ -45,10 +45,8 @@ class ClusterCopies:
         self._division_errors: dict[ObjectRef, str] = {}
         self._shares: dict[ObjectRef, tuple[tuple[Any, ...], dict[str, int], bool]] = {}
         self._divisions_due: set[ObjectRef] = set()
-        # Set by the hub: the shortest failover.after (seconds) of the placements selecting an object, and the
-        # replicas a cluster reports ready for an object (the status path).
+        # Set by the hub: the shortest failover.after (seconds) of the placements selecting an object.
         self.failover_after: Callable[[ObjectRef], float | None] = lambda _ref: None
-        self.ready_replicas: Callable[[ObjectRef, str], int | None] = lambda _ref, _target: None
         self.wake = False  # clusters were given objects again since the last look: their streams must wake
 
     # --- inputs -------------------------------------------------------------------------------
@@ -153,9 +151,10 @@ class ClusterCopies:
         targets = self.engine.object_destinations(ref)
         cached = self._shares.get(ref)
         before = cached[1] if cached is not None else {}
-        # Clusters leaving (drained, or lost past the placement's failover.after) keep what they run, on top of
-        # the total, until they are gone; cordoned ones keep it within the total and take no more.
-        leaving = {t: before.get(t, 0) for t in targets if self._leaving(t, ref)}
+        # Clusters lost past the placement's failover.after keep what they run, on top of the total, until they
+        # return; cordoned ones keep it within the total and take no more. (A drained cluster is no destination:
+        # its copy is kept, with its share, until the others run theirs, by placement.moves.)
+        leaving = {t: before.get(t, 0) for t in targets if self._failed_over(t, ref)}
         kept = {t: min(before.get(t, 0), total) for t in targets
                 if t not in leaving and cordoned(self.inventory.sync_target(t) or {})}
         kept = _within(kept, total)
@@ -171,40 +170,20 @@ class ClusterCopies:
         self._shares[ref] = (key, {**shares, **kept, **leaving}, over)
         return self._shares[ref]
 
-    def _leaving(self, target: str, ref: ObjectRef) -> bool:
-        obj = self.inventory.sync_target(target) or {}
-        now = dt.datetime.now(dt.UTC)
-        if (after := evict_after(obj)) is not None and after <= now and not self.engine.evicted(target):
-            return True
-        lost = not_ready_since(obj)
+    def _failed_over(self, target: str, ref: ObjectRef) -> bool:
+        lost = not_ready_since(self.inventory.sync_target(target) or {})
         failover = self.failover_after(ref)
-        return lost is not None and failover is not None and (now - lost).total_seconds() >= failover
-
-    def replacements_ready(self, target: str) -> bool:
-        """Whether every divided object on a leaving cluster runs, on the other clusters, the shares that
-        replace it (so the cluster can be emptied: new copies ready before the old ones go)."""
-        for ref, (key, shares, _) in self._shares.items():
-            if target not in shares:
-                continue
-            if target not in dict(key[4]):
-                return False  # not divided again without it yet
-            for other, share in shares.items():
-                if other != target and share and (self.ready_replicas(ref, other) or 0) < share:
-                    return False
-        return True
+        return lost is not None and failover is not None and \
+            (dt.datetime.now(dt.UTC) - lost).total_seconds() >= failover
 
     def watch_leaving(self) -> bool:
-        """Whether some cluster may be leaving now or soon (drained, or lost while a divided object has a
-        failover): its divided objects are looked at again (the caller polls while this holds)."""
+        """Whether some cluster is lost while a divided object may fail over: its divided objects are looked at
+        again (the caller polls while this holds)."""
         if not self._divisions:
             return False
-        now = dt.datetime.now(dt.UTC)
-        for target in self.inventory.sync_targets():
-            after = evict_after(target)
-            name = str(target["metadata"]["name"])
-            if (after is not None and after <= now and not self.engine.evicted(name)) or not_ready_since(target):
-                self._divisions_due.update(self._divisions)
-                return True
+        if any(not_ready_since(target) for target in self.inventory.sync_targets()):
+            self._divisions_due.update(self._divisions)
+            return True
         return False
 
     def share(self, ref: ObjectRef, target: str) -> int | None:
@@ -264,6 +243,10 @@ class ClusterCopies:
     async def content_for(self, ref: ObjectRef, target: str) -> Outcome | None:
         """What ``target`` gets of ``ref``: its copy and content revision, or (``obj`` None) why the cluster
         keeps another copy; None when the object is gone."""
+        if self.engine.keeps_leaving(ref, target):  # a move: the cluster keeps what it runs, whatever changed since
+            revision = self._revision_of(ref)
+            return None if revision is None else Outcome(None, str(revision), "leaving: kept until the object's "
+                                                          "other clusters run it Ready")
         outcome = await self._shaped(ref, target)
         conflict = self.conflicts.lost(ref, target)
         if outcome is None or conflict is None:

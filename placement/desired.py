@@ -332,6 +332,15 @@ class DesiredSets:
         if log is not None:
             self._changes.extend(log, op, [entry])
 
+    def log_deletes(self, t: TargetRecord, entries: list[DesiredEntry]) -> None:
+        """Log the DELETE of entries this target no longer holds (leaving copies let go)."""
+        if not entries:
+            return
+        self._dirty_targets.add(t.name)
+        log = self._logs.get(t.name)
+        if log is not None:
+            self._changes.extend(log, "delete", deletion_order(entries))
+
     def _emit(self, cover: Cover, op: Literal["upsert", "delete"], entry: DesiredEntry) -> None:
         self._changes.broadcast(cover.tracked, op, entry)
 

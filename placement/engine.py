@@ -43,9 +43,11 @@ from placement.covering import Coverage
 from placement.desired import DesiredSets
 from placement.explain import TargetView, explain_spec
 from placement.kinds import placement_types
+from placement.leaving import LeavingCopies
 from placement.locations import metadata
 from placement.model import Change, DesiredEntry, Destination, Explanation, ObjectRef, StatusWants, WorkloadObject
-from placement.records import CoverKey, NsKey, PKey, PlacementRecord
+from placement.ordering import apply_order
+from placement.records import CoverKey, NsKey, PKey, PlacementRecord, entry_kind, namespace_ref
 from placement.spec import compile_spec, spec_of
 from placement.workloads import Selections
 
@@ -75,6 +77,7 @@ class PlacementEngine:
         # they change).
         self._dirty_placements: set[PKey] = set()
         self._narrowed: dict[ObjectRef, frozenset[str]] = {}  # objects naming their own target clusters
+        self._leaving = LeavingCopies()  # copies clusters keep after losing them, until placement.moves lets go
 
     # ------------------------------------------------------------------------------------------
     # Inputs: inventory
@@ -233,9 +236,14 @@ class PlacementEngine:
         if t is None:
             return []
         entries = self._desired.desired_of(t.cover)
-        if not self._narrowed:
+        if self._narrowed:
+            entries = [e for e in entries if self._reaches(e.ref, target)]
+        held = self._leaving.entries(target) if self._leaving else []
+        if not held:
             return list(entries)
-        return [e for e in entries if self._reaches(e.ref, target)]
+        listed = {e.ref for e in entries}
+        held = [e for e in held if e.ref not in listed]
+        return apply_order([*entries, *held, *self._leaving.implicit_namespaces(target, listed)])
 
     def narrow(self, ref: ObjectRef, targets: frozenset[str] | None) -> None:
         """The object's own target annotation: of the clusters its placements reach, only ``targets`` get it
@@ -255,6 +263,51 @@ class PlacementEngine:
             if record is not None:
                 self._desired.log_entry(record, op, ref)  # type: ignore[arg-type]
         self._dirty_placements.update(self._selections.selecting(ref))
+
+    def watch_deletes(self) -> list[tuple[str, DesiredEntry]]:
+        """From now on, every DELETE logged for a target is collected; returns (and empties) what was since
+        the last call: the copies a move may have to keep (:mod:`placement.moves`)."""
+        deleted = self._changes.deleted
+        self._changes.deleted = []
+        return deleted or []
+
+    def hold(self, ref: ObjectRef, target: str) -> None:
+        """``target`` keeps its copy of ``ref`` though it is no longer a destination: listed in its desired set,
+        its DELETE (and its Namespace's) not sent, its reports kept, until :meth:`let_go`."""
+        if self._leaving.holds(ref, target) or target not in self._coverage.targets:
+            return
+        self._leaving.hold(target, DesiredEntry(ref, entry_kind(ref)))
+        self._dirty_placements.update(self._selections.selecting(ref))
+
+    def let_go(self, ref: ObjectRef, target: str) -> None:
+        """``target`` stops keeping its leaving copy: unless it is a destination again, the copy's DELETE (and its
+        Namespace's, when nothing else there needs it) is logged."""
+        if not self._leaving.let_go(ref, target):
+            return
+        self._dirty_placements.update(self._selections.selecting(ref))
+        record = self._coverage.targets.get(target)
+        if record is None:
+            return
+        listed = {e.ref for e in self._entries(target)}
+        gone = [] if ref in listed else [DesiredEntry(ref, entry_kind(ref))]
+        if ref.namespace and namespace_ref((ref.space, ref.namespace)) not in listed:
+            gone.append(DesiredEntry(namespace_ref((ref.space, ref.namespace)), "namespace", True))
+        self._desired.log_deletes(record, gone)
+
+    def leaving_targets(self, ref: ObjectRef) -> list[str]:
+        """The clusters keeping a leaving copy of ``ref``."""
+        return sorted(self._leaving.targets_of(ref))
+
+    def keeps_leaving(self, ref: ObjectRef, target: str) -> bool:
+        """Whether ``target`` keeps a leaving copy of ``ref``."""
+        return self._leaving.holds(ref, target)
+
+    def leaving_copies(self) -> list[tuple[ObjectRef, str]]:
+        """Every (object, cluster) keeping a leaving copy."""
+        return self._leaving.pairs()
+
+    def has_target(self, name: str) -> bool:
+        return name in self._coverage.targets
 
     def _reaches(self, ref: ObjectRef, target: str) -> bool:
         allowed = self._narrowed.get(ref)
@@ -280,6 +333,8 @@ class PlacementEngine:
         """Whether ``target`` is among :meth:`object_destinations` (without building the list: a report from one
         cluster asks this, and the fleet's thousand reports must not cost a thousand lists of a thousand)."""
         allowed = self._narrowed.get(ref)
+        if self._leaving and self._leaving.holds(ref, target):
+            return True  # a leaving copy: its reports still count
         if allowed is not None and target not in allowed:
             return False
         return any(target in self._placements[key].target_paths for key in self._selections.placements_needing(ref))
@@ -366,10 +421,12 @@ class PlacementEngine:
 
     def changes_since(self, target: str, seq: int) -> list[Change] | None:
         changes = self._track(target).since(seq)
-        if changes is None or not self._narrowed:
+        if changes is None or not (self._narrowed or self._leaving):
             return changes
-        # An object narrowed away from this target is never upserted to it (a DELETE always passes).
-        return [c for c in changes if c.op == "delete" or self._reaches(c.entry.ref, target)]
+        # An object narrowed away from this target is never upserted to it (a DELETE always passes, unless
+        # the target keeps a leaving copy: then it is logged again when the copy is let go).
+        return [c for c in changes if (c.op == "delete" or self._reaches(c.entry.ref, target))
+                and not self._leaving.hides(c, target)]
 
     def has_dirty_targets(self) -> bool:
         """Whether some SyncTarget's desired set changed since the last :meth:`drain_dirty`."""

@@ -36,6 +36,7 @@ from placement.conflicts import Conflict
 from placement.copies import ClusterCopies
 from placement.engine import PlacementEngine
 from placement.model import ObjectRef, WorkloadObject
+from placement.moves import BREAK_BEFORE_MAKE, DEFAULT_MOVE_TIMEOUT, MovePolicy, Moves
 from placement.projection import CHILD_HUB_PLACEMENT, child_hub_levels, content_digest, project
 from placement.results import PLACEMENTS, SLICE_SIZE, SLICES, ResultWriter
 from placement.shaping import Outcome
@@ -48,7 +49,8 @@ CUSTOMIZERS = f"customizers.{EDGE_GROUP}"
 # the clusters' streams hear of it, at once; only these written results wait.
 WRITE_DELAY = 0.05
 DRAIN, WRITE = "drain", "write"  # the work queue's two keys
-LEAVING_POLL = 1.0  # seconds between looks while a cluster drains or is lost (its replacements' readiness)
+LEAVING_POLL = 1.0  # seconds between looks while a cluster is lost (its divided replicas' failover)
+MOVE_POLL = 0.5  # seconds between looks while clusters keep leaving copies (their replacements' readiness)
 TARGET_CLUSTERS_ANNOTATION = "spacehub.io/target-clusters"
 # Objects upsync brought up from clusters carry this label; they are never placed back down (upsync wins).
 UPSYNCED_LABEL = "spacehub.io/upsynced"
@@ -124,6 +126,9 @@ class PlacementService(WorkQueue):
         self.copies = ClusterCopies(self.engine, inventory, self.projected, self._revision, self._scale)
         self.copies.failover_after = self._failover_after
         self.condition_sources.append(self.copies.conditions)
+        # Make-before-break: copies clusters keep after losing them, until their replacements are Ready.
+        self.moves = Moves(self.engine)
+        self.moves.policy = self._move_policy
 
     # --- feeding the engine --------------------------------------------------------------------
 
@@ -138,6 +143,7 @@ class PlacementService(WorkQueue):
         else:
             self.engine.upsert_location(location)
         self.copies.definitions_changed(before | set(self.engine.location_instances(name)))
+        self.moves.look()
 
     def sync_target_changed(self, name: str, target: dict[str, Any] | None) -> None:
         self._inventory_changed = True
@@ -146,6 +152,7 @@ class PlacementService(WorkQueue):
         else:
             self.engine.upsert_sync_target(target)
             self.copies.definitions_changed({name})
+        self.moves.look()
 
     def _observe(self, row: LogRow, obj: dict[str, Any] | None) -> None:
         key = row.key
@@ -236,6 +243,7 @@ class PlacementService(WorkQueue):
             self._workload = {r: w for r, w in self._workload.items() if r.space != space}
             self._digests = {r: d for r, d in self._digests.items() if r.space != space}
             self.engine.delete_space(space)
+        self.moves.look()  # before any stream can send the DELETEs of copies that must stay
         if self.engine.has_dirty_targets():
             self.add(DRAIN)  # clusters' desired sets changed: their streams hear of it now
         elif not self._drain_scheduled:  # placements' results, the inventory: soon, coalesced
@@ -243,8 +251,8 @@ class PlacementService(WorkQueue):
             asyncio.get_running_loop().call_later(WRITE_DELAY, self._drain_due)
 
     def _evacuate(self) -> None:
-        """Drain SyncTargets whose ``spec.evictAfter`` has come: each is evicted (everything leaves it) once
-        the other clusters run the divided replicas that replace it; a drain undone takes it back. Only targets
+        """Drain SyncTargets whose ``spec.evictAfter`` has come: each is evicted (everything leaves it, its copies
+        kept until their replacements are Ready: ``placement.moves``); a drain undone takes it back. Only targets
         with the field, or drained before, are looked at: this runs on every drain, heartbeats included."""
         now = dt.datetime.now(dt.UTC)
         draining = self.inventory.draining()
@@ -253,8 +261,8 @@ class PlacementService(WorkQueue):
             due = after is not None and after <= now
             if not due and self.engine.evicted(name):
                 self.engine.set_evicted(name, False)
-            elif due and not self.engine.evicted(name) and self.copies.replacements_ready(name):
-                log.info("sync target %s drained: its replacements are ready elsewhere", name)
+            elif due and not self.engine.evicted(name):
+                log.info("sync target %s drained: its objects move to the other clusters", name)
                 self.engine.set_evicted(name, True)
             elif after is not None and not due:  # look again when it comes
                 asyncio.get_running_loop().call_later((after - now).total_seconds() + 0.05, self.add, DRAIN)
@@ -276,10 +284,21 @@ class PlacementService(WorkQueue):
                     continue  # the CRD's pattern refuses it; an older object may still hold one
         return min(found, default=None)
 
+    def _move_policy(self, ref: ObjectRef) -> MovePolicy:
+        """How ``ref`` moves: make-before-break unless every placement selecting it says ``moveStrategy:
+        BreakBeforeMake``, a leaving copy kept at most the shortest ``moveTimeoutSeconds`` of them."""
+        specs = [(self._placements.get(space, {}).get(name) or {}).get("spec") or {}
+                 for space, name in self.engine.selecting(ref)]
+        timeouts = [float(s["moveTimeoutSeconds"]) for s in specs
+                    if isinstance(s.get("moveTimeoutSeconds"), int) and s["moveTimeoutSeconds"] >= 0]
+        opted_out = bool(specs) and all(s.get("moveStrategy") == BREAK_BEFORE_MAKE for s in specs)
+        return MovePolicy(not opted_out, min(timeouts, default=DEFAULT_MOVE_TIMEOUT))
+
     def set_bound(self, space: str, bound: Mapping[tuple[str, str], str]) -> None:
         """What ``space`` serves through APIBindings, (group, plural) -> provider space: served there for downsync
         tests, and the provider's CRD sent along by ``crdFollow`` placements (``placement.workloads``)."""
         self.engine.set_bound(space, bound)
+        self.moves.look()
         self.add(DRAIN)
 
     def _drain_due(self) -> None:
@@ -338,11 +357,13 @@ class PlacementService(WorkQueue):
         """Take the engine's changes: wake the changed targets' streams and tell the listeners now; the
         placements' slices and statuses are written :data:`WRITE_DELAY` later, coalesced."""
         self._evacuate()
+        if self.moves.settle():  # copies kept for a move: look again whether their replacements are Ready
+            asyncio.get_running_loop().call_later(MOVE_POLL, self.add, DRAIN)
         placements, targets = self.engine.drain_dirty()
         self._refresh |= await self.copies.look(placements)
         if self.copies.wake:
             self.add(DRAIN)  # clusters were given objects again: their streams wake on the next drain
-        if self.copies.watch_leaving():  # a drain waiting for its replacements, or a lost cluster: look again
+        if self.copies.watch_leaving():  # a lost cluster whose divided replicas may fail over: look again
             asyncio.get_running_loop().call_later(LEAVING_POLL, self.add, DRAIN)
         refresh, self._refresh = self._refresh, set()
         for target in targets:

@@ -21,7 +21,7 @@ class PlacementSpec:
     location_selectors: tuple[LabelSelector, ...]
     tests: tuple[DownsyncTest, ...]
     want_singleton: bool
-    want_multi: bool  # wantMultiWECReportedState: the object's status aggregates all its clusters'
+    want_multi: bool  # wantMultiWECReportedState (default true): the object's status aggregates all its clusters'
     crd_follow: bool  # crdFollow: a selected custom resource takes its CRD along (instead of missingCRDs)
     upsync: tuple[Any, ...]
     problems: tuple[str, ...]
@@ -56,7 +56,7 @@ def compile_spec(spec: Mapping[str, Any]) -> PlacementSpec:
         location_selectors=where,
         tests=tests,
         want_singleton=bool(spec.get("wantSingletonReportedState")),
-        want_multi=bool(spec.get("wantMultiWECReportedState")),
+        want_multi=spec.get("wantMultiWECReportedState") is not False,  # on unless the placement says false
         crd_follow=spec.get("crdFollow") is True,
         upsync=tuple(upsync) if isinstance(upsync, Sequence) and not isinstance(upsync, str) else (),
         problems=tuple(problems),

@@ -17,6 +17,9 @@ from status.reports import Report
 
 Phase = Literal["Pending", "Applied", "Ready", "Failed", "Stale"]
 READINESS_CONDITIONS = ("Ready", "Available", "Complete", "Established")
+# The kinds whose readiness is judged by their replicas or completion (the rules of ``_ready`` below): a move
+# waits for their new copies to be Ready (placement.moves); any other kind moves at once.
+KINDS_WITH_READINESS = frozenset({"Deployment", "StatefulSet", "ReplicaSet", "DaemonSet", "Job"})
 # Worst first: what a summary shows when clusters disagree.
 SEVERITY: dict[str, int] = {"Failed": 0, "Stale": 1, "Pending": 2, "Applied": 3, "Ready": 4}
 
@@ -46,6 +49,10 @@ def cluster_state(kind: str, spec: Mapping[str, Any], report: Report | None, *, 
     if report.error:
         return ClusterState("Failed", current, report.error)
     ready, message, condition = _ready(kind, spec, report.status or {})
+    observed = (report.status or {}).get("observedGeneration")
+    if ready and isinstance(observed, int) and report.generation is not None and observed < report.generation:
+        # As `kubectl rollout status`: counts from before the cluster's controller saw the latest spec say nothing.
+        ready, message = False, f"observedGeneration {observed} of generation {report.generation}"
     waiting = _waiting(report.associated)
     if waiting:
         message = f"{message}; {waiting}" if message else waiting

@@ -49,13 +49,6 @@ class ReportStore:
         """Every cluster's latest report on ``ref``, by cluster (a copy)."""
         return dict(self._by_object.get(ref, {}))
 
-    def ready_replicas(self, ref: ObjectRef, target: str) -> int | None:
-        """The replicas ``target`` reports available (else ready) for ``ref``: what a drain waits for."""
-        report = self._by_object.get(ref, {}).get(target)
-        status = (report.status or {}) if report is not None else {}
-        value = status.get("availableReplicas", status.get("readyReplicas"))
-        return value if isinstance(value, int) else None
-
     def refs_of(self, target: str) -> list[ObjectRef]:
         """The objects ``target`` has reported on (a copy: callers may drop while iterating)."""
         return list(self._by_target.get(target, ()))

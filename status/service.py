@@ -9,6 +9,7 @@ StatusCollectors' CombinedStatus (``combined``), forwarded cluster Events (``eve
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -75,7 +76,9 @@ class StatusService:
         self.upsync = Upsync(placement, objects, catalog, self.events)
         placement.condition_sources.append(self.upsync.conditions)
         placement.condition_sources.append(self.summaries.refusals)
-        placement.copies.ready_replicas = self.reports.ready_replicas  # drains wait for their replacements
+        placement.moves.copy_ready = self.summaries.copy_ready  # moves wait for their replacements
+        placement.moves.timed_out.append(self._move_timed_out)
+        self._tasks: set[asyncio.Future[None]] = set()  # Warning Events being written
 
     async def start(self, gate: Gate | None = None) -> None:
         """Follow reports and placement from now on; write statuses, summaries and Events once ``gate`` opens."""
@@ -86,6 +89,7 @@ class StatusService:
         self.object_status.start(gate)
         await self.object_status.load()
         await self.objects.run_sync(self.summaries.load)
+        self.placement.moves.resume(self.summaries.leaving())  # before any syncer resyncs with this process
         self.summaries.start(gate)
         self.placement.drain_listeners.append(self.upsync.on_drained)
         self.inventory.health_listeners.append(self.summaries.on_cluster_health)
@@ -152,6 +156,21 @@ class StatusService:
                 ignored.append({"index": index, "reason": "Throttled",
                                 "message": f"too many events about {_what(ref)}; this one was dropped"})
         return {"accepted": accepted, "ignored": ignored}
+
+    def _move_timed_out(self, ref: ObjectRef, target: str, waiting: list[str]) -> None:
+        """A leaving copy went before its replacements were Ready: a Warning Event on the object (written by
+        the lease holder only, as every Event the hub makes)."""
+        if self.placement.leadership.held:
+            task = asyncio.ensure_future(self._warn_move(ref, target, waiting))
+            self._tasks.add(task)
+            task.add_done_callback(self._tasks.discard)
+
+    async def _warn_move(self, ref: ObjectRef, target: str, waiting: list[str]) -> None:
+        involved = await self._involved(ref)
+        if involved is not None:
+            await self.events.record(involved, "Warning", "MoveTimedOut",
+                                     f"removed from cluster {target} after the placement's moveTimeoutSeconds, "
+                                     f"though not Ready yet on {', '.join(waiting)}", host=target)
 
     async def upsynced(self, target: str, items: Sequence[UpsyncItem],
                        complete: Sequence[tuple[str, str, str]]) -> dict[str, Any]:

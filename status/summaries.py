@@ -32,7 +32,7 @@ from kubeclient.workqueue import Gate, WorkQueue
 from placement.model import ObjectRef
 from placement.service import PlacementService
 from status.combined import COLLECTORS, CombinedStatuses
-from status.readiness import ClusterState, cluster_state, worst
+from status.readiness import KINDS_WITH_READINESS, ClusterState, cluster_state, worst
 from status.reports import Report, ReportStore
 
 log = logging.getLogger(__name__)
@@ -183,6 +183,7 @@ class Summaries(WorkQueue):
             await self._remove(ref, deleted=True)
             return False
         targets = engine.object_destinations(ref)
+        leaving = engine.leaving_targets(ref)  # clusters keeping their copy until the move is done
         revision = self.placement.object_revision(ref)
         spec = obj.get("spec") if isinstance(obj.get("spec"), dict) else {}
         reports = self.reports.of(ref)
@@ -191,13 +192,39 @@ class Summaries(WorkQueue):
                                    reports.get(t), current_revision=self.placement.content_revision(ref, t),
                                    stale=not self._healthy(t), copy_error=self.placement.copy_error(ref, t))
                   for t in targets}
+        for t in leaving:  # a leaving copy runs what it was last sent: its own replicas, any revision
+            report = reports.get(t)
+            asked = spec if shares is None else {**spec, "replicas": _own_replicas(report)}
+            states[t] = cluster_state(rtype.kind, asked, report, stale=not self._healthy(t),
+                                      current_revision=report.applied_revision if report is not None else None)
         involved = Involved(ref.space, rtype.kind, rtype.api_version, ref.namespace, ref.name,
                             str(obj["metadata"].get("uid", "")))
-        await self._tell_story(ref, involved, targets, states, reports)
-        await self._write(ref, obj, rtype, revision, states, reports, shares)
+        await self._tell_story(ref, involved, targets + leaving, states, reports)
+        await self._write(ref, obj, rtype, revision, states, reports, shares, set(leaving))
         await self.combined.update(ref, obj, rtype, engine.status_wants(ref), reports)
-        self._track(ref, frozenset(targets))
+        self._track(ref, frozenset(targets + leaving))
         return False
+
+    def leaving(self) -> list[tuple[ObjectRef, str]]:
+        """Every (object, cluster) a stored PlacementStatus shows ``Leaving``: the moves under way when the hub
+        stopped."""
+        return sorted((ref, str(c.get("name"))) for ref, body in self._bodies.items()
+                      for c in body.get("clusters") or [] if c.get("phase") == "Leaving")
+
+    def copy_ready(self, ref: ObjectRef, target: str) -> bool | None:
+        """Whether ``target``'s copy of ``ref`` is Ready, as its PlacementStatus (the stored one, which every hub
+        process follows) says; None when the object's kind has no readiness rule and its replicas are not divided
+        (what a move waits for: divided replicas of any kind wait for their new shares, as a drain always did)."""
+        info = self.placement.object_info(ref)
+        if info is None or (info["kind"] not in KINDS_WITH_READINESS and not self.placement.copies.divided(ref)):
+            return None
+        body = self._bodies.get(ref) or {}
+        if (body.get("object") or {}).get("revision") != self.placement.object_revision(ref):
+            return False  # written before the object's latest change: it cannot say the cluster runs that
+        shares = self.placement.copies.shares(ref)
+        return any(c.get("name") == target and c.get("phase") == "Ready" and
+                   (shares is None or c.get("replicas") == shares.get(target, 0))  # the share it must run now
+                   for c in body.get("clusters") or [])
 
     def _healthy(self, target: str) -> bool:
         return self.inventory.ready(target) is not False
@@ -285,9 +312,9 @@ class Summaries(WorkQueue):
 
     async def _write(self, ref: ObjectRef, obj: dict[str, Any], rtype: ResourceType, revision: str | None,
                      states: dict[str, ClusterState], reports: dict[str, Report],
-                     shares: dict[str, int] | None) -> None:
+                     shares: dict[str, int] | None, leaving: set[str]) -> None:
         meta = obj["metadata"]
-        body = _summary(ref, rtype, meta, revision, states, reports, shares)
+        body = _summary(ref, rtype, meta, revision, states, reports, shares, leaving)
         self._bodies[ref] = body
         namespace = ref.namespace or REPORT_NAMESPACE
         if not ref.namespace:
@@ -371,16 +398,22 @@ def _labels(ref: ObjectRef) -> dict[str, str]:
 
 def _summary(ref: ObjectRef, rtype: ResourceType, meta: dict[str, Any], revision: str | None,
              states: dict[str, ClusterState], reports: dict[str, Report],
-             shares: dict[str, int] | None) -> dict[str, Any]:
-    phases = [s.phase for s in states.values()]
-    summary = {"targeted": len(states), "applied": sum(p in ("Applied", "Ready") for p in phases),
-               "ready": phases.count("Ready"), "failed": phases.count("Failed"), "stale": phases.count("Stale"),
-               "pending": phases.count("Pending"), "current": sum(s.current for s in states.values())}
+             shares: dict[str, int] | None, leaving: set[str]) -> dict[str, Any]:
+    # A leaving copy counts only among the ready (while it is): the fleet still runs it.
+    placed = {t: s for t, s in states.items() if t not in leaving}
+    phases = [s.phase for s in placed.values()]
+    summary = {"targeted": len(placed), "applied": sum(p in ("Applied", "Ready") for p in phases),
+               "ready": [s.phase for s in states.values()].count("Ready"), "failed": phases.count("Failed"),
+               "stale": phases.count("Stale"), "pending": phases.count("Pending"),
+               "current": sum(s.current for s in placed.values()), "leaving": len(leaving)}
     clusters = []
     for target in sorted(states):
         state, report = states[target], reports.get(target)
-        entry: dict[str, Any] = {"name": target, "phase": state.phase, "current": state.current}
-        if shares is not None:
+        entry: dict[str, Any] = {"name": target, "phase": "Leaving" if target in leaving else state.phase,
+                                 "current": state.current}
+        if target in leaving:
+            entry["ready"] = state.phase == "Ready"
+        if shares is not None and target not in leaving:
             entry["replicas"] = shares.get(target, 0)
         if state.message:
             entry["message"] = state.message
@@ -396,10 +429,16 @@ def _summary(ref: ObjectRef, rtype: ResourceType, meta: dict[str, Any], revision
                    "name": ref.name, "uid": str(meta.get("uid", "")), "generation": int(meta.get("generation") or 0),
                    "revision": revision or ""},
         "summary": summary, "clusters": clusters, "worstCondition": {}}
-    bad = worst(states)
+    bad = worst(placed)
     if bad is not None:
         cluster, state = bad
         condition = state.condition or {}
         body["worstCondition"] = {"cluster": cluster, "phase": state.phase, "message": state.message,
                                   **{k: str(condition[k]) for k in ("type", "status", "reason") if condition.get(k)}}
     return body
+
+
+def _own_replicas(report: Report | None) -> int:
+    """The replicas a cluster's copy asks for, as it reports them (a leaving divided copy keeps its old share)."""
+    replicas = ((report.status if report is not None else None) or {}).get("replicas")
+    return replicas if isinstance(replicas, int) else 0

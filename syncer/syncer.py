@@ -205,11 +205,9 @@ class Syncer:
     async def _upsert(self, entry: dict[str, Any], obj: dict[str, Any], revision: str | None) -> None:
         ident, source = ident_of(entry), source_of(entry)
         held = self.held.get(ident)
-        if held is not None and revision is not None and held.revision != revision:
-            held.revision = revision  # what the cluster runs is named by the content, not by who sent it
-            self.reporter.offer(held, None)
         implicit = entry.get("entryKind") == "namespace" and bool(entry.get("implicit"))
         if implicit and held is not None and not held.deleting:
+            self._runs(held, revision)
             held.sources.add(source)
             self._save(held)
             return
@@ -217,6 +215,7 @@ class Syncer:
         digest = content_hash(applied)
         if held is not None and held.desired_hash == digest and held.live_fp and not held.error \
                 and not held.deleting and held.owned:
+            self._runs(held, revision)
             held.sources.add(source)  # unchanged (a hub restart, status written back): nothing to do
             held.entry = entry
             self._save(held)
@@ -235,10 +234,19 @@ class Syncer:
             await self._ensure_namespace(held)
         else:
             await self._apply(held)
+        # Only now does the cluster run (or fail to run) this revision: a report sent while the apply was under way
+        # names the revision the status it carries is of.
+        self._runs(held, revision)
         self._save(held)
         self._watch(held)
         if held.order == 1 and not held.error:
             await self._wait_established(held)
+
+    def _runs(self, held: Held, revision: str | None) -> None:
+        """The cluster runs ``revision`` of this object: what it runs is named by the content, not by who sent it."""
+        if revision is not None and held.revision != revision:
+            held.revision = revision
+            self.reporter.offer(held, None)
 
     async def _ensure_namespace(self, held: Held) -> None:
         """An implicit Namespace: created (and then ours) if missing, never changed if the cluster has it."""

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import os
 import subprocess
+import threading
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -150,6 +152,58 @@ class World:
     def wait_absent(self, cluster: str, path: str, timeout: float = 30.0) -> None:
         wait_for(lambda: self.get(cluster, path) is None, timeout=timeout, message=f"{path} gone from {cluster}",
                  retry_on=(httpx.TransportError,))
+
+
+class ReadySampler:
+    """Samples one placed object's PlacementStatus every ``interval`` seconds (100 ms) in a thread, from the start
+    of a ``with`` block to its end: ``min_ready`` is the fewest clusters it showed Ready (leaving copies that are
+    still Ready count) from the first sample showing one on, what a move must never bring to 0. ``samples``
+    keeps (seconds since start, ``summary.ready``, each cluster's phase) for the failure message and for checks
+    on the order of phases.
+
+    ``summary`` is the PlacementStatus's name (``deployments.apps.web``: plural, group or ``core``, name)."""
+
+    def __init__(self, world: World, space: str, namespace: str, summary: str, interval: float = 0.1) -> None:
+        self.path = (f"/clusters/{space}/apis/status.spacehub.io/v1alpha1/namespaces/{namespace}"
+                     f"/placementstatuses/{summary}")
+        self.world = world
+        self.interval = interval
+        self.samples: list[tuple[float, int, dict[str, str]]] = []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def __enter__(self) -> ReadySampler:
+        self._thread.start()
+        wait_for(lambda: self.samples, timeout=10, message=f"a first sample of {self.path}")
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self._stop.set()
+        self._thread.join(timeout=10)
+
+    def _run(self) -> None:
+        started = time.monotonic()
+        with self.world.hub.client() as c:
+            while not self._stop.is_set():
+                tick = time.monotonic()
+                r = c.get(self.path)
+                body = r.json() if r.status_code == 200 else {}
+                phases = {str(e.get("name")): str(e.get("phase")) for e in body.get("clusters") or []}
+                self.samples.append((tick - started, int((body.get("summary") or {}).get("ready") or 0), phases))
+                self._stop.wait(max(0.0, self.interval - (time.monotonic() - tick)))
+
+    @property
+    def min_ready(self) -> int:
+        readies = [ready for _, ready, _ in self.samples]
+        first = next((i for i, ready in enumerate(readies) if ready), len(readies) - 1)
+        return min(readies[first:])
+
+    def saw(self, cluster: str, phase: str) -> bool:
+        """Whether some sample showed ``cluster`` in ``phase``."""
+        return any(phases.get(cluster) == phase for _, _, phases in self.samples)
+
+    def describe(self) -> str:
+        return "\n".join(f"{t:6.2f}s ready={ready} {phases}" for t, ready, phases in self.samples)
 
 
 def placement(name: str, location_labels: dict[str, str], downsync: list[dict[str, Any]], *,

@@ -462,9 +462,10 @@ def test_replicaset_on_two_clusters_counts_two_and_copies_no_status(hub: Hub, sp
     first = register(hub, tmp_path, "ss-pair-a", **{"sync-test": "pair", "pair-first": "yes"})
     second = register(hub, tmp_path, "ss-pair-b", **{"sync-test": "pair"})
     rs = deployment("rs", "default") | {"apiVersion": "apps/v1", "kind": "ReplicaSet"}
-    apply(hub, space, rs, deployment("solo", "default"),
-          placement("pair", {"sync-test": "pair"},
-                    [{"apiGroup": "apps", "resources": ["replicasets"], "namespaces": ["default"]}], singleton=True),
+    pair = placement("pair", {"sync-test": "pair"},
+                     [{"apiGroup": "apps", "resources": ["replicasets"], "namespaces": ["default"]}], singleton=True)
+    pair["spec"]["wantMultiWECReportedState"] = False  # singleton only (the aggregate is on by default)
+    apply(hub, space, rs, deployment("solo", "default"), pair,
           placement("solo", {"pair-first": "yes"},
                     [{"apiGroup": "apps", "resources": ["deployments"], "namespaces": ["default"]}], singleton=True))
     rs_path = "apis/apps/v1/namespaces/default/replicasets/rs"

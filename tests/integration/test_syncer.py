@@ -69,15 +69,16 @@ def test_example1_objects_reach_the_right_clusters_and_singleton_status_comes_ba
     assert world.get("florin", DEPLOY.format(ns="specialstuff", name="speciald")) is None
     assert world.get("florin", "/api/v1/namespaces/specialstuff") is None
 
-    # The singleton Deployment's status is the cluster's; the two-destination ReplicaSet gets a count only.
+    # The singleton Deployment's status is the cluster's; the two-destination ReplicaSet gets the count and the
+    # clusters' aggregate (wantMultiWECReportedState is on unless a placement says false).
     deployed = wait_for(lambda: (d := world.hub_get("special", DEPLOY.format(ns="specialstuff", name="speciald")))
                         and (d.get("status") or {}).get("readyReplicas") == 2 and d, timeout=30,
                         message="speciald's readyReplicas in its workload space")
     assert deployed["metadata"]["annotations"][COUNT] == "1"
-    rs = wait_for(lambda: (r := world.hub_get("common", RS.format(ns="commonstuff", name="commond")))
-                  and (r["metadata"].get("annotations") or {}).get(COUNT) == "2" and r, timeout=30,
-                  message="commond's executing-count")
-    assert not rs.get("status") or rs["status"] == {"replicas": 0}
+    wait_for(lambda: (r := world.hub_get("common", RS.format(ns="commonstuff", name="commond")))
+             and (r["metadata"].get("annotations") or {}).get(COUNT) == "2"
+             and (r.get("status") or {}).get("readyReplicas") == r["spec"]["replicas"], timeout=30,
+             message="commond's executing-count and its clusters' aggregated readyReplicas")
     # Both clusters' reports are in the placement API.
     reported = wait_for(lambda: len((v := world.placement_view("common", "commonstuff", "replicasets.apps",
                                                                 "commond"))["reported"]) == 2 and v, timeout=30,

@@ -17,7 +17,7 @@ import pytest
 import yaml
 
 from tests.harness import wait_for
-from tests.syncer_harness import World
+from tests.syncer_harness import World, deployment
 from tests.ui_harness import PLACEMENT, SPACE, BrowserUnavailable, chromium, demo, open_ui, rendered, sign_in
 
 RED_WITHIN = 2.0  # seconds from a cluster going down to red in the page (issue 18)
@@ -257,3 +257,23 @@ def test_the_pages_parsers_read_kubeconfigs_yaml_and_label_selectors_as_kubectl_
     assert matched == [True, True, True, True, True, True, False, False, False, False]
     token = page.evaluate("async t => (await import('/ui/static/js/kubeconfig.js')).readKubeconfig(t)", text)
     assert token["token"] == world.hub.token and token["space"] == "root"
+
+
+def test_a_copy_moving_away_is_drawn_leaving_until_its_replacement_runs(page: Any, world: World) -> None:
+    # storefront re-pointed to florin alone with an image florin cannot pull: guilder keeps its copy, leaving.
+    moved = deployment("storefront", SPACE, replicas=2)
+    moved["metadata"]["annotations"] = {"spacehub.io/target-clusters": "florin"}
+    moved["spec"]["template"]["spec"]["containers"][0]["image"] = "library/broken:1"
+    world.sim.set_faults("wec1", imagePullFailures=["library/broken:*"])
+    try:
+        world.apply(SPACE, moved)
+        sign_in(page, world.hub.token)
+        rendered(page, "placement", f"#/space/{SPACE}/placement/{PLACEMENT}")
+        page.wait_for_function("() => { const e = document.querySelector("
+                               "'path.edge[data-object=\"apps/deployments/shop/storefront\"][data-cluster=\"guilder\"]');"
+                               " return e && e.dataset.state === 'leaving'; }", timeout=30_000)
+        assert edges(page)[("/configmaps/shop/settings", "guilder")] == "ready"
+    finally:  # back as the other tests found it
+        world.sim.clear_faults("wec1")
+        world.apply(SPACE, deployment("storefront", SPACE, replicas=2))
+

@@ -58,7 +58,9 @@ export function mount(ctx, space, group, resource, namespace, name) {
       (info.placements.map((p) => link(`/space/${id}/placement/${p.name}`, p.name)).join(', ') || 'no placement') +
       ` · ${info.destinations.length} clusters` +
       (division ? ` · replicas divided: ${esc(Object.entries(division).map(([c, n]) => `${c} ${n}`).join(', '))}` : '');
-    tbody.innerHTML = info.destinations.map((cluster) => {
+    // Clusters keeping a leaving copy (a move) are shown after the destinations until their copy goes.
+    const leaving = (info.leaving || []).filter((c) => !info.destinations.includes(c));
+    tbody.innerHTML = [...info.destinations, ...leaving].map((cluster) => {
       const state = copyState(summary, cluster, null);
       const report = reported.get(cluster) || {};
       const drift = report.driftCorrections ? `${report.driftCorrections} (last ${esc(report.lastDriftCorrection || '?')})` : '0';

@@ -52,7 +52,15 @@ export function mount(ctx, space, name) {
                                        message: targetsReadable ? 'no SyncTarget' : 'you may not read the inventory' };
   };
   const statusOf = (key) => statuses.get(key);
-  const edgeState = (key, cluster) => copyState(statusOf(key), cluster, clusterHealth(cluster));
+  // Clusters drawn only because they keep leaving copies (a make-before-break move): an edge to one shows only
+  // the copies leaving it.
+  let leavingOnly = new Set();
+  let drawn = new Set();
+  const leavingOn = (key) => ((statusOf(key) || {}).clusters || []).filter((c) => c.phase === 'Leaving').map((c) => c.name);
+  const edgeState = (key, cluster) => {
+    const state = copyState(statusOf(key), cluster, clusterHealth(cluster));
+    return leavingOnly.has(cluster) && state.state !== 'leaving' ? { state: 'none', reason: '' } : state;
+  };
 
   // PlacementStatuses keyed by the object they summarize.
   const statuses = new Map();
@@ -68,7 +76,10 @@ export function mount(ctx, space, name) {
           touched.add(statusKey(ps.object));
         }
       }
-      if ([...touched].some((k) => !edgesByObject.has(k)) && detail) scheduleRedraw();
+      const left = [...leavingOnly].some((c) => !objects.some((o) => leavingOn(o.key).includes(c)));
+      if (([...touched].some((k) => !edgesByObject.has(k) || leavingOn(k).some((c) => !drawn.has(c))) || left) && detail) {
+        scheduleRedraw();
+      }
       for (const k of touched) recolourObject(k);
     },
     onError: (err) => showError(errors, err),
@@ -121,7 +132,9 @@ export function mount(ctx, space, name) {
 
   function drawSummary() {
     const counts = {};
-    for (const path of picture.querySelectorAll('path.edge')) counts[path.dataset.state] = (counts[path.dataset.state] || 0) + 1;
+    for (const path of picture.querySelectorAll('path.edge')) {
+      if (path.dataset.state !== 'none') counts[path.dataset.state] = (counts[path.dataset.state] || 0) + 1;
+    }
     view.querySelector('#placement-summary').textContent = detail
       ? `${objects.length} objects × ${detail.destinations.length} clusters · ` +
         (Object.entries(counts).map(([s, n]) => `${n} ${s}`).join(', ') || 'no copies')
@@ -141,8 +154,10 @@ export function mount(ctx, space, name) {
       const kind = ps && ps.object ? ps.object.kind : o.resource;
       return { key, ref: o, label: `${kind} ${o.namespace ? `${o.namespace}/` : ''}${o.name}` };
     });
-    const clusters = [...new Set(detail.destinations.map((d) => d.syncTarget))].sort()
-      .map((c) => ({ name: c, health: clusterHealth(c) }));
+    const destinations = new Set(detail.destinations.map((d) => d.syncTarget));
+    leavingOnly = new Set(objects.flatMap((o) => leavingOn(o.key)).filter((c) => !destinations.has(c)));
+    drawn = new Set([...destinations, ...leavingOnly]);
+    const clusters = [...drawn].sort().map((c) => ({ name: c, health: clusterHealth(c) }));
     healthOf = new Map(clusters.map((c) => [c.name, c.health]));
     picture.innerHTML = layout({ space, placement: name, objects, clusters, edgeState });
     edgesByCluster = new Map();

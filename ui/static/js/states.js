@@ -3,9 +3,10 @@
 //
 // Copy states: pending (no report yet), applied (applied, not ready or not current), ready, failed (could
 // not be applied, or its customized copy could not be made), drifted (ready or applied, but changed in the
-// cluster and put back by the syncer), stale (the cluster is down: its syncer sends no heartbeats).
+// cluster and put back by the syncer), stale (the cluster is down: its syncer sends no heartbeats), leaving (no
+// longer a destination, kept until the object's other clusters run it Ready: a make-before-break move).
 
-export const EDGE_STATES = ['pending', 'applied', 'ready', 'failed', 'drifted', 'stale'];
+export const EDGE_STATES = ['pending', 'applied', 'ready', 'failed', 'drifted', 'stale', 'leaving'];
 
 export function health(target) {
   const status = target.status || {};
@@ -36,6 +37,8 @@ export function copyState(placementStatus, cluster, clusterHealth) {
     case 'Failed': return { state: 'failed', reason, entry };
     case 'Stale': return { state: 'stale', reason: reason || 'the cluster\'s syncer sends no heartbeats', entry };
     case 'Pending': return { state: 'pending', reason: reason || 'no report from the cluster yet', entry };
+    case 'Leaving': return { state: 'leaving', entry,
+                             reason: `moving away: kept (${entry.ready ? 'Ready' : 'not Ready'}) until the other clusters run it Ready` };
     default: {
       if (entry.driftCorrections) {
         const times = entry.driftCorrections === 1 ? 'once' : `${entry.driftCorrections} times`;
