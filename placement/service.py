@@ -472,6 +472,12 @@ class PlacementService(WorkQueue):
         """The revision of ``target``'s copy of the object (status-only revisions do not count)."""
         return self.copies.revision(ref, target)
 
+    def rollout_revision(self, ref: ObjectRef, target: str) -> int | None:
+        """The revision number of ``target``'s copy: the kept revision a rollout pins it to, else the newest."""
+        pinned = self.rollouts.pin(ref, target)
+        newest = self.rollouts.history.newest(ref)
+        return pinned.number if pinned is not None else (newest.number if newest is not None else None)
+
     def _scale(self, ref: ObjectRef) -> ScalePaths | None:
         """Where a kind with a scale subresource keeps its replicas (None: it has none to divide)."""
         rtype = self.catalog.by_group_resource(ref.space, ref.resource)
