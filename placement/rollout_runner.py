@@ -171,26 +171,32 @@ class RolloutRunner:
         for key in list(self._specs):
             spec, limit, _obj = self._specs[key]
             refs = sorted(self.engine.selected_objects(*key), key=object_key)
+            contents: dict[ObjectRef, dict[str, Any]] = {}
             for ref in refs:
                 if ref not in self._current or ref in self._stale:
                     content = await self._projected(ref)
                     if content is not None:
+                        contents[ref] = content
                         self._current[ref] = digest_of(content)
             if not self.leadership.held:
                 moved |= self._repin(key)
                 continue
             newest: dict[str, int] = {}
             for ref in refs:
-                content = await self._projected(ref)
-                if content is None:
-                    continue
-                revision = await self.history.record(ref, content, limit)
-                newest[object_key(ref)] = revision.number
+                kept = self.history.newest(ref)
+                if kept is None or kept.digest != self._current.get(ref):
+                    content = contents.get(ref) or await self._projected(ref)
+                    if content is not None:
+                        kept = await self.history.record(ref, content, limit)
+                if kept is not None:
+                    newest[object_key(ref)] = kept.number
             state = self._states.get(key)
             if state is None:
                 if not newest:
                     continue
-                state = self._states[key] = Rollout({k: [n, None] for k, n in newest.items()})
+                # The first revisions: nothing ran before, so every cluster gets them at once.
+                state = self._states[key] = Rollout({k: [n, None] for k, n in newest.items()}, phase="Complete",
+                                                    message="the first revisions went to every cluster at once")
                 self.changed.add(key)
             elif state.renew(newest):
                 self.changed.add(key)

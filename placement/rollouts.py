@@ -170,7 +170,9 @@ class Rollout:
         changed = changed or objects.keys() != self.objects.keys()
         if not changed:
             return False
-        restart = any(objects[k] != self.objects.get(k) for k in objects)
+        # An object new to the placement goes everywhere at once; only a new revision of one clusters run
+        # starts the stages over.
+        restart = any(objects[k] != self.objects.get(k) and objects[k][1] is not None for k in objects)
         self.objects = objects
         if restart:
             self.phase, self.stage, self.soak_from, self.approved = "Progressing", 0, None, -1

@@ -204,16 +204,19 @@ class Syncer:
     async def _upsert(self, entry: dict[str, Any], obj: dict[str, Any], revision: str | None) -> None:
         ident, source = ident_of(entry), source_of(entry)
         held = self.held.get(ident)
+        applied = marked(obj, self.target, str(entry["space"]))
+        digest = content_hash(applied)
         if held is not None and revision is not None and held.revision != revision:
             held.revision = revision  # what the cluster runs is named by the content, not by who sent it
-            self.reporter.offer(held, None)
+            if held.desired_hash == digest:
+                # The same content under another revision: the status reported so far is this revision's. New
+                # content is reported once applied, with the status of what was applied.
+                self.reporter.offer(held, None)
         implicit = entry.get("entryKind") == "namespace" and bool(entry.get("implicit"))
         if implicit and held is not None and not held.deleting:
             held.sources.add(source)
             self._save(held)
             return
-        applied = marked(obj, self.target, str(entry["space"]))
-        digest = content_hash(applied)
         if held is not None and held.desired_hash == digest and held.live_fp and not held.error \
                 and not held.deleting and held.owned:
             held.sources.add(source)  # unchanged (a hub restart, status written back): nothing to do

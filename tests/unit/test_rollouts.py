@@ -186,3 +186,24 @@ def test_bad_rollouts_are_refused_with_field_paths(rollout: dict[str, Any], path
 def test_good_rollouts_pass() -> None:
     assert rollout_problems({"rollout": {"stages": [{"name": "a", "maxUnavailable": "25%"}, {"name": "b"}],
                                          "gate": "cluster.status.readyReplicas == object.spec.replicas"}}) == []
+
+
+def test_an_object_new_to_the_placement_goes_everywhere_without_restarting_the_stages() -> None:
+    rollout = Rollout({WEB: [1, None]}, phase="Complete")
+    assert rollout.renew({WEB: 1, "common/configmaps//settings": 1})
+    assert rollout.phase == "Complete" and rollout.pinned("common/configmaps//settings", "c5", 1) == 1
+
+
+def test_a_status_of_an_older_generation_is_not_ready() -> None:
+    """What the rollout gates on (status.readiness): the status read right after an update describes the old
+    generation, as kubectl rollout status knows from observedGeneration."""
+    from status.readiness import cluster_state
+    from status.reports import Report
+
+    done = {"observedGeneration": 1, "replicas": 2, "updatedReplicas": 2, "availableReplicas": 2}
+    old = cluster_state("Deployment", {"replicas": 2}, Report(done, None, 2, "now", applied_revision="7"),
+                        current_revision="7", stale=False)
+    assert (old.phase, old.message) == ("Applied", "observedGeneration 1/2")
+    new = cluster_state("Deployment", {"replicas": 2}, Report({**done, "observedGeneration": 2}, None, 2, "now",
+                                                              applied_revision="7"), current_revision="7", stale=False)
+    assert new.phase == "Ready"
