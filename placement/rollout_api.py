@@ -27,6 +27,7 @@ NOT_FOUND = {404: _status_response("The space or placement does not exist, or th
 CONFLICT = {409: _status_response("The placement has no rollout, or the rollout is not in a state the call "
                                   "applies to (approve when not waiting for approval, resume when not paused).")}
 INVALID = {422: _status_response("The request does not match this schema; `details.causes` names each field.")}
+BAD_REQUEST = {400: _status_response("The request body is not JSON.")}
 
 
 class RolloutStage(m.ApiModel):
@@ -125,7 +126,7 @@ def add_rollout_routes(app: FastAPI, rollouts: RolloutRunner) -> None:
         return await rollouts.control(space, name, "approve")
 
     @app.post(base + ":undo", response_model=UndoResult, tags=["placements"], summary="Undo a rollout",
-              responses={**NOT_FOUND, **CONFLICT, **INVALID})
+              responses={**NOT_FOUND, **CONFLICT, **BAD_REQUEST, **INVALID})
     async def undo_rollout(space: SpacePath, name: PlacementPath,
                            body: Annotated[UndoRequest | None, Body()] = None) -> dict[str, Any]:
         """Write a kept revision's content back into the space's objects (as `kubectl rollout undo` does), which

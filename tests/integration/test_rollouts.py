@@ -33,7 +33,7 @@ def web_placement(**rollout: Any) -> dict[str, Any]:
     spread["spec"]["rollout"] = {
         "stages": [{"name": "canary", "clusterSelector": {"matchLabels": {"ring": "canary"}}, "maxUnavailable": 3},
                    {"name": "rest", "maxUnavailable": "50%", "approval": "Manual"}],
-        "progressDeadlineSeconds": 20, **rollout}
+        "progressDeadlineSeconds": 20, "gate": "cluster.status.readyReplicas == object.spec.replicas", **rollout}
     return spread
 
 
@@ -191,7 +191,15 @@ def test_rollback_returns_the_updated_clusters_to_the_previous_revision(tmp_path
         approve = spacehub(world, "approve", "web")
         assert approve.returncode == 1 and "not WaitingForApproval" in approve.stderr, approve.stderr
         undo = spacehub(world, "undo", "web", "--to-revision", "99")
-        assert (undo.returncode == 1 and "NotFound" in undo.stderr + undo.stdout) or "not found" in undo.stderr
+        assert undo.returncode == 1 and "99" in undo.stderr and "not found" in undo.stderr, undo.stderr
+        # The story is told in Events on the placement (and on the object).
+        with world.hub.client() as c:
+            events = c.get("/clusters/common/api/v1/namespaces/default/events").json()["items"]
+        reasons = {e["reason"] for e in events if e["involvedObject"].get("kind") == "EdgePlacement"}
+        assert {"RolloutStarted", "RolloutFailed", "RolledBack"} <= reasons, reasons
+        with world.hub.client() as c:
+            events = c.get("/clusters/common/api/v1/namespaces/app/events").json()["items"]
+        assert "RolledBack" in {e["reason"] for e in events if e["involvedObject"].get("name") == "web"}
     finally:
         world.close()
 
