@@ -72,6 +72,8 @@ class RolloutRunner:
         self.leadership = Leadership(held=True)
         # Set by the status service: how one cluster's copy of one object is doing (None: no opinion yet).
         self.health: Callable[[ObjectRef, str, str, dict[str, Any]], CopyHealth | None] = lambda *_a: None
+        # Set by the hub glue: whether the space has this EdgePlacement (with or without a rollout).
+        self.exists: Callable[[str, str], bool] = lambda _space, _name: False
         self._specs: dict[PKey, tuple[RolloutSpec, int, dict[str, Any]]] = {}  # parsed spec, history limit, obj
         self._states: dict[PKey, Rollout] = {}
         self._stages: dict[PKey, dict[str, int]] = {}  # each destination's stage index, as last looked at
@@ -277,9 +279,12 @@ class RolloutRunner:
         state, specs = self._states.get(key), self._specs.get(key)
         if state is None or specs is None:
             return {}
-        names = {object_key(r): f"{r.resource} {r.namespace + '/' if r.namespace else ''}{r.name}"
-                 for r in self.engine.selected_objects(space, name)}
-        return {"rollout": state.to_status(specs[0], self._stage_of(specs[0], key), names)}
+        return {"rollout": state.to_status(specs[0], self._stage_of(specs[0], key), self._names(key))}
+
+    def _names(self, key: PKey) -> dict[str, str]:
+        """How ``status.rollout.objects`` names each object (``deployments.apps app/web``)."""
+        return {object_key(r): f"{r.resource} {r.namespace + '/' if r.namespace else ''}{r.name}"
+                for r in self.engine.selected_objects(*key)}
 
     def conditions(self, space: str, name: str) -> list[dict[str, Any]]:
         state = self._states.get((space, name))
@@ -297,8 +302,9 @@ class RolloutRunner:
     def stored(self, space: str, name: str) -> Rollout:
         key = (space, name)
         if key not in self._specs:
-            raise not_found(PLACEMENTS, EDGE_GROUP, name) if key not in self._states else \
-                conflict(PLACEMENTS, EDGE_GROUP, name, "the placement has no spec.rollout")
+            if not self.exists(space, name):
+                raise not_found(PLACEMENTS, EDGE_GROUP, name)
+            raise conflict(PLACEMENTS, EDGE_GROUP, name, "the placement has no spec.rollout")
         state = self._states.get(key)
         if state is None:
             raise conflict(PLACEMENTS, EDGE_GROUP, name, "the placement has not placed anything yet: no rollout")
@@ -321,7 +327,7 @@ class RolloutRunner:
         else:
             if state.phase != "Paused":
                 raise conflict(PLACEMENTS, EDGE_GROUP, name, f"the rollout is {state.phase}, not Paused")
-            copy.resume()
+            copy.resume(self.clock())
         copy.control = state.control + 1
         await self._store(space, name, copy)
         reason = {"pause": "RolloutPaused", "resume": "RolloutResumed", "approve": "StageApproved"}[action]
@@ -331,8 +337,7 @@ class RolloutRunner:
     async def _store(self, space: str, name: str, state: Rollout) -> None:
         key = (space, name)
         spec = self._specs[key][0]
-        names = {object_key(r): object_key(r) for r in self.engine.selected_objects(space, name)}
-        rollout = state.to_status(spec, self._stage_of(spec, key), names)
+        rollout = state.to_status(spec, self._stage_of(spec, key), self._names(key))
         rtype = self.catalog.by_group_resource(space, PLACEMENTS)
         assert rtype is not None
 
@@ -374,7 +379,7 @@ class RolloutRunner:
         if state.phase == "Paused":
             copy = Rollout.from_status(self.status(space, name)["rollout"])
             assert copy is not None
-            copy.resume()
+            copy.resume(self.clock())
             copy.control = state.control + 1
             await self._store(space, name, copy)
         await self._record((space, name), Event("Normal", "RolloutUndo", "undo to revision " + ", ".join(
@@ -404,7 +409,7 @@ class RolloutRunner:
     def history_of(self, space: str, name: str) -> dict[str, Any]:
         """The kept revisions of each object the placement rolls out, and which one each cluster runs."""
         key = (space, name)
-        if key not in self._specs and key not in self._states:
+        if not self.exists(space, name):
             raise not_found(PLACEMENTS, EDGE_GROUP, name)
         state = self._states.get(key)
         items = []

@@ -260,14 +260,15 @@ class Rollout:
         self.phase = "Paused"
         self.message = "paused by spacehub rollout pause"
 
-    def resume(self) -> None:
-        """Clear a pause (by hand, or after a failure: the failed clusters get a new deadline)."""
+    def resume(self, now: float) -> None:
+        """Clear a pause (by hand, or after a failure: the failed clusters keep the new revision and get a new
+        deadline from ``now``)."""
         self.paused_by_user = False
         if self.phase == "Paused":
             self.phase = "Progressing"
             self.message = "resumed"
         for cluster in self.failed:
-            self.updated.pop(cluster, None)
+            self.updated[cluster] = now
         self.failed = {}
 
     def approve(self) -> None:

@@ -246,5 +246,10 @@ def test_malformed_rollout_specs_are_refused_with_field_paths(tmp_path: Path) ->
             assert r.status_code == 409 and r.json()["reason"] == "Conflict", r.text
             r = c.post("/placement/v1/spaces/common/placements/nothing:pause")
             assert r.status_code == 404, r.text
+            plain = placement("plain", {"env": "prod"}, [{"apiGroup": "apps", "resources": ["deployments"]}])
+            assert c.post(placements, json=plain).status_code == 201
+            r = wait_for(lambda: (r := c.post("/placement/v1/spaces/common/placements/plain:pause")).status_code
+                         != 404 and r, message="the hub knowing placement plain")
+            assert r.status_code == 409 and "no spec.rollout" in r.json()["message"], r.text
     finally:
         world.hub.stop()

@@ -91,7 +91,8 @@ def test_a_cluster_not_ready_within_the_deadline_pauses_everything_where_it_is()
     assert revisions(rollout, s) == {c: (2 if c in ("c0", "c1") else 1) for c in CLUSTERS}
     fleet.run(s, 2000)  # held: nothing moves until resume or undo
     assert set(rollout.updated) == {"c0", "c1"}
-    rollout.resume()  # the failed cluster gets a new deadline
+    rollout.resume(fleet.now)  # the failed cluster keeps the new revision with a new deadline
+    assert set(rollout.updated) == {"c0", "c1"} and rollout.updated["c1"] == fleet.now
     fleet.broken = frozenset()
     fleet.run(s, 2500)
     assert rollout.phase == "Complete"
@@ -146,7 +147,7 @@ def test_a_user_pause_holds_and_resume_goes_on() -> None:
     rollout.pause()
     fleet.run(s, 1100)
     assert rollout.phase == "Paused" and set(rollout.updated) == {"c0"}
-    rollout.resume()
+    rollout.resume(fleet.now)
     fleet.run(s, 1300)
     assert rollout.phase == "Complete"
 
