@@ -23,7 +23,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from apimachinery.errors import conflict, not_found
+from apimachinery.errors import StatusError, conflict, not_found
 from apiserver.catalog import Catalog
 from apiserver.events import EventRecorder, Involved
 from apiserver.service import Objects, WriteOptions
@@ -263,12 +263,14 @@ class RolloutRunner:
         placement = Involved(space, "EdgePlacement", f"{EDGE_GROUP}/{EDGE_VERSION}", "", name, str(meta.get("uid", "")))
         await self.events.record(placement, event.type, event.reason, event.message)
         for ref in self.engine.selected_objects(space, name):
-            revision = self.history.newest(ref)
-            if revision is None:
+            rtype = self.catalog.by_group_resource(ref.space, ref.resource)
+            if rtype is None:
                 continue
-            content = revision.content
-            involved = Involved(ref.space, str(content.get("kind") or ""), str(content.get("apiVersion") or ""),
-                                ref.namespace, ref.name, "")
+            try:  # its uid: kubectl describe shows the Events naming it
+                uid = str((await self.objects.get(ref.space, rtype, ref.namespace, ref.name))["metadata"]["uid"])
+            except StatusError:
+                continue  # gone meanwhile: nothing to tell
+            involved = Involved(ref.space, rtype.kind, rtype.api_version, ref.namespace, ref.name, uid)
             await self.events.record(involved, event.type, event.reason, f"placement {name}: {event.message}")
 
     # --- what the placement's status says --------------------------------------------------------------

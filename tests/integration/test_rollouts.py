@@ -199,7 +199,8 @@ def test_rollback_returns_the_updated_clusters_to_the_previous_revision(tmp_path
         assert {"RolloutStarted", "RolloutFailed", "RolledBack"} <= reasons, reasons
         with world.hub.client() as c:
             events = c.get("/clusters/common/api/v1/namespaces/app/events").json()["items"]
-        assert "RolledBack" in {e["reason"] for e in events if e["involvedObject"].get("name") == "web"}
+        uid = (world.hub_get("common", WEB) or {})["metadata"]["uid"]
+        assert "RolledBack" in {e["reason"] for e in events if e["involvedObject"].get("uid") == uid}
     finally:
         world.close()
 
