@@ -194,7 +194,8 @@ class Summaries(WorkQueue):
         involved = Involved(ref.space, rtype.kind, rtype.api_version, ref.namespace, ref.name,
                             str(obj["metadata"].get("uid", "")))
         await self._tell_story(ref, involved, targets, states, reports)
-        await self._write(ref, obj, rtype, revision, states, reports, shares)
+        numbers = {t: self.placement.rollout_revision(ref, t) for t in targets}
+        await self._write(ref, obj, rtype, revision, states, reports, shares, numbers)
         await self.combined.update(ref, obj, rtype, engine.status_wants(ref), reports)
         self._track(ref, frozenset(targets))
         return False
@@ -285,9 +286,9 @@ class Summaries(WorkQueue):
 
     async def _write(self, ref: ObjectRef, obj: dict[str, Any], rtype: ResourceType, revision: str | None,
                      states: dict[str, ClusterState], reports: dict[str, Report],
-                     shares: dict[str, int] | None) -> None:
+                     shares: dict[str, int] | None, numbers: dict[str, int | None]) -> None:
         meta = obj["metadata"]
-        body = _summary(ref, rtype, meta, revision, states, reports, shares)
+        body = _summary(ref, rtype, meta, revision, states, reports, shares, numbers)
         self._bodies[ref] = body
         namespace = ref.namespace or REPORT_NAMESPACE
         if not ref.namespace:
@@ -371,7 +372,8 @@ def _labels(ref: ObjectRef) -> dict[str, str]:
 
 def _summary(ref: ObjectRef, rtype: ResourceType, meta: dict[str, Any], revision: str | None,
              states: dict[str, ClusterState], reports: dict[str, Report],
-             shares: dict[str, int] | None) -> dict[str, Any]:
+             shares: dict[str, int] | None, numbers: dict[str, int | None]) -> dict[str, Any]:
+    """``numbers``: each cluster's revision number of the object (None: not recorded)."""
     phases = [s.phase for s in states.values()]
     summary = {"targeted": len(states), "applied": sum(p in ("Applied", "Ready") for p in phases),
                "ready": phases.count("Ready"), "failed": phases.count("Failed"), "stale": phases.count("Stale"),
@@ -382,6 +384,8 @@ def _summary(ref: ObjectRef, rtype: ResourceType, meta: dict[str, Any], revision
         entry: dict[str, Any] = {"name": target, "phase": state.phase, "current": state.current}
         if shares is not None:
             entry["replicas"] = shares.get(target, 0)
+        if numbers.get(target) is not None:
+            entry["revision"] = numbers[target]
         if state.message:
             entry["message"] = state.message
         if report is not None:

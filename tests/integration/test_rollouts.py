@@ -114,6 +114,12 @@ def test_a_staged_rollout_goes_canaries_first_fails_on_a_bad_image_undoes_and_su
         entries = {t: next(i for i in c.get(f"/placement/v1/clusters/{t}/desired").json()["items"]
                            if i["name"] == "web")["revision"] for t in ("c0", "c5")}
     assert entries == {"c0": 2, "c5": 1}
+
+    def status_revisions() -> dict[str, int]:
+        summary = world.placement_view("common", "app", "deployments.apps", "web").get("summary") or {}
+        return {c["name"]: c.get("revision") for c in summary.get("clusters") or [] if c["name"] in ("c0", "c5")}
+    wait_for(lambda: status_revisions() == {"c0": 2, "c5": 1}, timeout=20,
+             message="PlacementStatus giving each cluster's revision")
     assert spacehub(world, "status", "web").returncode == 2
     assert spacehub(world, "approve", "web").returncode == 0
     done = spacehub(world, "status", "web", "--watch", "--timeout", "90")
