@@ -238,7 +238,8 @@ class RolloutRunner:
             if spec.gate is not None:
                 verdict = self._gate(spec.gate, health.status or {}, content)
                 if verdict is not True:
-                    waiting = waiting or f"{where}: gate {spec.gate!r} is {verdict}"
+                    shown = str(verdict).lower() if isinstance(verdict, bool) else verdict
+                    waiting = waiting or f"{where}: gate {spec.gate!r} is {shown}"
         return Health("Waiting", waiting) if waiting else Health("Ready")
 
     def _gate(self, source: str, status: dict[str, Any], content: dict[str, Any]) -> Any:

@@ -211,6 +211,20 @@ def test_rollback_returns_the_updated_clusters_to_the_previous_revision(tmp_path
         world.close()
 
 
+def test_a_gate_that_stays_false_fails_the_rollout_at_the_deadline(tmp_path: Path) -> None:
+    world = start_fleet(tmp_path, 1, 1)
+    try:
+        gated = web_placement(gate="cluster.status.readyReplicas >= 3", progressDeadlineSeconds=5)
+        world.apply("common", namespace("app"), web("library/httpd:2.4"), gated)
+        wait_for(lambda: running(world, "c0", "library/httpd:2.4"), timeout=60, message="revision 1 on c0")
+        set_image(world, "library/httpd:2.5")
+        state = wait_phase(world, "Paused", timeout=60)
+        assert "gate 'cluster.status.readyReplicas >= 3' is false" in state["message"], state["message"]
+        assert running(world, "c0", "library/httpd:2.5")  # Ready by its kind: only the gate held it back
+    finally:
+        world.close()
+
+
 BAD_ROLLOUTS = [
     ({"stages": [{"name": "a", "maxUnavailable": 0}]}, "spec.rollout.stages[0].maxUnavailable"),
     ({"stages": [{"name": "a", "maxUnavailable": "150%"}]}, "spec.rollout.stages[0].maxUnavailable"),
