@@ -113,9 +113,9 @@ class RolloutRunner:
         self._stale.add(ref)
 
     def active(self) -> bool:
-        """Whether some rollout waits on time or health (the service looks again every :data:`POLL`)."""
-        return any(s.phase in ("Progressing", "WaitingForApproval") and not s.paused_by_user
-                   for s in self._states.values())
+        """Whether some rollout waits on time or health (the service looks again every :data:`POLL`); one that
+        waits for approval or is paused waits for a control, which changes the placement."""
+        return any(s.phase == "Progressing" and not s.paused_by_user for s in self._states.values())
 
     # --- what clusters get (every process) -------------------------------------------------------------
 
