@@ -88,14 +88,18 @@ class RevisionHistory:
 
     # --- the lease holder ----------------------------------------------------------------------------
 
-    async def record(self, ref: ObjectRef, content: dict[str, Any], limit: int) -> Revision:
-        """The object's revision for this content: the newest if it has the same digest, else a new one."""
+    async def record(self, ref: ObjectRef, content: dict[str, Any], limit: int,
+                     in_use: frozenset[int] = frozenset()) -> Revision:
+        """The object's revision for this content: the newest if it has the same digest, else a new one. Of
+        the older ones the newest ``limit`` are kept, and those in ``in_use`` (clusters still run them)."""
         digest = digest_of(content)
         kept = self._history.get(ref, [])
         if kept and kept[-1].digest == digest:
             return kept[-1]
         revision = Revision((kept[-1].number if kept else 0) + 1, digest, content, now_rfc3339())
-        await self._write(ref, [*kept, revision][-limit:])
+        every = [*kept, revision]
+        newest = {r.number for r in every[-limit:]}
+        await self._write(ref, [r for r in every if r.number in newest or r.number in in_use])
         return revision
 
     async def forget(self, ref: ObjectRef) -> None:

@@ -189,7 +189,7 @@ class RolloutRunner:
                 if kept is None or kept.digest != self._current.get(ref):
                     content = contents.get(ref) or await self._projected(ref)
                     if content is not None:
-                        kept = await self.history.record(ref, content, limit)
+                        kept = await self.history.record(ref, content, limit, self._in_use(ref))
                 if kept is not None:
                     newest[object_key(ref)] = kept.number
             state = self._states.get(key)
@@ -212,6 +212,15 @@ class RolloutRunner:
                 await self._record(key, event)
         self._stale.clear()
         return moved
+
+    def _in_use(self, ref: ObjectRef) -> frozenset[int]:
+        """The revisions of ``ref`` some rollout still gives clusters (kept whatever the history limit)."""
+        numbers: set[int] = set()
+        for key in self.engine.selecting(ref):
+            state = self._states.get(key)
+            if state is not None:
+                numbers.update(n for n in state.objects.get(object_key(ref), ()) if n is not None)
+        return frozenset(numbers)
 
     def _cluster_health(self, key: PKey, cluster: str) -> Health:
         """How ``cluster`` runs the revisions the placement rolls out: Failed if any copy failed, Ready when every

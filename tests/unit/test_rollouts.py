@@ -208,3 +208,26 @@ def test_a_status_of_an_older_generation_is_not_ready() -> None:
     new = cluster_state("Deployment", {"replicas": 2}, Report({**done, "observedGeneration": 2}, None, 2, "now",
                                                               applied_revision="7"), current_revision="7", stale=False)
     assert new.phase == "Ready"
+
+
+def test_the_history_keeps_the_newest_and_the_revisions_clusters_still_run() -> None:
+    import asyncio
+    from types import SimpleNamespace
+
+    from placement.model import ObjectRef
+    from placement.revisions import RevisionHistory
+
+    class Writer:
+        async def write_many(self, writes: list[Any]) -> list[None]:
+            return [None] * len(writes)
+
+    history = RevisionHistory(SimpleNamespace(writer=Writer()))  # type: ignore[arg-type]
+    ref = ObjectRef("common", "configmaps", "app", "settings")
+
+    async def record_all() -> None:
+        for value in ("a", "b", "b", "c", "d"):
+            await history.record(ref, {"data": {"v": value}}, limit=2, in_use=frozenset({1}))
+
+    asyncio.run(record_all())
+    assert [r.number for r in history.of(ref)] == [1, 3, 4]  # "b" twice is one revision
+    assert history.get(ref, 1).content == {"data": {"v": "a"}}  # type: ignore[union-attr]
