@@ -17,6 +17,7 @@ A cluster's health comes from the status path (``health``, set by the status ser
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 from collections.abc import Callable
@@ -81,6 +82,7 @@ class RolloutRunner:
         self._current: dict[ObjectRef, str] = {}  # digest of each rolled-out object's current content
         self._stale: set[ObjectRef] = set()  # objects whose content changed since the last look
         self._gates: dict[str, CompiledExpression | str] = {}  # compiled, or why not
+        self._background: set[asyncio.Task[None]] = set()  # records being deleted
         self.changed: set[PKey] = set()  # placements whose status.rollout changed since the service last took it
 
     # --- inputs (every process) ------------------------------------------------------------------------
@@ -436,8 +438,22 @@ class RolloutRunner:
                 "phase": state.phase if state is not None else "", "items": items}
 
     def forget(self, ref: ObjectRef) -> None:
+        """The object is gone from its space: so are its revisions (the lease holder deletes their record)."""
         self._current.pop(ref, None)
         self._stale.discard(ref)
+        if self.history.newest(ref) is None or not self.leadership.held:
+            return
+        try:
+            task = asyncio.get_running_loop().create_task(self.history.forget(ref))
+        except RuntimeError:  # loading at startup: the next start finds the record again
+            return
+        self._background.add(task)
+        task.add_done_callback(self._forgotten)
+
+    def _forgotten(self, task: asyncio.Task[None]) -> None:
+        self._background.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            log.warning("revisions of a deleted object not deleted: %s", task.exception())
 
 
 def _images(content: dict[str, Any]) -> list[str]:

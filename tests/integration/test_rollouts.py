@@ -221,6 +221,14 @@ def test_a_gate_that_stays_false_fails_the_rollout_at_the_deadline(tmp_path: Pat
         state = wait_phase(world, "Paused", timeout=60)
         assert "gate 'cluster.status.readyReplicas >= 3' is false" in state["message"], state["message"]
         assert running(world, "c0", "library/httpd:2.5")  # Ready by its kind: only the gate held it back
+        # The object deleted: its revisions go with it, and the next object of that name starts from 1.
+        world.hub.kubectl("delete", "deployment", "web", "-n", "app", space="common")
+        history = "/placement/v1/spaces/common/placements/web/history"
+        with world.hub.client() as c:
+            wait_for(lambda: c.get(history).json()["items"] == [], message="the deleted object out of the history")
+            set_image(world, "library/httpd:2.6")
+            wait_for(lambda: [i["revision"] for i in c.get(history).json()["items"]] == [1],
+                     message="the new object's history starting at 1")
     finally:
         world.close()
 
