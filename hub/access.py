@@ -4,7 +4,8 @@ The spaces' API (``/clusters/<space>/…``) authorizes its own requests (``apise
 else is mapped here to the attributes of the space it reads or changes, so that one authorizer and the same
 bindings answer for every endpoint:
 
-* the placement REST API's ``/spaces/<space>/…`` reads are reads of that space's EdgePlacements;
+* the placement REST API's ``/spaces/<space>/…`` reads are reads of that space's EdgePlacements, and a staged
+  rollout's controls (``…/placements/<name>:pause``, ``:resume``, ``:approve``, ``:undo``) are ``update`` of one;
 * its ``/clusters…`` endpoints are reads and writes of the inventory space's SyncTargets (registering is
   ``create``, cordon, drain and rotation are ``update``, deleting is ``delete``), and so is a syncer's desired
   set at ``/clusters/<inventory>/synctargets/<name>/…``;
@@ -47,6 +48,11 @@ def attributes_for(method: str, path: str, inventory_space: str) -> tuple[str, A
     parts = [p for p in path.split("/") if p]
     if path.startswith(PLACEMENT_API + "/"):
         rest = parts[2:]
+        if rest[:1] == ["spaces"] and len(rest) >= 4 and rest[2] == "placements" and \
+                (":" in rest[3] or len(rest) == 5):  # a rollout's controls and reads
+            name, _, action = rest[3].partition(":")
+            verb = "update" if action and method == "POST" else "get"
+            return rest[1], Attributes(verb=verb, group=EDGE_GROUP, resource="edgeplacements", name=name)
         if rest[:1] == ["spaces"] and len(rest) >= 2:
             named = method == "GET" and len(rest) == 4 and rest[2] == "placements"
             return rest[1], Attributes(verb="get" if named else "list", group=EDGE_GROUP, resource="edgeplacements",

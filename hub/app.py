@@ -179,7 +179,7 @@ class _LazyPlacementAPI:
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         if self.app is None:
             self.app = build_placement_api(self.core.placement, self.core.inventory, self.core.registration,
-                                           self.core.status, self.core.status.upsync)
+                                           self.core.status, self.core.status.upsync, self.core.placement.rollouts)
         await self.app(scope, receive, send)
 
 

@@ -31,6 +31,8 @@ from placement.apidocs import add_docs
 from placement.conflicts import Conflict
 from placement.locations import LocationIndex, compile_location
 from placement.model import ObjectRef
+from placement.rollout_api import add_rollout_routes
+from placement.rollout_runner import RolloutRunner
 
 if TYPE_CHECKING:
     from placement.engine import PlacementEngine
@@ -72,6 +74,10 @@ class PlacementView(Protocol):
 
     def copy_error(self, ref: ObjectRef, target: str) -> str | None:
         """Why ``target`` does not get this object's copy (it keeps another one), or None."""
+        ...
+
+    def rollout_revision(self, ref: ObjectRef, target: str) -> int | None:
+        """The revision number of ``target``'s copy (None: the object has no recorded revisions)."""
         ...
 
     def shares(self, ref: ObjectRef) -> dict[str, int] | None:
@@ -161,8 +167,9 @@ hub's bearer token. Every error is a Kubernetes `Status` object.
 
 
 def build_placement_api(view: PlacementView, clusters: ClusterView, registry: ClusterRegistry,
-                        reports: ReportedStates | None = None, upsynced: UpsyncedCopies | None = None) -> FastAPI:
-    """The FastAPI application the hub mounts at ``/placement/v1``."""
+                        reports: ReportedStates | None = None, upsynced: UpsyncedCopies | None = None,
+                        rollouts: RolloutRunner | None = None) -> FastAPI:
+    """The FastAPI application the hub mounts at ``/placement/v1`` (``rollouts``: with the staged rollouts' calls)."""
     app = FastAPI(title="spacehub placement API", version="v1", description=DESCRIPTION,
                   openapi_url="/openapi.json", docs_url=None, redoc_url=None,
                   responses=AUTH_ERRORS, generate_unique_id_function=operation_id,
@@ -176,6 +183,8 @@ def build_placement_api(view: PlacementView, clusters: ClusterView, registry: Cl
     _add_placement_routes(app, view)
     _add_object_routes(app, view, reports)
     _add_upsync_routes(app, view, upsynced)
+    if rollouts is not None:
+        add_rollout_routes(app, rollouts)
     return app
 
 
@@ -265,7 +274,8 @@ def _add_cluster_routes(app: FastAPI, view: PlacementView, clusters: ClusterView
                 kind=str(info.get("kind") or _DEFAULT_KINDS.get(entry.kind, "")), entry_kind=entry.kind,
                 implicit=entry.implicit,
                 placements=[m.PlacementRef(space=s, name=n) for s, n in entry.placements],
-                revision=None if entry.implicit else view.content_revision(ref, name),
+                content_revision=None if entry.implicit else view.content_revision(ref, name),
+                revision=None if entry.implicit else view.rollout_revision(ref, name),
                 copy_error=view.copy_error(ref, name)))
         return m.DesiredSet(cluster=name, seq=view.engine.current_seq(name), items=items)
 

@@ -213,8 +213,11 @@ class DesiredSetEntry(ApiModel):
     entry_kind: Literal["namespace", "crd", "object"]
     implicit: bool = Field(description="A namespace present only because placed objects live in it.")
     placements: list[PlacementRef] = Field(description="The EdgePlacements that put this entry here.")
-    revision: str | None = Field(default=None, description="The content revision of this cluster's copy: the "
-                                 "object's resourceVersion, with a suffix when the copy is customized for it.")
+    revision: int | None = Field(default=None, description="The object's revision this cluster gets (counting from "
+                                 "1 per object; recorded for objects a placement with spec.rollout selects).")
+    content_revision: str | None = Field(default=None, alias="contentRevision", description="The content revision "
+                                         "of this cluster's copy: the object's resourceVersion (rev<N> for a kept "
+                                         "revision), with a suffix when the copy is customized for it.")
     copy_error: str | None = Field(default=None, alias="copyError", description="Why this cluster's customized "
                                    "copy cannot be made; the cluster keeps its previous copy meanwhile.")
 

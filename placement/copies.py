@@ -22,6 +22,7 @@ from placement.division import Division, DivisionError, divide, division_of
 from placement.engine import PlacementEngine
 from placement.model import ObjectRef
 from placement.records import PKey
+from placement.revisions import Revision
 from placement.shaping import CustomizerKey, Outcome, Problems, Shaper
 
 SHOWN_PROBLEMS = 3  # objects named in a condition before "and N more"
@@ -48,6 +49,8 @@ class ClusterCopies:
         # Set by the hub: the shortest failover.after (seconds) of the placements selecting an object.
         self.failover_after: Callable[[ObjectRef], float | None] = lambda _ref: None
         self.wake = False  # clusters were given objects again since the last look: their streams must wake
+        # Set by the hub: the kept revision a staged rollout keeps a cluster at (None: the current content).
+        self.pinned: Callable[[ObjectRef, str], Revision | None] = lambda _ref, _target: None
 
     # --- inputs -------------------------------------------------------------------------------
 
@@ -224,10 +227,13 @@ class ClusterCopies:
         return None if outcome is None else outcome.obj
 
     async def _shaped(self, ref: ObjectRef, target: str) -> Outcome | None:
-        revision = self._revision_of(ref)
+        revision: int | str | None = self._revision_of(ref)
         projected = await self._projected(ref) if revision is not None else None
         if revision is None or projected is None:
             return None
+        pinned = self.pinned(ref, target)
+        if pinned is not None:  # a rollout keeps this cluster at a kept revision
+            revision, projected = f"rev{pinned.number}", pinned.content
         error = self._division_errors.get(ref)
         if error is not None:
             return Outcome(None, str(revision), error)
@@ -254,9 +260,12 @@ class ClusterCopies:
         return Outcome(None, outcome.revision, f"conflict: {conflict.describe()}")
 
     def revision(self, ref: ObjectRef, target: str) -> str | None:
-        revision = self._revision_of(ref)
+        revision: int | str | None = self._revision_of(ref)
         if revision is None:
             return None
+        pinned = self.pinned(ref, target)
+        if pinned is not None:
+            revision = f"rev{pinned.number}"
         shaped = self.shaping.revision(ref, target, str(revision))
         share = self.share(ref, target)
         return shaped if share is None else f"{shaped}.{share}"

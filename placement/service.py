@@ -39,6 +39,7 @@ from placement.model import ObjectRef, WorkloadObject
 from placement.moves import BREAK_BEFORE_MAKE, DEFAULT_MOVE_TIMEOUT, MovePolicy, Moves
 from placement.projection import CHILD_HUB_PLACEMENT, child_hub_levels, content_digest, project
 from placement.results import PLACEMENTS, SLICE_SIZE, SLICES, ResultWriter
+from placement.rollout_runner import POLL, RolloutRunner
 from placement.shaping import Outcome
 
 log = logging.getLogger(__name__)
@@ -84,6 +85,7 @@ class PlacementService(WorkQueue):
         self._inventory_changed = True
         self._drain_scheduled = False
         self._write_scheduled = False
+        self._rollout_poll = False  # a look at the rollouts is scheduled
         self._placements: dict[str, dict[str, dict[str, Any]]] = {}
         self._workload: dict[ObjectRef, WorkloadObject] = {}
         self._upsync: dict[tuple[str, str], bool] = {}  # placements that have upsync items
@@ -129,6 +131,12 @@ class PlacementService(WorkQueue):
         # Make-before-break: copies clusters keep after losing them, until their replacements are Ready.
         self.moves = Moves(self.engine)
         self.moves.policy = self._move_policy
+        # Staged rollouts: revisions, each cluster's pinned revision, status.rollout.
+        self.rollouts = RolloutRunner(self.engine, inventory, objects, catalog, self.projected, self.engine.resend)
+        self.copies.pinned = self.rollouts.pin
+        self.rollouts.exists = lambda space, name: self.placement(space, name) is not None
+        self.condition_sources.append(self.rollouts.conditions)
+        self.results.status_sources.append(self.rollouts.status)
 
     # --- feeding the engine --------------------------------------------------------------------
 
@@ -163,6 +171,7 @@ class PlacementService(WorkQueue):
         if key.resource == PLACEMENTS:
             placements = self._placements.setdefault(key.space, {})
             for_child_hubs = not gone and _for_child_hubs(obj)  # type: ignore[arg-type]
+            self.rollouts.placement_changed((key.space, key.name), None if gone or for_child_hubs else obj)
             if gone or for_child_hubs:
                 placements.pop(key.name, None)
                 self.results.forget(key.space, key.name)
@@ -197,6 +206,7 @@ class PlacementService(WorkQueue):
 
     def _drop_object(self, ref: ObjectRef) -> None:
         self._digests.pop(ref, None)
+        self.rollouts.forget(ref)
         self._projections.pop(ref, None)
         self.copies.object_changed(ref, None)
         if self._workload.pop(ref, None) is not None:
@@ -215,6 +225,7 @@ class PlacementService(WorkQueue):
             return  # status or server fields only: clusters get nothing new
         self._digests[ref] = digest
         self.copies.object_changed(ref, obj)
+        self.rollouts.object_changed(ref)
         workload = WorkloadObject(ref, obj.get("kind", ""), obj.get("apiVersion", ""), _labels(obj),
                                   row.revision, bool(key.namespace), defines, self.copies.token(ref))
         self._workload[ref] = workload
@@ -223,6 +234,7 @@ class PlacementService(WorkQueue):
 
     def load(self) -> None:
         """Read the workload spaces' placements and objects from the store (blocking; call at startup)."""
+        self.rollouts.history.load()
         for row in self.objects.rows_in_spaces():
             if self._is_workload_space(row.key.space):
                 self._observe(row, orjson.loads(row.value))
@@ -305,13 +317,18 @@ class PlacementService(WorkQueue):
         self._drain_scheduled = False
         self.add(DRAIN)
 
+    def _rollout_poll_due(self) -> None:
+        self._rollout_poll = False
+        self.add(DRAIN)
+
     def _write_due(self) -> None:
         self._write_scheduled = False
         self.add(WRITE)
 
     def start(self, leadership: Leadership | None = None) -> None:
+        self.rollouts.history.listen()
         if leadership is not None:
-            self.leadership = leadership
+            self.leadership = self.rollouts.leadership = leadership
             leadership.listeners.append(lambda: self.add(DRAIN))
         # On the event loop, with no await: the inventory as it is now, then each change to it.
         for location in self.inventory.locations():
@@ -363,6 +380,13 @@ class PlacementService(WorkQueue):
         self._refresh |= await self.copies.look(placements)
         if self.copies.wake:
             self.add(DRAIN)  # clusters were given objects again: their streams wake on the next drain
+        if await self.rollouts.look():
+            self.add(DRAIN)  # rollouts moved clusters to other revisions: the same
+        if self.rollouts.active() and not self._rollout_poll:  # deadlines and soaks come due, clusters get ready
+            self._rollout_poll = True
+            asyncio.get_running_loop().call_later(POLL, self._rollout_poll_due)
+        self._refresh |= self.rollouts.changed
+        self.rollouts.changed = set()
         if self.copies.watch_leaving():  # a lost cluster whose divided replicas may fail over: look again
             asyncio.get_running_loop().call_later(LEAVING_POLL, self.add, DRAIN)
         refresh, self._refresh = self._refresh, set()
@@ -469,6 +493,12 @@ class PlacementService(WorkQueue):
     def content_revision(self, ref: ObjectRef, target: str) -> str | None:
         """The revision of ``target``'s copy of the object (status-only revisions do not count)."""
         return self.copies.revision(ref, target)
+
+    def rollout_revision(self, ref: ObjectRef, target: str) -> int | None:
+        """The revision number of ``target``'s copy: the kept revision a rollout pins it to, else the newest."""
+        pinned = self.rollouts.pin(ref, target)
+        newest = self.rollouts.history.newest(ref)
+        return pinned.number if pinned is not None else (newest.number if newest is not None else None)
 
     def _scale(self, ref: ObjectRef) -> ScalePaths | None:
         """Where a kind with a scale subresource keeps its replicas (None: it has none to divide)."""

@@ -17,6 +17,7 @@ from inventory.cli import register_cluster_commands
 from kubeclient.output import Subparsers, run_guarded
 from kubeclient.version import spacehub_version
 from placement.cli import register_placement_commands
+from placement.rollout_cli import register_rollout_commands
 from sim.cli import register_sim_commands
 from spacehub.up import register_up_command
 from spaces.cli import register_space_commands
@@ -31,6 +32,7 @@ COMMAND_GROUPS: list[Registrar] = [
     register_hub_commands,
     register_space_commands,
     register_placement_commands,
+    register_rollout_commands,
     register_cluster_commands,
     register_user_commands,
     register_sim_commands,

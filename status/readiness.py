@@ -48,11 +48,7 @@ def cluster_state(kind: str, spec: Mapping[str, Any], report: Report | None, *, 
         return ClusterState("Pending", False, "no report from the cluster yet")
     if report.error:
         return ClusterState("Failed", current, report.error)
-    ready, message, condition = _ready(kind, spec, report.status or {})
-    observed = (report.status or {}).get("observedGeneration")
-    if ready and isinstance(observed, int) and report.generation is not None and observed < report.generation:
-        # As `kubectl rollout status`: counts from before the cluster's controller saw the latest spec say nothing.
-        ready, message = False, f"observedGeneration {observed} of generation {report.generation}"
+    ready, message, condition = _unobserved(report) or _ready(kind, spec, report.status or {})
     waiting = _waiting(report.associated)
     if waiting:
         message = f"{message}; {waiting}" if message else waiting
@@ -89,6 +85,15 @@ def _ready(kind: str, spec: Mapping[str, Any], status: Mapping[str, Any]) -> tup
         unknown = present[0]
         return False, _condition_text(unknown), unknown
     return True, "", None
+
+
+def _unobserved(report: Report) -> tuple[bool, str, Any] | None:
+    """Not ready while the status describes an older generation than the cluster's object has (as ``kubectl
+    rollout status`` waits for ``observedGeneration``): a status read right after an update is the old one's."""
+    observed = (report.status or {}).get("observedGeneration")
+    if isinstance(observed, int) and isinstance(report.generation, int) and observed < report.generation:
+        return False, f"observedGeneration {observed}/{report.generation}", None
+    return None
 
 
 def _at_least(status: Mapping[str, Any], wanted: int, *fields: str) -> tuple[bool, str, Any]:

@@ -20,9 +20,11 @@ from apiserver.service import Objects, now_rfc3339
 from inventory.clusters import Inventory
 from kubeclient.workqueue import Gate
 from placement.model import ObjectRef
+from placement.rollout_runner import CopyHealth
 from placement.service import PlacementService
 from status.combined import CombinedStatuses
 from status.objectstatus import ObjectStatus
+from status.readiness import cluster_state
 from status.reportlog import ReportLog
 from status.reports import Report, ReportStore
 from status.summaries import Summaries
@@ -79,6 +81,7 @@ class StatusService:
         placement.moves.copy_ready = self.summaries.copy_ready  # moves wait for their replacements
         placement.moves.timed_out.append(self._move_timed_out)
         self._tasks: set[asyncio.Future[None]] = set()  # Warning Events being written
+        placement.rollouts.health = self.copy_health  # staged rollouts advance on the same readiness rules
 
     async def start(self, gate: Gate | None = None) -> None:
         """Follow reports and placement from now on; write statuses, summaries and Events once ``gate`` opens."""
@@ -119,6 +122,17 @@ class StatusService:
                                          item.last_drift_correction, item.applied_revision, item.associated)))
         await self.report_log.write(target, accepted)
         return {"accepted": len(accepted), "ignored": ignored}
+
+    def copy_health(self, ref: ObjectRef, target: str, kind: str, content: dict[str, Any]) -> CopyHealth | None:
+        """How ``target`` runs its copy of ``ref`` whose content (the revision it was asked for) is ``content``."""
+        report = self.reports.get(ref, target)
+        if report is None:
+            return None
+        spec = content.get("spec") if isinstance(content.get("spec"), dict) else {}
+        state = cluster_state(kind, spec, report, current_revision=self.placement.content_revision(ref, target),
+                              stale=self.inventory.ready(target) is False,
+                              copy_error=self.placement.copy_error(ref, target))
+        return CopyHealth(state.phase, state.current, state.message, report.status)
 
     def _report_taken(self, ref: ObjectRef) -> None:
         self.object_status.on_report(ref)

@@ -200,7 +200,8 @@ class Summaries(WorkQueue):
         involved = Involved(ref.space, rtype.kind, rtype.api_version, ref.namespace, ref.name,
                             str(obj["metadata"].get("uid", "")))
         await self._tell_story(ref, involved, targets + leaving, states, reports)
-        await self._write(ref, obj, rtype, revision, states, reports, shares, set(leaving))
+        numbers = {t: self.placement.rollout_revision(ref, t) for t in targets}
+        await self._write(ref, obj, rtype, revision, states, reports, shares, set(leaving), numbers)
         await self.combined.update(ref, obj, rtype, engine.status_wants(ref), reports)
         self._track(ref, frozenset(targets + leaving))
         return False
@@ -312,9 +313,9 @@ class Summaries(WorkQueue):
 
     async def _write(self, ref: ObjectRef, obj: dict[str, Any], rtype: ResourceType, revision: str | None,
                      states: dict[str, ClusterState], reports: dict[str, Report],
-                     shares: dict[str, int] | None, leaving: set[str]) -> None:
+                     shares: dict[str, int] | None, leaving: set[str], numbers: dict[str, int | None]) -> None:
         meta = obj["metadata"]
-        body = _summary(ref, rtype, meta, revision, states, reports, shares, leaving)
+        body = _summary(ref, rtype, meta, revision, states, reports, shares, leaving, numbers)
         self._bodies[ref] = body
         namespace = ref.namespace or REPORT_NAMESPACE
         if not ref.namespace:
@@ -398,7 +399,8 @@ def _labels(ref: ObjectRef) -> dict[str, str]:
 
 def _summary(ref: ObjectRef, rtype: ResourceType, meta: dict[str, Any], revision: str | None,
              states: dict[str, ClusterState], reports: dict[str, Report],
-             shares: dict[str, int] | None, leaving: set[str]) -> dict[str, Any]:
+             shares: dict[str, int] | None, leaving: set[str], numbers: dict[str, int | None]) -> dict[str, Any]:
+    """``numbers``: each cluster's revision number of the object (None: not recorded)."""
     # A leaving copy counts only among the ready (while it is): the fleet still runs it.
     placed = {t: s for t, s in states.items() if t not in leaving}
     phases = [s.phase for s in placed.values()]
@@ -415,6 +417,8 @@ def _summary(ref: ObjectRef, rtype: ResourceType, meta: dict[str, Any], revision
             entry["ready"] = state.phase == "Ready"
         if shares is not None and target not in leaving:
             entry["replicas"] = shares.get(target, 0)
+        if numbers.get(target) is not None:
+            entry["revision"] = numbers[target]
         if state.message:
             entry["message"] = state.message
         if report is not None:

@@ -107,6 +107,13 @@ def test_a_view_user_reads_its_space_cannot_write_and_is_refused_elsewhere(hub: 
     # The hub's other endpoints ask the same authorizer: reads of the space's placements pass, the rest is 403.
     assert alice.get(f"/placement/v1/spaces/{own}/placements").status_code == 200
     assert alice.get(f"/placement/v1/spaces/{other}/placements").status_code == 403
+    # A staged rollout's state and history are reads of the placement; its controls are updates, refused here.
+    assert alice.get(f"/placement/v1/spaces/{own}/placements/web/history").status_code == 404
+    assert alice.get(f"/placement/v1/spaces/{other}/placements/web/rollout").status_code == 403
+    paused = httpx.post(f"{hub.base_url}/placement/v1/spaces/{own}/placements/web:pause",
+                        headers={"Authorization": f"Bearer {alice.token}"}, verify=hub.ssl_context(), timeout=10)
+    assert paused.status_code == 403 and 'cannot update resource "edgeplacements"' in paused.json()["message"], \
+        paused.text
     assert alice.get("/metrics").status_code == 403
     assert alice.get("/placement/v1/clusters").status_code == 403
     assert alice.get("/spacehub/v1/users").status_code == 403

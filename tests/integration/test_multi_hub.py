@@ -368,3 +368,42 @@ def test_an_update_through_one_process_right_after_a_write_through_another_is_ne
             stored = a.get(f"{path}/flip").json()
             assert stored["data"] == {"k": "b"}, "the second process's update was lost"
             assert stored["metadata"]["resourceVersion"] == answered.json()["metadata"]["resourceVersion"]
+
+
+def test_every_process_pins_the_clusters_of_a_staged_rollout_at_the_same_revisions(hubs: list[Hub],
+                                                                                   tmp_path: Path) -> None:
+    first = hubs[0]
+    first.create_space("staged")
+    for name in ("st-a", "st-b"):
+        register(first, tmp_path, name, fleet="staged")
+    staged = placement("web", {"fleet": "staged"}, [{"apiGroup": "apps", "resources": ["deployments"],
+                                                     "namespaces": ["default"]}])
+    staged["spec"]["rollout"] = {"stages": [{"name": "all", "maxUnavailable": 1}], "progressDeadlineSeconds": 600}
+    web = deployment("web", "default")
+    apply(first, "staged", web, staged)
+
+    def revisions(hub: Hub) -> dict[str, int | None]:
+        out = {}
+        with hub.client() as c:
+            for target in ("st-a", "st-b"):
+                items = c.get(f"/placement/v1/clusters/{target}/desired").json()["items"]
+                out[target] = next((i.get("revision") for i in items if i["name"] == "web"), None)
+        return out
+
+    wait_for(lambda: all(revisions(h) == {"st-a": 1, "st-b": 1} for h in hubs), message="revision 1 everywhere")
+    # A new image through a process that does not lead: the lease holder rolls it out one cluster at a time
+    # (no cluster reports Ready, so it stays there), and every process gives the clusters the same revisions.
+    leader = leader_of(hubs)
+    follower = next(h for h in hubs if h is not leader)
+    web["spec"]["template"]["spec"]["containers"][0]["image"] = "library/httpd:2.5"
+    apply(follower, "staged", web)
+    wait_for(lambda: all(revisions(h) == {"st-a": 2, "st-b": 1} for h in hubs),
+             message="every process: st-a at revision 2, st-b at 1")
+    with follower.client() as c:
+        rollout = c.get("/placement/v1/spaces/staged/placements/web/rollout").json()
+        assert (rollout["revision"], rollout["phase"]) == (2, "Progressing"), rollout
+        # A pause through a follower reaches the lease holder.
+        assert c.post("/placement/v1/spaces/staged/placements/web:pause").status_code == 200
+    with leader.client() as c:
+        wait_for(lambda: c.get("/placement/v1/spaces/staged/placements/web/rollout").json()["phase"] == "Paused",
+                 message="the lease holder paused")

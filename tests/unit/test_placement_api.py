@@ -108,6 +108,9 @@ class FakeView:
     def copy_error(self, ref: ObjectRef, target: str) -> str | None:
         return None
 
+    def rollout_revision(self, ref: ObjectRef, target: str) -> int | None:
+        return None
+
     def conflicts(self) -> list[Any]:
         return []
 
