@@ -1,16 +1,39 @@
-"""The placement kinds (EdgePlacement, SinglePlacementSlice, Customizer), from our own CRD definitions."""
+"""The placement kinds (EdgePlacement, SinglePlacementSlice, Customizer), from our own CRD definitions.
+
+EdgePlacement's strategy adds to its CRD's schema and CEL rules what they cannot say: a CEL prioritizer's
+expression must compile and return a number (:mod:`placement.schedulingspec`).
+"""
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from pathlib import Path
+from typing import Any
 
-from apiserver.customresources import types_from_crd_files
+from apimachinery.errors import Cause
+from apiserver.customresources import CustomResourceStrategy, types_from_crd_files
 from apiserver.resourcetypes import ResourceType
+from placement.schedulingspec import scheduling_causes
 
 CRDS = Path(__file__).parent / "crds"
 
 
+class EdgePlacementStrategy(CustomResourceStrategy):
+    def _check(self, obj: dict[str, Any], old: dict[str, Any] | None) -> list[Cause]:
+        causes = super()._check(obj, old)
+        spec = obj.get("spec")
+        if not causes and isinstance(spec, dict):
+            causes.extend(scheduling_causes(spec))
+        return causes
+
+
 @functools.cache
 def placement_types() -> tuple[ResourceType, ...]:
-    return types_from_crd_files(CRDS)
+    out = []
+    for rtype in types_from_crd_files(CRDS):
+        base = rtype.strategy
+        if rtype.kind == "EdgePlacement" and isinstance(base, CustomResourceStrategy):
+            rtype = dataclasses.replace(rtype, strategy=EdgePlacementStrategy(base.kind, base.schema, base.rules))
+        out.append(rtype)
+    return tuple(out)

@@ -41,6 +41,8 @@ class ResultWriter:
         self._slice_names: dict[tuple[str, str], list[str]] = {}
         # Conditions other parts add to an EdgePlacement's status (upsync clashes, copies), by (space, name).
         self.condition_sources: list[ConditionSource] = []
+        # Fields other parts add to an EdgePlacement's status (``scheduling``: the stored choice), by (space, name).
+        self.status_sources: list[Callable[[str, str], dict[str, Any]]] = []
 
     def forget(self, space: str, name: str) -> None:
         """The placement is gone: its slices go with it, by owner reference."""
@@ -164,6 +166,8 @@ class ResultWriter:
         status = {"specGeneration": placement["metadata"].get("generation", 1), "matchingLocationCount": locations,
                   "destinationCount": len(destinations), "selectedObjectCount": len(selected),
                   "missingCRDs": missing, "unservedResources": unserved, "conditions": conditions}
+        for status_source in self.status_sources:
+            status.update(status_source(space, name))
         comparable = {k: v for k, v in old_status.items() if k != "conditions"}
         if comparable == {k: v for k, v in status.items() if k != "conditions"} and \
                 [(c["type"], c["status"], c.get("message")) for c in old_status.get("conditions") or []] == \

@@ -19,11 +19,12 @@ from typing import Any
 
 import orjson
 
+from apimachinery.errors import not_found
 from apiserver.catalog import Catalog
 from apiserver.controllers import WorkQueue
 from apiserver.customresources import CRD_RESOURCE
 from apiserver.resourcetypes import ScalePaths
-from apiserver.service import Objects
+from apiserver.service import Objects, WriteOptions
 from apiserver.spacepaths import ROOT, child_id
 from apiserver.store import Key, LogRow
 from apiserver.store.lease import Leadership
@@ -32,6 +33,7 @@ from cel.stdlib.timestamps import parse_duration
 from cel.types import EvalError
 from inventory.clusters import Inventory
 from inventory.kinds import EDGE_GROUP, LOCATIONS, SYNC_TARGETS
+from placement.choices import RESCHEDULE_ANNOTATION, Choices
 from placement.conflicts import Conflict
 from placement.copies import ClusterCopies
 from placement.engine import PlacementEngine
@@ -124,6 +126,10 @@ class PlacementService(WorkQueue):
         self.copies = ClusterCopies(self.engine, inventory, self.projected, self._revision, self._scale)
         self.copies.failover_after = self._failover_after
         self.condition_sources.append(self.copies.conditions)
+        # Scheduled placements' choices (numberOfClusters …): decided by the lease holder, kept in their status.
+        self.choices = Choices(self.engine, inventory, self._placement_failover_after)
+        self.condition_sources.append(self.choices.conditions)
+        self.results.status_sources.append(self.choices.status)
 
     # --- feeding the engine --------------------------------------------------------------------
 
@@ -146,6 +152,7 @@ class PlacementService(WorkQueue):
         else:
             self.engine.upsert_sync_target(target)
             self.copies.definitions_changed({name})
+        self.choices.target_changed(name, target)
 
     def _observe(self, row: LogRow, obj: dict[str, Any] | None) -> None:
         key = row.key
@@ -159,6 +166,7 @@ class PlacementService(WorkQueue):
             if gone or for_child_hubs:
                 placements.pop(key.name, None)
                 self.results.forget(key.space, key.name)
+                self.choices.forget((key.space, key.name))
                 self.engine.delete_placement(key.space, key.name)
             if for_child_hubs:
                 self._place_object(row, ref, obj)  # type: ignore[arg-type]
@@ -170,6 +178,7 @@ class PlacementService(WorkQueue):
                 placements[key.name] = obj  # type: ignore[assignment]
                 if previous is None or previous.get("spec") != obj.get("spec"):  # type: ignore[union-attr]
                     self.engine.upsert_placement(key.space, obj)  # type: ignore[arg-type]
+                self.choices.observed((key.space, key.name), obj, leading=self.leadership.held)  # type: ignore
             return
         if key.resource == CUSTOMIZERS:
             users = self.copies.customizer_changed((key.space, key.namespace, key.name), None if gone else obj)
@@ -276,10 +285,35 @@ class PlacementService(WorkQueue):
                     continue  # the CRD's pattern refuses it; an older object may still hold one
         return min(found, default=None)
 
+    def _placement_failover_after(self, key: tuple[str, str]) -> float | None:
+        """A placement's ``spec.failover.after`` (seconds), or None."""
+        text = (((self._placements.get(key[0], {}).get(key[1]) or {}).get("spec") or {}).get("failover") or {}) \
+            .get("after")
+        try:
+            return parse_duration(text).total_seconds() if isinstance(text, str) else None
+        except EvalError:
+            return None
+
+    def _decide_choices(self) -> None:
+        """The lease holder makes the scheduled placements' due choices; looks again when a toleration or a
+        failover.after runs out."""
+        if not self.leadership.held:
+            return
+        changed, recheck = self.choices.decide()
+        self._refresh |= changed
+        if recheck is not None:
+            delay = (recheck - self.choices.clock()).total_seconds() + 0.05
+            asyncio.get_running_loop().call_later(max(delay, 0.05), self.add, DRAIN)
+
     def set_bound(self, space: str, bound: Mapping[tuple[str, str], str]) -> None:
         """What ``space`` serves through APIBindings, (group, plural) -> provider space: served there for downsync
         tests, and the provider's CRD sent along by ``crdFollow`` placements (``placement.workloads``)."""
         self.engine.set_bound(space, bound)
+        self.add(DRAIN)
+
+    def _health_changed(self, name: str) -> None:
+        """A SyncTarget's Ready condition changed: scheduled placements with failover.after look again."""
+        self.choices.target_changed(name, self.inventory.sync_target(name))
         self.add(DRAIN)
 
     def _drain_due(self) -> None:
@@ -300,6 +334,7 @@ class PlacementService(WorkQueue):
         for target in self.inventory.sync_targets():
             self.sync_target_changed(target["metadata"]["name"], target)
         self.inventory.listeners.append(self)
+        self.inventory.health_listeners.append(self._health_changed)
         self.objects.bus.add_listener(self.on_commit)
         super().start()
         self.add(DRAIN)
@@ -338,6 +373,7 @@ class PlacementService(WorkQueue):
         """Take the engine's changes: wake the changed targets' streams and tell the listeners now; the
         placements' slices and statuses are written :data:`WRITE_DELAY` later, coalesced."""
         self._evacuate()
+        self._decide_choices()
         placements, targets = self.engine.drain_dirty()
         self._refresh |= await self.copies.look(placements)
         if self.copies.wake:
@@ -397,6 +433,22 @@ class PlacementService(WorkQueue):
         if self._inventory_changed:
             self._inventory_changed = False
             await self.results.location_statuses()
+
+    async def reschedule(self, space: str, name: str) -> dict[str, Any]:
+        """Ask for a scheduled placement's choice to be made again from scratch (by whichever hub process leads):
+        the request is an annotation on the placement; returns the placement. StatusError 404 if absent."""
+        rtype = self.catalog.by_group_resource(space, PLACEMENTS)
+        if rtype is None or name not in self._placements.get(space, {}):
+            raise not_found(PLACEMENTS, EDGE_GROUP, name)
+        asked = dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")  # each request a new value
+
+        def annotate(obj: dict[str, Any]) -> dict[str, Any]:
+            meta = obj.setdefault("metadata", {})
+            meta["annotations"] = {**(meta.get("annotations") or {}), RESCHEDULE_ANNOTATION: asked}
+            return obj
+
+        return await self.objects.guaranteed_update(space, rtype, "", name, annotate,
+                                                    WriteOptions(manager="spacehub-reschedule"))
 
     # --- per-cluster copies ----------------------------------------------------------------------
 

@@ -1,0 +1,200 @@
+"""The stored choice of each scheduled EdgePlacement: who decides it, where it is kept, when it is looked at again.
+
+The choice lives in the placement's ``status.scheduling.clusters`` (written with its status by the lease
+holder, :mod:`placement.results`), so every hub process and a restarted hub place on the same clusters.
+Only the lease holder decides (:meth:`Choices.decide`, with :func:`placement.scheduler.choose`); the
+other processes adopt what is stored (:meth:`Choices.observed`), and so does the lease holder for a
+placement it has not decided since it started. A choice is looked at again only when it may change:
+the placement's candidates or scheduling spec changed (the engine says which), a taint or the health
+of one of its candidates changed, a toleration's ``tolerationSeconds`` ran out, or a reschedule was
+asked (then it is made from scratch). Time comes from ``clock`` (tests inject one).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from apimachinery.quantity import parse_quantity
+from inventory.clusters import Inventory, cordoned, not_ready_since
+from inventory.taints import Taint, taints_of
+from placement.engine import PlacementEngine
+from placement.records import PKey
+from placement.scheduler import Candidate, Decision, choose, needs_choice
+from placement.schedulingspec import SchedulingSpec
+
+SCHEDULED = "Scheduled"
+# Set (to the time asked) by ``POST …/placements/{name}:reschedule``: whichever process leads chooses again from
+# scratch once per value, and records the value it handled in ``status.scheduling.rescheduled``.
+RESCHEDULE_ANNOTATION = "spacehub.io/reschedule-requested"
+
+
+def stored_choice(placement: Mapping[str, Any]) -> tuple[str, ...] | None:
+    """The choice kept in a placement's status, or None when none was stored yet."""
+    clusters = ((placement.get("status") or {}).get("scheduling") or {}).get("clusters")
+    if not isinstance(clusters, list):
+        return None
+    return tuple(sorted(str(c) for c in clusters))
+
+
+class Choices:
+    def __init__(self, engine: PlacementEngine, inventory: Inventory,
+                 failover_after: Callable[[PKey], float | None],
+                 clock: Callable[[], dt.datetime] = lambda: dt.datetime.now(dt.UTC)) -> None:
+        self.engine = engine
+        self.inventory = inventory
+        self._failover_after = failover_after  # a placement's failover.after, seconds
+        self.clock = clock
+        self._current: dict[PKey, tuple[str, ...]] = {}  # what this process decided or adopted
+        self._decisions: dict[PKey, Decision] = {}  # the last decision (for status), lease holder only
+        self._due: set[PKey] = set()  # to look at again
+        self._from_scratch: set[PKey] = set()  # reschedule asked
+        self._recheck: dict[PKey, dt.datetime] = {}  # a toleration runs out then
+        self._seen: dict[Taint, dt.datetime] = {}  # taints without timeAdded: when first seen here
+        self._handled: dict[PKey, str] = {}  # the reschedule request (annotation value) last taken
+
+    # --- inputs -------------------------------------------------------------------------------
+
+    def observed(self, key: PKey, placement: Mapping[str, Any], *, leading: bool) -> None:
+        """A placement was written (spec or status): adopt its stored choice unless this process decides it."""
+        if self.engine.scheduling(*key) is None:
+            return
+        asked = ((placement.get("metadata") or {}).get("annotations") or {}).get(RESCHEDULE_ANNOTATION)
+        handled = ((placement.get("status") or {}).get("scheduling") or {}).get("rescheduled")
+        if isinstance(asked, str) and asked != handled and asked != self._handled.get(key):
+            self._handled[key] = asked
+            self.reschedule(key)
+        elif isinstance(handled, str):
+            self._handled.setdefault(key, handled)
+        stored = stored_choice(placement)
+        if stored is None:
+            return
+        if leading and key in self._current:
+            return  # the lease holder's own decision is newer than what it reads back
+        if self._current.get(key) != stored:
+            self._current[key] = stored
+            self.engine.set_chosen(*key, frozenset(stored))
+
+    def forget(self, key: PKey) -> None:
+        for table in (self._current, self._decisions, self._recheck, self._handled):
+            table.pop(key, None)  # type: ignore[attr-defined]
+        self._due.discard(key)
+        self._from_scratch.discard(key)
+
+    def target_changed(self, name: str, target: Mapping[str, Any] | None) -> None:
+        """A SyncTarget's spec, capacity or health changed: the placements it is a candidate of look again (a
+        cheap look unless it made a choice ineligible)."""
+        now = self.clock()
+        for taint in taints_of(target) if target is not None else ():
+            if taint.time_added is None:
+                self._seen.setdefault(taint, now)
+        self._due |= self.engine.candidate_placements(name)
+
+    def reschedule(self, key: PKey) -> None:
+        """Choose again from scratch at the next decision (``spacehub placement reschedule``)."""
+        self._from_scratch.add(key)
+        self._due.add(key)
+
+    # --- deciding (the lease holder) -------------------------------------------------------------
+
+    def decide(self) -> tuple[set[PKey], dt.datetime | None]:
+        """Make the due choices; returns the placements whose choice or scheduling status changed, and the
+        earliest time a choice must be looked at again (a toleration running out)."""
+        now = self.clock()
+        self._due |= self.engine.drain_candidates_changed()
+        self._due |= {key for key, at in self._recheck.items() if at <= now}
+        due, self._due = self._due, set()
+        changed: set[PKey] = set()
+        for key in sorted(due):
+            spec = self.engine.scheduling(*key)
+            if spec is None:
+                if self._current.pop(key, None) is not None or self._decisions.pop(key, None) is not None:
+                    changed.add(key)
+                self._recheck.pop(key, None)
+                continue
+            previous = None if key in self._from_scratch else self._current.get(key)
+            self._from_scratch.discard(key)
+            candidates, lost_at = self._candidates(key, now)
+            if key in self._decisions and previous is not None and \
+                    not needs_choice(spec, candidates, previous, now, self._seen):
+                continue
+            decision = choose(spec, candidates, previous, now, self._seen)
+            recheck = min((t for t in (decision.recheck_at, lost_at) if t is not None), default=None)
+            if recheck is not None:
+                self._recheck[key] = recheck
+            else:
+                self._recheck.pop(key, None)
+            old = self._decisions.get(key)
+            self._decisions[key] = decision
+            if old is None or old.chosen != decision.chosen or old.unsatisfied != decision.unsatisfied or \
+                    old.missing != decision.missing:
+                changed.add(key)
+            if self._current.get(key) != decision.chosen or self.engine.chosen(*key) != frozenset(decision.chosen):
+                self._current[key] = decision.chosen
+                self.engine.set_chosen(*key, frozenset(decision.chosen))
+        return changed, min(self._recheck.values(), default=None)
+
+    def candidates(self, key: PKey) -> dict[str, Candidate]:
+        """The placement's candidates as the scheduler sees them, read from the inventory."""
+        return self._candidates(key, self.clock())[0]
+
+    def _candidates(self, key: PKey, now: dt.datetime) -> tuple[dict[str, Candidate], dt.datetime | None]:
+        """The candidates, and the earliest time a silent one of them will be lost (past failover.after)."""
+        after = self._failover_after(key)
+        out = {}
+        lost_at: dt.datetime | None = None
+        for name in self.engine.candidates(*key):
+            target = self.inventory.sync_target(name)
+            if target is None:
+                continue
+            out[name] = candidate = candidate_of(target, after, now)
+            since = not_ready_since(target) if after is not None else None
+            if since is not None and not candidate.lost:
+                at = since + dt.timedelta(seconds=after or 0.0)
+                lost_at = at if lost_at is None else min(lost_at, at)
+        return out, lost_at
+
+    def explain(self, key: PKey, spec: SchedulingSpec) -> Decision:
+        """What the scheduler would say now about ``spec`` for the placement (its kept choice, if any)."""
+        now = self.clock()
+        return choose(spec, self.candidates(key), self._current.get(key), now, self._seen)
+
+    # --- outputs ------------------------------------------------------------------------------
+
+    def status(self, space: str, name: str) -> dict[str, Any]:
+        """``status.scheduling`` of a scheduled placement (empty: not scheduled, or not decided here)."""
+        decision = self._decisions.get((space, name))
+        if decision is None or self.engine.scheduling(space, name) is None:
+            return {}
+        handled = self._handled.get((space, name))
+        return {"scheduling": {"clusters": list(decision.chosen), "wanted": decision.wanted,
+                               **({"rescheduled": handled} if handled else {})}}
+
+    def conditions(self, space: str, name: str) -> list[dict[str, Any]]:
+        """The ``Scheduled`` condition: True, or False with NotEnoughClusters / SpreadConstraint and how many are
+        missing."""
+        decision = self._decisions.get((space, name))
+        if decision is None or self.engine.scheduling(space, name) is None:
+            return []
+        if not decision.missing:
+            return [{"type": SCHEDULED, "status": "True", "reason": "Scheduled",
+                     "message": f"{len(decision.chosen)} clusters chosen"}]
+        why = "no more eligible clusters" if decision.unsatisfied == "NotEnoughClusters" else \
+            "the spread constraints allow no more"
+        return [{"type": SCHEDULED, "status": "False", "reason": decision.unsatisfied,
+                 "message": f"{len(decision.chosen)} of {decision.wanted} clusters chosen, {decision.missing} "
+                            f"missing: {why}"}]
+
+
+def candidate_of(target: Mapping[str, Any], failover_after: float | None, now: dt.datetime) -> Candidate:
+    """A SyncTarget as the scheduler sees it: labels, allocatable CPU (cores) and memory (bytes) its syncer
+    reports, taints, cordon, and whether its syncer is silent longer than ``failover_after`` seconds."""
+    allocatable = (target.get("status") or {}).get("allocatable") or {}
+    cpu, memory = parse_quantity(allocatable.get("cpu")), parse_quantity(allocatable.get("memory"))
+    since = not_ready_since(target) if failover_after is not None else None
+    return Candidate(str((target.get("metadata") or {}).get("name") or ""),
+                     dict((target.get("metadata") or {}).get("labels") or {}),
+                     float(cpu) if cpu is not None else 0.0, float(memory) if memory is not None else 0.0,
+                     taints_of(target), cordoned(target),
+                     since is not None and (now - since).total_seconds() >= (failover_after or 0.0))
