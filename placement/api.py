@@ -31,8 +31,10 @@ from placement.apidocs import add_docs
 from placement.conflicts import Conflict
 from placement.locations import LocationIndex, compile_location
 from placement.model import ObjectRef
+from placement.scheduling_api import add_scheduling_routes
 
 if TYPE_CHECKING:
+    from placement.choices import Choices
     from placement.engine import PlacementEngine
 
 log = logging.getLogger(__name__)
@@ -57,6 +59,7 @@ class PlacementView(Protocol):
 
     inventory_space: str
     engine: PlacementEngine
+    choices: Choices  # scheduled placements' choices (placement.scheduling_api)
 
     def placements(self, space: str) -> list[dict[str, Any]] | None:
         """The EdgePlacement objects of ``space``; None if the space does not exist."""
@@ -80,6 +83,10 @@ class PlacementView(Protocol):
 
     def conflicts(self) -> list[Conflict]:
         """Every cluster object several spaces place with different content, per cluster and losing space."""
+        ...
+
+    async def reschedule(self, space: str, name: str) -> dict[str, Any]:
+        """Ask for a scheduled placement's choice to be made again from scratch; the placement. 404 if absent."""
         ...
 
 
@@ -112,6 +119,10 @@ class ClusterRegistry(Protocol):
 
     async def schedule(self, name: str, *, unschedulable: bool, drain: bool) -> dict[str, Any]:
         """Cordon, drain or uncordon SyncTarget ``name``; the SyncTarget. StatusError 404 if absent."""
+        ...
+
+    async def taint(self, name: str, add: list[dict[str, Any]], remove: list[dict[str, Any]]) -> dict[str, Any]:
+        """Put taints on SyncTarget ``name`` and take others off; the SyncTarget. StatusError 404 if absent."""
         ...
 
 
@@ -176,6 +187,7 @@ def build_placement_api(view: PlacementView, clusters: ClusterView, registry: Cl
     _add_placement_routes(app, view)
     _add_object_routes(app, view, reports)
     _add_upsync_routes(app, view, upsynced)
+    add_scheduling_routes(app, view, clusters, registry, lambda t: cluster_info(t, _location_index(clusters)))
     return app
 
 

@@ -158,7 +158,11 @@ class Choices:
     def explain(self, key: PKey, spec: SchedulingSpec) -> Decision:
         """What the scheduler would say now about ``spec`` for the placement (its kept choice, if any)."""
         now = self.clock()
-        return choose(spec, self.candidates(key), self._current.get(key), now, self._seen)
+        candidates = self.candidates(key)
+        kept = choose(spec, candidates, self._current.get(key), now, self._seen)
+        fresh = choose(spec, candidates, None, now, self._seen)
+        # The same clusters from scratch: its reasons say why each other one lost (a kept choice only says Steady).
+        return fresh if fresh.chosen == kept.chosen else kept
 
     # --- outputs ------------------------------------------------------------------------------
 
