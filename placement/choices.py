@@ -13,12 +13,12 @@ asked (then it is made from scratch). Time comes from ``clock`` (tests inject on
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from apimachinery.quantity import parse_quantity
 from inventory.clusters import Inventory, cordoned, not_ready_since
-from inventory.taints import Taint, taints_of
+from inventory.taints import Taint, evicting, taints_of
 from placement.engine import PlacementEngine
 from placement.records import PKey
 from placement.scheduler import Candidate, Decision, choose, needs_choice
@@ -115,16 +115,18 @@ class Choices:
                 continue
             previous = None if key in self._from_scratch else self._current.get(key)
             self._from_scratch.discard(key)
+            if key in self._decisions and previous is not None and spec.number is not None:
+                kept, lost_at = self._kept(key, previous, now)
+                if not needs_choice(spec, kept, previous, now, self._seen):
+                    # The cheap look (only the kept clusters are read, not every candidate); looked at again
+                    # when one of them is lost or its toleration of a NoExecute taint runs out.
+                    times = [lost_at, *(evicting(c.taints, spec.tolerations, now, self._seen)[1]
+                                        for c in kept.values())]
+                    self._set_recheck(key, min((t for t in times if t is not None), default=None))
+                    continue
             candidates, lost_at = self._candidates(key, now)
-            if key in self._decisions and previous is not None and \
-                    not needs_choice(spec, candidates, previous, now, self._seen):
-                continue
             decision = choose(spec, candidates, previous, now, self._seen)
-            recheck = min((t for t in (decision.recheck_at, lost_at) if t is not None), default=None)
-            if recheck is not None:
-                self._recheck[key] = recheck
-            else:
-                self._recheck.pop(key, None)
+            self._set_recheck(key, min((t for t in (decision.recheck_at, lost_at) if t is not None), default=None))
             old = self._decisions.get(key)
             self._decisions[key] = decision
             if old is None or old.chosen != decision.chosen or old.unsatisfied != decision.unsatisfied or \
@@ -135,16 +137,32 @@ class Choices:
                 self.engine.set_chosen(*key, frozenset(decision.chosen))
         return changed, min(self._recheck.values(), default=None)
 
+    def _set_recheck(self, key: PKey, at: dt.datetime | None) -> None:
+        if at is None:
+            self._recheck.pop(key, None)
+        else:
+            self._recheck[key] = at
+
+    def _kept(self, key: PKey, previous: tuple[str, ...], now: dt.datetime
+              ) -> tuple[dict[str, Candidate], dt.datetime | None]:
+        """The previous choice's clusters that are still candidates, as the scheduler sees them, and the earliest
+        time a silent one of them will be lost."""
+        return self._read(key, [n for n in previous if self.engine.is_candidate(*key, n)], now)
+
     def candidates(self, key: PKey) -> dict[str, Candidate]:
         """The placement's candidates as the scheduler sees them, read from the inventory."""
         return self._candidates(key, self.clock())[0]
 
     def _candidates(self, key: PKey, now: dt.datetime) -> tuple[dict[str, Candidate], dt.datetime | None]:
         """The candidates, and the earliest time a silent one of them will be lost (past failover.after)."""
+        return self._read(key, self.engine.candidates(*key), now)
+
+    def _read(self, key: PKey, names: Iterable[str], now: dt.datetime
+              ) -> tuple[dict[str, Candidate], dt.datetime | None]:
         after = self._failover_after(key)
         out = {}
         lost_at: dt.datetime | None = None
-        for name in self.engine.candidates(*key):
+        for name in names:
             target = self.inventory.sync_target(name)
             if target is None:
                 continue

@@ -202,6 +202,11 @@ class Coverage:
         p = self._placements.get(key)
         return self.reached_targets(p.locations) if p is not None else set()
 
+    def is_candidate(self, key: PKey, target: str) -> bool:
+        """Whether one of the placement's Locations selects ``target`` (without listing its candidates)."""
+        p, t = self._placements.get(key), self.targets.get(target)
+        return p is not None and t is not None and any(loc in p.locations for loc in t.locations)
+
     def candidate_placements(self, target: str) -> set[PKey]:
         """The placements whose Locations select ``target`` (those whose choice it may change)."""
         t = self.targets.get(target)

@@ -213,6 +213,9 @@ class PlacementEngine:
         """The SyncTargets a placement's Locations select, chosen or not."""
         return self._coverage.candidates((space, placement))
 
+    def is_candidate(self, space: str, placement: str, target: str) -> bool:
+        return self._coverage.is_candidate((space, placement), target)
+
     def candidate_placements(self, target: str) -> set[tuple[str, str]]:
         """The placements whose Locations select ``target``."""
         return self._coverage.candidate_placements(target)
