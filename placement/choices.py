@@ -53,6 +53,8 @@ class Choices:
         self._recheck: dict[PKey, dt.datetime] = {}  # a toleration runs out then
         self._seen: dict[Taint, dt.datetime] = {}  # taints without timeAdded: when first seen here
         self._handled: dict[PKey, str] = {}  # the reschedule request (annotation value) last taken
+        # CPU (cores) and memory (bytes) divided replicas already request on a cluster (set by the hub glue).
+        self.requested: Callable[[str], tuple[float, float]] = lambda _target: (0.0, 0.0)
 
     # --- inputs -------------------------------------------------------------------------------
 
@@ -166,7 +168,7 @@ class Choices:
             target = self.inventory.sync_target(name)
             if target is None:
                 continue
-            out[name] = candidate = candidate_of(target, after, now)
+            out[name] = candidate = candidate_of(target, after, now, self.requested(name))
             since = not_ready_since(target) if after is not None else None
             if since is not None and not candidate.lost:
                 at = since + dt.timedelta(seconds=after or 0.0)
@@ -209,14 +211,16 @@ class Choices:
                             f"missing: {why}"}]
 
 
-def candidate_of(target: Mapping[str, Any], failover_after: float | None, now: dt.datetime) -> Candidate:
-    """A SyncTarget as the scheduler sees it: labels, allocatable CPU (cores) and memory (bytes) its syncer
-    reports, taints, cordon, and whether its syncer is silent longer than ``failover_after`` seconds."""
+def candidate_of(target: Mapping[str, Any], failover_after: float | None, now: dt.datetime,
+                 requested: tuple[float, float] = (0.0, 0.0)) -> Candidate:
+    """A SyncTarget as the scheduler sees it: labels, the allocatable CPU (cores) and memory (bytes) its syncer
+    reports less what divided replicas already ``requested`` there, taints, cordon, and whether its syncer is
+    silent longer than ``failover_after`` seconds."""
     allocatable = (target.get("status") or {}).get("allocatable") or {}
     cpu, memory = parse_quantity(allocatable.get("cpu")), parse_quantity(allocatable.get("memory"))
     since = not_ready_since(target) if failover_after is not None else None
     return Candidate(str((target.get("metadata") or {}).get("name") or ""),
                      dict((target.get("metadata") or {}).get("labels") or {}),
-                     float(cpu) if cpu is not None else 0.0, float(memory) if memory is not None else 0.0,
+                     max(float(cpu or 0) - requested[0], 0.0), max(float(memory or 0) - requested[1], 0.0),
                      taints_of(target), cordoned(target),
                      since is not None and (now - since).total_seconds() >= (failover_after or 0.0))

@@ -128,6 +128,7 @@ class PlacementService(WorkQueue):
         self.condition_sources.append(self.copies.conditions)
         # Scheduled placements' choices (numberOfClusters …): decided by the lease holder, kept in their status.
         self.choices = Choices(self.engine, inventory, self._placement_failover_after)
+        self.choices.requested = self.copies.requested
         self.condition_sources.append(self.choices.conditions)
         self.results.status_sources.append(self.choices.status)
 

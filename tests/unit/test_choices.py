@@ -165,3 +165,14 @@ def test_toleration_seconds_and_failover_after_run_out_on_the_injected_clock() -
     clock.now = recheck
     choices.decide()
     assert reached(engine) == {"c"}
+
+
+def test_capacity_counts_only_what_divided_replicas_leave_free() -> None:
+    fleet, clock = a_fleet(), Clock()
+    engine, choices = hub(fleet, clock)
+    choices.requested = lambda target: (7.0, 0.0) if target == "b" else (0.0, 0.0)  # b: 8 CPUs, 7 requested
+    engine.upsert_placement(SPACE, scheduled())
+    choices.decide()
+    assert reached(engine) == {"a"}
+    scores = {r.name: r.scores["Capacity"] for r in choices.explain(KEY, engine.scheduling(*KEY)).rows}  # type: ignore
+    assert scores == {"a": 100.0, "b": 62.5, "c": 75.0}
