@@ -23,6 +23,7 @@ ClusterPath = Annotated[str, Path(description="The SyncTarget's name.")]
 SpacePath = Annotated[str, Path(description="The workload space.")]
 PlacementPath = Annotated[str, Path(description="The EdgePlacement's name.")]
 NOT_FOUND = {404: {"model": m.Status, "description": "The space, placement or cluster does not exist."}}
+BAD_REQUEST = {400: {"model": m.Status, "description": "The request body is not JSON."}}
 INVALID = {422: {"model": m.Status, "description": "The request does not match this schema; `details.causes` "
                                                    "names each field."}}
 
@@ -115,7 +116,7 @@ def add_scheduling_routes(app: FastAPI, view: SchedulingView, fleet: FleetView, 
         return scheduling_of(view, fleet, space, name)
 
     @app.post("/clusters/{name}:taint", response_model=m.Cluster, tags=["clusters"], summary="Taint a cluster",
-              responses={**NOT_FOUND, **INVALID})
+              responses={**BAD_REQUEST, **NOT_FOUND, **INVALID})
     async def taint_cluster(name: ClusterPath, request: TaintRequest) -> m.Cluster:
         """Put taints on the SyncTarget and take others off, like `kubectl taint`: NoSchedule keeps new choices
         of scheduled placements off it, NoExecute also moves the copies of the placements not tolerating it."""
