@@ -12,6 +12,7 @@ asked (then it is made from scratch). Time comes from ``clock`` (tests inject on
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
@@ -21,7 +22,7 @@ from inventory.clusters import Inventory, cordoned, not_ready_since
 from inventory.taints import Taint, evicting, taints_of
 from placement.engine import PlacementEngine
 from placement.records import PKey
-from placement.scheduler import Candidate, Decision, choose, needs_choice
+from placement.scheduler import Candidate, Decision, Ranking, choose, needs_choice, rank_candidates
 from placement.schedulingspec import SchedulingSpec
 
 SCHEDULED = "Scheduled"
@@ -53,6 +54,8 @@ class Choices:
         self._recheck: dict[PKey, dt.datetime] = {}  # a toleration runs out then
         self._seen: dict[Taint, dt.datetime] = {}  # taints without timeAdded: when first seen here
         self._handled: dict[PKey, str] = {}  # the reschedule request (annotation value) last taken
+        # Each SyncTarget as the scheduler sees it, and since when it is not Ready: read once per change of it.
+        self._seen_targets: dict[str, tuple[Candidate, dt.datetime | None]] = {}
         # CPU (cores) and memory (bytes) divided replicas already request on a cluster (set by the hub glue).
         self.requested: Callable[[str], tuple[float, float]] = lambda _target: (0.0, 0.0)
 
@@ -91,6 +94,7 @@ class Choices:
         for taint in taints_of(target) if target is not None else ():
             if taint.time_added is None:
                 self._seen.setdefault(taint, now)
+        self._seen_targets.pop(name, None)
         self._due |= self.engine.candidate_placements(name)
 
     def reschedule(self, key: PKey) -> None:
@@ -108,6 +112,7 @@ class Choices:
         self._due |= {key for key, at in self._recheck.items() if at <= now}
         due, self._due = self._due, set()
         changed: set[PKey] = set()
+        rankings: dict[Any, tuple[Ranking, dt.datetime | None]] = {}
         for key in sorted(due):
             spec = self.engine.scheduling(*key)
             if spec is None:
@@ -126,8 +131,15 @@ class Choices:
                                         for c in kept.values())]
                     self._set_recheck(key, min((t for t in times if t is not None), default=None))
                     continue
-            candidates, lost_at = self._candidates(key, now)
-            decision = choose(spec, candidates, previous, now, self._seen)
+            # Placements with the same Locations and rules share one ranking of their (maybe thousands of)
+            # candidates in this decision.
+            shared = (self.engine.placement_locations(*key), spec.prioritizers, spec.tolerations, spec.spreads,
+                      self._failover_after(key))
+            if shared not in rankings:
+                candidates, lost = self._candidates(key, now)
+                rankings[shared] = (rank_candidates(spec, candidates, now, self._seen, explain=False), lost)
+            ranking, lost_at = rankings[shared]
+            decision = choose(spec, ranking.candidates, previous, now, self._seen, explain=False, ranking=ranking)
             self._set_recheck(key, min((t for t in (decision.recheck_at, lost_at) if t is not None), default=None))
             old = self._decisions.get(key)
             self._decisions[key] = decision
@@ -165,14 +177,24 @@ class Choices:
         out = {}
         lost_at: dt.datetime | None = None
         for name in names:
-            target = self.inventory.sync_target(name)
-            if target is None:
-                continue
-            out[name] = candidate = candidate_of(target, after, now, self.requested(name))
-            since = not_ready_since(target) if after is not None else None
-            if since is not None and not candidate.lost:
-                at = since + dt.timedelta(seconds=after or 0.0)
-                lost_at = at if lost_at is None else min(lost_at, at)
+            seen = self._seen_targets.get(name)
+            if seen is None:
+                target = self.inventory.sync_target(name)
+                if target is None:
+                    continue
+                seen = self._seen_targets[name] = (candidate_of(target), not_ready_since(target))
+            candidate, since = seen
+            cpu, memory = self.requested(name)
+            if cpu or memory:
+                candidate = dataclasses.replace(candidate, cpu=max(candidate.cpu - cpu, 0.0),
+                                                memory=max(candidate.memory - memory, 0.0))
+            if after is not None and since is not None:
+                at = since + dt.timedelta(seconds=after)
+                if at <= now:
+                    candidate = dataclasses.replace(candidate, lost=True)
+                else:
+                    lost_at = at if lost_at is None else min(lost_at, at)
+            out[name] = candidate
         return out, lost_at
 
     def explain(self, key: PKey, spec: SchedulingSpec) -> Decision:
@@ -211,16 +233,11 @@ class Choices:
                             f"missing: {why}"}]
 
 
-def candidate_of(target: Mapping[str, Any], failover_after: float | None, now: dt.datetime,
-                 requested: tuple[float, float] = (0.0, 0.0)) -> Candidate:
+def candidate_of(target: Mapping[str, Any]) -> Candidate:
     """A SyncTarget as the scheduler sees it: labels, the allocatable CPU (cores) and memory (bytes) its syncer
-    reports less what divided replicas already ``requested`` there, taints, cordon, and whether its syncer is
-    silent longer than ``failover_after`` seconds."""
+    reports, taints and cordon (what divided replicas request there, and whether it is lost, are the caller's)."""
     allocatable = (target.get("status") or {}).get("allocatable") or {}
     cpu, memory = parse_quantity(allocatable.get("cpu")), parse_quantity(allocatable.get("memory"))
-    since = not_ready_since(target) if failover_after is not None else None
     return Candidate(str((target.get("metadata") or {}).get("name") or ""),
                      dict((target.get("metadata") or {}).get("labels") or {}),
-                     max(float(cpu or 0) - requested[0], 0.0), max(float(memory or 0) - requested[1], 0.0),
-                     taints_of(target), cordoned(target),
-                     since is not None and (now - since).total_seconds() >= (failover_after or 0.0))
+                     float(cpu or 0), float(memory or 0), taints_of(target), cordoned(target))

@@ -180,7 +180,9 @@ class Coverage:
             self.locations[name].placements.add(p.key)
         for name in old.keys() - new.keys():
             self.locations[name].placements.discard(p.key)
-        self._recover(self.reached_targets(changed), silent=silent)
+        reached = self.reached_targets(changed)
+        # A scheduled placement changes the cover of its chosen targets only.
+        self._recover(reached if p.chosen is None else p.chosen & reached, silent=silent)
         self._refresh_destinations((p.key, name) for name in changed)
 
     def set_chosen(self, p: PlacementRecord, chosen: frozenset[str] | None) -> None:
@@ -189,8 +191,10 @@ class Coverage:
         old, p.chosen = p.chosen, chosen
         if old == chosen:
             return
-        reached = self.reached_targets(p.locations)
-        affected = reached if old is None or chosen is None else reached & (old ^ chosen)
+        if old is None or chosen is None:
+            affected = self.reached_targets(p.locations)
+        else:
+            affected = {t for t in old ^ chosen if self.is_candidate(p.key, t)}
         known = p.key in self.candidates_changed
         self._recover(affected)
         self._refresh_destinations((p.key, name) for name in p.locations)
@@ -313,7 +317,9 @@ class Coverage:
                 continue
             touched.add(key)
             loc = self.locations.get(name)
-            new = frozenset((t, self.targets[t].uid) for t in loc.targets if self._reaches(key, t)) \
+            # A scheduled placement looks only at its chosen targets (a few of a Location's thousands).
+            among = (loc.targets if p.chosen is None else p.chosen & loc.targets) if loc else ()
+            new = frozenset((t, self.targets[t].uid) for t in among if self._reaches(key, t)) \
                 if loc and name in p.locations else None
             old = p.destinations.get(name)
             if new == old or (not new and not old):

@@ -213,6 +213,11 @@ class PlacementEngine:
         """The SyncTargets a placement's Locations select, chosen or not."""
         return self._coverage.candidates((space, placement))
 
+    def placement_locations(self, space: str, placement: str) -> frozenset[str]:
+        """The Locations a placement matches (its candidates are the SyncTargets they select)."""
+        p = self._placements.get((space, placement))
+        return frozenset(p.locations) if p is not None else frozenset()
+
     def is_candidate(self, space: str, placement: str, target: str) -> bool:
         return self._coverage.is_candidate((space, placement), target)
 

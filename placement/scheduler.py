@@ -79,62 +79,98 @@ class Decision:
         return max(self.wanted - len(self.chosen), 0)
 
 
-def choose(spec: SchedulingSpec, candidates: Mapping[str, Candidate], previous: Collection[str] | None,
-           now: dt.datetime, seen: Mapping[Taint, dt.datetime] | None = None) -> Decision:
-    """The clusters to keep and add (``previous`` None or empty: a choice from scratch)."""
-    rows: dict[str, Row] = {}
-    usable: dict[str, Candidate] = {}  # may stay chosen
-    new_ok: set[str] = set()  # may be newly chosen
+@dataclass
+class Ranking:
+    """The candidates judged and ranked for one scheduling spec: what every placement with the same candidates
+    and the same rules shares (a decision over many placements ranks thousands of clusters once)."""
+
+    candidates: Mapping[str, Candidate]
+    excluded: dict[str, tuple[str, str]]  # not eligible: reason, message
+    usable: dict[str, Candidate]  # may stay chosen
+    new_ok: set[str]  # may be newly chosen
+    scores: dict[str, float]
+    parts: dict[str, dict[str, float]]  # each prioritizer's score (explain only)
+    rank: list[str]  # the new_ok clusters, best first, ties to the lower name
+    domains: list[set[str]]  # per spread constraint, the domains of the new_ok clusters
+    recheck: dt.datetime | None
+
+
+def rank_candidates(spec: SchedulingSpec, candidates: Mapping[str, Candidate], now: dt.datetime,
+                    seen: Mapping[Taint, dt.datetime] | None = None, *, explain: bool = True) -> Ranking:
+    """Eligibility (rule 1) and scores of every candidate, independent of any previous choice."""
+    excluded: dict[str, tuple[str, str]] = {}
+    usable: dict[str, Candidate] = {}
+    new_ok: set[str] = set()
     recheck: dt.datetime | None = None
-    for name in sorted(candidates):
-        c = candidates[name]
-        evict, until = evicting(c.taints, spec.tolerations, now, seen)
-        if until is not None:
-            recheck = until if recheck is None else min(recheck, until)
-        if evict is not None:
-            rows[name] = Row(name, {}, 0.0, reason=TAINTED, message=f"taint {describe(evict)} is not tolerated")
-            continue
+    hard_keys = [s.topology_key for s in spec.spreads if s.hard]
+    for name, c in candidates.items():
+        if c.taints:
+            evict, until = evicting(c.taints, spec.tolerations, now, seen)
+            if until is not None:
+                recheck = until if recheck is None else min(recheck, until)
+            if evict is not None:
+                excluded[name] = (TAINTED, f"taint {describe(evict)} is not tolerated")
+                continue
         if c.lost:
-            rows[name] = Row(name, {}, 0.0, reason=LOST, message="its syncer is silent past failover.after")
+            excluded[name] = (LOST, "its syncer is silent past failover.after")
             continue
         usable[name] = c
-        blocking = blocks_new_choice(c.taints, spec.tolerations)
+        blocking = blocks_new_choice(c.taints, spec.tolerations) if c.taints else None
         if c.cordoned:
-            rows[name] = Row(name, {}, 0.0, reason=CORDONED, message="the cluster is cordoned")
+            excluded[name] = (CORDONED, "the cluster is cordoned")
         elif blocking is not None:
-            rows[name] = Row(name, {}, 0.0, reason=TAINTED, message=f"taint {describe(blocking)} is not tolerated")
-        elif any(s.hard and s.topology_key not in c.labels for s in spec.spreads):
-            rows[name] = Row(name, {}, 0.0, reason=SPREAD, message="it has no label "
-                             + ", ".join(s.topology_key for s in spec.spreads if s.hard))
+            excluded[name] = (TAINTED, f"taint {describe(blocking)} is not tolerated")
+        elif any(key not in c.labels for key in hard_keys):
+            excluded[name] = (SPREAD, "it has no label " + ", ".join(hard_keys))
         else:
             new_ok.add(name)
-    scores = _scores(spec.prioritizers, usable)
-    for name, (parts, total) in scores.items():
-        row = rows.setdefault(name, Row(name, parts, total))
-        row.scores, row.total = parts, total
-    rank = sorted(usable, key=lambda n: (-scores[n][1], n))
-    wanted = len(usable.keys() & (new_ok | set(previous or ()))) if spec.number is None else spec.number
-    kept = [n for n in rank if n in (previous or ())][:wanted]
-    chosen, spread_refused = _fill(spec.spreads, kept, [n for n in rank if n in new_ok and n not in kept],
-                                   wanted, {n: candidates[n].labels for n in new_ok | set(kept)})
-    lowest_kept = min((scores[n][1] for n in kept), default=None)
-    for name in rank:
-        row = rows[name]
-        if name in chosen:
-            row.chosen, row.reason, row.message = True, "", ""
-        elif row.reason:
-            continue
+    scores, parts = _scores(spec.prioritizers, usable, explain)
+    rank = sorted(new_ok, key=lambda n: (-scores[n], n))
+    domains = [{candidates[n].labels[s.topology_key] for n in new_ok if s.topology_key in candidates[n].labels}
+               for s in spec.spreads]
+    return Ranking(candidates, excluded, usable, new_ok, scores, parts, rank, domains, recheck)
+
+
+def choose(spec: SchedulingSpec, candidates: Mapping[str, Candidate], previous: Collection[str] | None,
+           now: dt.datetime, seen: Mapping[Taint, dt.datetime] | None = None, *, explain: bool = True,
+           ranking: Ranking | None = None) -> Decision:
+    """The clusters to keep and add (``previous`` None or empty: a choice from scratch); ``explain``: with every
+    candidate's row (the explain view), else none; ``ranking``: :func:`rank_candidates` of the same spec and
+    candidates, when the caller shares one between placements."""
+    r = ranking if ranking is not None else rank_candidates(spec, candidates, now, seen, explain=explain)
+    scores = r.scores
+    before = [n for n in previous or () if n in r.usable]
+    wanted = len(r.new_ok | set(before)) if spec.number is None else spec.number
+    kept = sorted(before, key=lambda n: (-scores[n], n))[:wanted]
+    labels = {n: candidates[n].labels for n in kept}
+    domains = [d | {labels[n][s.topology_key] for n in kept if s.topology_key in labels[n]}
+               for s, d in zip(spec.spreads, r.domains, strict=True)]
+    chosen, spread_refused = _fill(spec.spreads, kept, r.rank, wanted, candidates, domains)
+    unsatisfied = ""
+    if len(chosen) < wanted:
+        unsatisfied = SPREAD if spread_refused else "NotEnoughClusters"
+    rows = _rows(r, chosen, spread_refused, min((scores[n] for n in kept), default=None)) if explain else []
+    return Decision(tuple(sorted(chosen)), rows, wanted, unsatisfied, r.recheck)
+
+
+def _rows(r: Ranking, chosen: list[str], spread_refused: set[str], lowest_kept: float | None) -> list[Row]:
+    """Every candidate's row: chosen first, then the eligible by score, then the others by name."""
+    chosen_set = set(chosen)
+    rows = []
+    for name in r.candidates:
+        row = Row(name, r.parts.get(name, {}), r.scores.get(name, 0.0))
+        if name in chosen_set:
+            row.chosen = True
+        elif name in r.excluded:
+            row.reason, row.message = r.excluded[name]
         elif name in spread_refused:
             row.reason, row.message = SPREAD, "choosing it would break a spread constraint"
         elif lowest_kept is not None and row.total > lowest_kept:
             row.reason, row.message = STEADY, "scores above a kept choice; kept choices stay until a reschedule"
         else:
             row.reason, row.message = OUTSCORED, "the clusters chosen score higher"
-    ordered = sorted(rows.values(), key=lambda r: (not r.chosen, r.name not in usable, -r.total, r.name))
-    unsatisfied = ""
-    if len(chosen) < wanted:
-        unsatisfied = SPREAD if spread_refused else "NotEnoughClusters"
-    return Decision(tuple(sorted(chosen)), ordered, wanted, unsatisfied, recheck)
+        rows.append(row)
+    return sorted(rows, key=lambda row: (not row.chosen, row.name not in r.usable, -row.total, row.name))
 
 
 def needs_choice(spec: SchedulingSpec, candidates: Mapping[str, Candidate], previous: Collection[str] | None,
@@ -152,23 +188,25 @@ def needs_choice(spec: SchedulingSpec, candidates: Mapping[str, Candidate], prev
 
 
 def _fill(spreads: tuple[Spread, ...], kept: list[str], rank: list[str], wanted: int,
-          labels: Mapping[str, Mapping[str, str]]) -> tuple[list[str], set[str]]:
-    """Kept choices, then the best-ranked clusters that keep the hard spread constraints, preferring those that
-    keep the soft ones; returns the choice and the clusters a constraint refused along the way."""
+          candidates: Mapping[str, Candidate], domains: list[set[str]]) -> tuple[list[str], set[str]]:
+    """Kept choices, then the best-ranked clusters (``rank``, kept ones skipped) that keep the hard spread
+    constraints, preferring those that keep the soft ones; returns the choice and the clusters a constraint
+    refused along the way. Each step walks the rank from the top only until it finds one."""
     chosen = list(kept)
+    taken = set(kept)
     refused: set[str] = set()
-    remaining = list(rank)
-    # The domains that have eligible clusters, per constraint.
-    domains = [{labels[n][s.topology_key] for n in [*kept, *rank] if s.topology_key in labels[n]} for s in spreads]
-    while len(chosen) < wanted and remaining:
+    labels = _Labels(candidates)
+    pairs = list(zip(spreads, domains, strict=True))
+    while len(chosen) < wanted:
         pick = None
         fallback = None
-        for name in remaining:
-            ok_hard = all(_fits(s, d, chosen, name, labels) for s, d in zip(spreads, domains, strict=True) if s.hard)
-            if not ok_hard:
+        for name in rank:
+            if name in taken:
+                continue
+            if not all(_fits(s, d, chosen, name, labels) for s, d in pairs if s.hard):
                 refused.add(name)
                 continue
-            if all(_fits(s, d, chosen, name, labels) for s, d in zip(spreads, domains, strict=True) if not s.hard):
+            if all(_fits(s, d, chosen, name, labels) for s, d in pairs if not s.hard):
                 pick = name
                 break
             if fallback is None:
@@ -177,13 +215,22 @@ def _fill(spreads: tuple[Spread, ...], kept: list[str], rank: list[str], wanted:
         if pick is None:
             break
         chosen.append(pick)
-        remaining.remove(pick)
+        taken.add(pick)
         refused.discard(pick)
     return chosen, refused
 
 
-def _fits(spread: Spread, domains: set[str], chosen: list[str], name: str,
-          labels: Mapping[str, Mapping[str, str]]) -> bool:
+class _Labels:
+    """``labels[name]``: a candidate's labels, looked up only for the clusters a fill looks at."""
+
+    def __init__(self, candidates: Mapping[str, Candidate]) -> None:
+        self._candidates = candidates
+
+    def __getitem__(self, name: str) -> Mapping[str, str]:
+        return self._candidates[name].labels
+
+
+def _fits(spread: Spread, domains: set[str], chosen: list[str], name: str, labels: _Labels) -> bool:
     key = spread.topology_key
     domain = labels[name].get(key)
     if domain is None:
@@ -197,28 +244,29 @@ def _fits(spread: Spread, domains: set[str], chosen: list[str], name: str,
     return counts[domain] - floor <= spread.max_skew
 
 
-def _scores(prioritizers: tuple[Prioritizer, ...], clusters: Mapping[str, Candidate]
-            ) -> dict[str, tuple[dict[str, float], float]]:
-    """Per cluster: each prioritizer's score (0-100) and the weighted sum."""
+def _scores(prioritizers: tuple[Prioritizer, ...], clusters: Mapping[str, Candidate], explain: bool
+            ) -> tuple[dict[str, float], dict[str, dict[str, float]]]:
+    """Per cluster the weighted sum of the prioritizers' scores (0-100 each), and with ``explain`` each score."""
     max_cpu = max((c.cpu for c in clusters.values()), default=0.0)
     max_memory = max((c.memory for c in clusters.values()), default=0.0)
-    out: dict[str, tuple[dict[str, float], float]] = {}
-    for name, c in clusters.items():
-        parts: dict[str, float] = {}
-        total = 0.0
-        for p in prioritizers:
-            score = _score(p, c, max_cpu, max_memory)
-            parts[p.name] = score
-            total += p.weight * score
-        out[name] = (parts, total)
-    return out
+    totals = dict.fromkeys(clusters, 0.0)
+    parts: dict[str, dict[str, float]] = {name: {} for name in clusters} if explain else {}
+    for p in prioritizers:
+        if p.type == "Capacity":  # the common case at scale, without a call per cluster
+            cpu_scale = MAX_SCORE / 2 / max_cpu if max_cpu > 0 else 0.0
+            memory_scale = MAX_SCORE / 2 / max_memory if max_memory > 0 else 0.0
+            scored = ((name, round(c.cpu * cpu_scale + c.memory * memory_scale, 2)) for name, c in clusters.items())
+        else:
+            scored = ((name, _score(p, c)) for name, c in clusters.items())
+        for name, score in scored:
+            totals[name] += p.weight * score
+            if explain:
+                parts[name][p.name] = score
+    return totals, parts
 
 
-def _score(p: Prioritizer, c: Candidate, max_cpu: float, max_memory: float) -> float:
-    if p.type == "Capacity":
-        cpu = c.cpu / max_cpu if max_cpu > 0 else 0.0
-        memory = c.memory / max_memory if max_memory > 0 else 0.0
-        return round(MAX_SCORE * (cpu + memory) / 2, 2)
+def _score(p: Prioritizer, c: Candidate) -> float:
+    """A Label or CEL prioritizer's score of one cluster."""
     if p.type == "Label":
         return dict(p.values).get(c.labels.get(p.label_key, ""), 0.0) if p.label_key in c.labels else 0.0
     assert p.expression is not None
