@@ -602,7 +602,7 @@ def _build_scheduled(world: dict[str, Any]) -> PlacementEngine:
     return engine
 
 
-@pytest.mark.parametrize("seed", range(8))
+@pytest.mark.parametrize("seed", range(12))
 def test_incremental_with_choices_equals_rebuild_and_only_due_placements_change(seed: int) -> None:
     rng = random.Random(1000 + seed)
     world = _random_world(rng)
@@ -631,7 +631,7 @@ def test_incremental_with_choices_equals_rebuild_and_only_due_placements_change(
             engine.delete_placement(*key)
         elif op < 0.8:
             name = rng.choice(target_names)
-            t = sync_target(name, {"site": rng.choice(["s0", "s1", "s2"])})
+            t = sync_target(name, {"site": rng.choice(["s0", "s1", "s2"])}, uid=f"u{rng.randrange(2)}")
             world["targets"][name] = t
             engine.upsert_sync_target(t)
         elif op < 0.85 and world["targets"]:
