@@ -5,6 +5,8 @@ placement's Locations select, with their labels, allocatable capacity, taints, c
 are lost past ``failover.after``), the previous choice and the time, :func:`choose` returns the new
 choice and, for every candidate, its score per prioritizer and why it was not chosen. Never does I/O,
 never reads a clock and never keeps state: the caller (:mod:`placement.choices`) stores the choice.
+:func:`rank_candidates` is the part that does not depend on a previous choice (eligibility and scores),
+so placements with the same candidates and rules share it.
 
 Rules, in order (README "Choosing clusters" has them beside OCM's and Karmada's):
 
