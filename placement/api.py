@@ -31,7 +31,7 @@ from placement.apidocs import add_docs
 from placement.conflicts import Conflict
 from placement.locations import LocationIndex, compile_location
 from placement.model import ObjectRef
-from placement.scheduling_api import add_scheduling_routes
+from placement.scheduling_api import add_scheduling_routes, check_scheduling
 
 if TYPE_CHECKING:
     from placement.choices import Choices
@@ -383,7 +383,7 @@ def _add_placement_routes(app: FastAPI, view: PlacementView) -> None:
         does not select, why: each Location's and object's reasons per selector and test."""
         _space_placements(view, space)
         spec = body.spec if isinstance(body, m.EdgePlacement) else body
-        result = view.engine.explain(space, spec.model_dump(by_alias=True, exclude_unset=True))
+        result = view.engine.explain(space, check_scheduling(spec.model_dump(by_alias=True, exclude_unset=True)))
         return m.PlacementExplanation(
             destinations=[m.destination(d) for d in result.destinations],
             matched_locations=[m.MatchedLocation(location=name, selector_indexes=sorted(indexes))

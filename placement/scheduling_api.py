@@ -11,12 +11,13 @@ from typing import Annotated, Any, Literal, Protocol
 from fastapi import FastAPI, Path
 from pydantic import Field
 
-from apimachinery.errors import not_found
+from apimachinery.errors import invalid, not_found
 from inventory.kinds import EDGE_GROUP
 from placement import api_models as m
 from placement.choices import Choices
 from placement.engine import PlacementEngine
 from placement.scheduler import NOT_SELECTED
+from placement.schedulingspec import scheduling_causes
 
 PLACEMENTS = "edgeplacements"
 ClusterPath = Annotated[str, Path(description="The SyncTarget's name.")]
@@ -123,6 +124,14 @@ def add_scheduling_routes(app: FastAPI, view: SchedulingView, fleet: FleetView, 
         target = await registry.taint(name, [t.model_dump(exclude_none=True) for t in request.add],
                                       [t.model_dump(exclude_none=True) for t in request.remove])
         return cluster_info(target)
+
+
+def check_scheduling(spec: dict[str, Any]) -> dict[str, Any]:
+    """``spec`` if its scheduling fields are valid; else 422 with kube's field paths (as a stored one gets)."""
+    causes = scheduling_causes(spec)
+    if causes:
+        raise invalid("EdgePlacement", EDGE_GROUP, "", causes)
+    return spec
 
 
 def scheduling_of(view: SchedulingView, fleet: FleetView, space: str, name: str) -> PlacementScheduling:

@@ -645,3 +645,15 @@ def test_bad_taint_requests_are_422_with_field_paths_and_unknown_clusters_404() 
         assert [cause["field"] for cause in r.json()["details"]["causes"]] == ["add[0].effect"]
         assert_status(c.post("/placement/v1/clusters/nope:taint", json={}), 404, "NotFound")
         assert_status(c.post(f"/placement/v1/spaces/{SPACE}/placements/nope:reschedule"), 404, "NotFound")
+
+
+def test_explain_refuses_bad_scheduling_fields_with_their_paths() -> None:
+    view = scheduled_view()
+    spec = {"locationSelectors": [{"matchLabels": {"env": "prod"}}], "downsync": [{"resources": ["configmaps"]}],
+            "prioritizers": [{"type": "CEL", "expression": "cluster.name +"}]}
+    with TestClient(mounted(view), base_url="http://hub") as c:
+        r = c.post(f"/placement/v1/spaces/{SPACE}/placements:explain", json=spec)
+        assert_status(r, 422, "Invalid")
+        assert [cause["field"] for cause in r.json()["details"]["causes"]] == ["spec.prioritizers[0].expression"]
+        spec["prioritizers"] = [{"type": "Capacity"}]
+        assert c.post(f"/placement/v1/spaces/{SPACE}/placements:explain", json=spec).status_code == 200
