@@ -61,10 +61,13 @@ class Choices:
 
     # --- inputs -------------------------------------------------------------------------------
 
-    def observed(self, key: PKey, placement: Mapping[str, Any], *, leading: bool) -> None:
-        """A placement was written (spec or status): adopt its stored choice unless this process decides it."""
+    def observed(self, key: PKey, placement: Mapping[str, Any], *, leading: bool, spec_changed: bool = False) -> None:
+        """A placement was written (spec or status): adopt its stored choice unless this process decides it;
+        ``spec_changed``: look at its choice again (a field the engine does not hold, ``failover.after``)."""
         if self.engine.scheduling(*key) is None:
             return
+        if spec_changed:
+            self._due.add(key)
         asked = ((placement.get("metadata") or {}).get("annotations") or {}).get(RESCHEDULE_ANNOTATION)
         handled = ((placement.get("status") or {}).get("scheduling") or {}).get("rescheduled")
         if isinstance(asked, str) and asked != handled and asked != self._handled.get(key):
@@ -209,12 +212,17 @@ class Choices:
     # --- outputs ------------------------------------------------------------------------------
 
     def status(self, space: str, name: str) -> dict[str, Any]:
-        """``status.scheduling`` of a scheduled placement (empty: not scheduled, or not decided here)."""
-        decision = self._decisions.get((space, name))
-        if decision is None or self.engine.scheduling(space, name) is None:
+        """``status.scheduling`` of a scheduled placement: its choice as decided here, else as adopted (a status
+        written before this process decided keeps the stored choice); empty when not scheduled or not known."""
+        key = (space, name)
+        spec = self.engine.scheduling(space, name)
+        decision = self._decisions.get(key)
+        if spec is None or (decision is None and key not in self._current):
             return {}
-        handled = self._handled.get((space, name))
-        return {"scheduling": {"clusters": list(decision.chosen), "wanted": decision.wanted,
+        handled = self._handled.get(key)
+        chosen = decision.chosen if decision is not None else self._current[key]
+        wanted = decision.wanted if decision is not None else spec.number if spec.number is not None else len(chosen)
+        return {"scheduling": {"clusters": list(chosen), "wanted": wanted,
                                **({"rescheduled": handled} if handled else {})}}
 
     def conditions(self, space: str, name: str) -> list[dict[str, Any]]:

@@ -177,9 +177,11 @@ class PlacementService(WorkQueue):
             if not gone:
                 previous = placements.get(key.name)
                 placements[key.name] = obj  # type: ignore[assignment]
-                if previous is None or previous.get("spec") != obj.get("spec"):  # type: ignore[union-attr]
+                spec_changed = previous is None or previous.get("spec") != obj.get("spec")  # type: ignore[union-attr]
+                if spec_changed:
                     self.engine.upsert_placement(key.space, obj)  # type: ignore[arg-type]
-                self.choices.observed((key.space, key.name), obj, leading=self.leadership.held)  # type: ignore
+                self.choices.observed((key.space, key.name), obj, leading=self.leadership.held,  # type: ignore
+                                      spec_changed=spec_changed)
             return
         if key.resource == CUSTOMIZERS:
             users = self.copies.customizer_changed((key.space, key.namespace, key.name), None if gone else obj)

@@ -176,3 +176,25 @@ def test_capacity_counts_only_what_divided_replicas_leave_free() -> None:
     assert reached(engine) == {"a"}
     scores = {r.name: r.scores["Capacity"] for r in choices.explain(KEY, engine.scheduling(*KEY)).rows}  # type: ignore
     assert scores == {"a": 100.0, "b": 62.5, "c": 75.0}
+
+
+def test_a_spec_change_the_engine_does_not_hold_looks_again() -> None:
+    fleet, clock = a_fleet(), Clock()
+    after: dict[str, float | None] = {"seconds": None}
+    engine = PlacementEngine()
+    engine.upsert_location(location("all", {"env": "edge"}, {"matchLabels": {"env": "edge"}}))
+    for target in fleet.targets.values():
+        engine.upsert_sync_target(target)
+    choices = Choices(engine, fleet, lambda _key: after["seconds"], clock)  # type: ignore[arg-type]
+    obj = scheduled()
+    engine.upsert_placement(SPACE, obj)
+    choices.decide()
+    fleet.targets["b"]["status"]["conditions"] = [{"type": "Ready", "status": "False",
+                                                   "lastTransitionTime": "2025-12-31T23:00:00Z"}]
+    choices.target_changed("b", fleet.targets["b"])
+    choices.decide()
+    assert reached(engine) == {"b"}  # no failover.after: a silent cluster stays chosen
+    after["seconds"] = 60.0  # spec.failover.after: 1m, which the engine's compiled spec does not hold
+    choices.observed(KEY, with_status(obj, choices), leading=True, spec_changed=True)
+    choices.decide()
+    assert reached(engine) == {"a"}
