@@ -12,11 +12,10 @@ from __future__ import annotations
 import asyncio
 import copy
 import os
-import re
 import secrets
 import time
 import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -29,9 +28,7 @@ from apimachinery.names import validate_annotations, validate_labels, validate_o
 from apimachinery.selectors import FieldSelector, LabelSelector
 from apiserver.apply import server_side_apply
 from apiserver.catalog import Catalog
-from apiserver.crdschema import prune
 from apiserver.fieldmanager import update_managed_fields
-from apiserver.fieldvalidation import type_errors, unknown_fields
 from apiserver.identity import Identity
 from apiserver.listing import ListResult, list_page
 from apiserver.patching import apply_patch
@@ -39,7 +36,8 @@ from apiserver.resourcetypes import ResourceType, served, stored
 from apiserver.store import Key, LogRow, LogStore, PreconditionFailed, Write, Writer
 from apiserver.store.recent import RecentRows
 from apiserver.store.writer import MUST_NOT_EXIST
-from apiserver.watch import WatchBus, decode_object
+from apiserver.strictdecoding import check_fields
+from apiserver.watch import Entry, WatchBus, changes, decode_object
 
 T = TypeVar("T")
 AdmitHook = Callable[[str, "ResourceType", str, dict[str, Any] | None, dict[str, Any] | None, "WriteOptions", str],
@@ -57,7 +55,6 @@ def new_uid() -> str:
     raw = _UID_ENTROPY[-16:]
     del _UID_ENTROPY[-16:]
     return str(uuid.UUID(bytes=bytes(raw), version=4))
-_PATH_TOKEN = re.compile(r"([^.\[\]]+)|\[(\d+)\]")
 _UPDATE_RETRIES = 16
 
 
@@ -105,27 +102,6 @@ def _spec_part(obj: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in obj.items() if k not in ("metadata", "status", "apiVersion", "kind")}
 
 
-def prune_paths(obj: dict[str, Any], paths: list[str]) -> None:
-    """Remove the fields named by strict-decoding paths (``spec.containers[0].foo``)."""
-    for path in paths:
-        tokens = [(m.group(1), m.group(2)) for m in _PATH_TOKEN.finditer(path)]
-        node: Any = obj
-        for i, (name, index) in enumerate(tokens):
-            last = i == len(tokens) - 1
-            if index is not None:
-                idx = int(index)
-                if not isinstance(node, list) or idx >= len(node):
-                    break
-                node = node[idx]
-            elif isinstance(node, dict) and name in node:
-                if last:
-                    del node[name]
-                else:
-                    node = node[name]
-            else:
-                break
-
-
 class Objects:
     def __init__(self, store: LogStore, writer: Writer, bus: WatchBus, catalog: Catalog,
                  executor: ThreadPoolExecutor) -> None:
@@ -162,14 +138,57 @@ class Objects:
     # --- reads ------------------------------------------------------------------------------
 
     async def get_row(self, space: str, rtype: ResourceType, namespace: str, name: str) -> LogRow:
-        row = await self.run_sync(self.store.get, self.key(space, rtype, namespace, name))
+        row = await self.find_row(self.key(space, rtype, namespace, name))
         if row is None:
             raise errors.not_found(rtype.plural, rtype.group, name)
-        self.recent.offer(row)
         return row
 
     async def get(self, space: str, rtype: ResourceType, namespace: str, name: str) -> dict[str, Any]:
         return served(rtype, decode_object(await self.get_row(space, rtype, namespace, name)))
+
+    async def find(self, space: str, rtype: ResourceType, namespace: str, name: str) -> dict[str, Any] | None:
+        """The object as ``get`` serves it, or None when there is none: for callers to whom absence is an answer,
+        not an error."""
+        row = await self.find_row(self.key(space, rtype, namespace, name))
+        return None if row is None else served(rtype, decode_object(row))
+
+    async def find_row(self, key: Key) -> LogRow | None:
+        """The stored row of a key, or None when there is none (deleted or never created)."""
+        row = await self.run_sync(self.store.get, key)
+        if row is not None:
+            self.recent.offer(row)
+        return row
+
+    # Whole-store reads for in-memory indexes and controllers. They block: call them at startup or through
+    # ``run_sync``.
+
+    def rows_in(self, space: str, resource: str | None = None) -> list[LogRow]:
+        """Every live object of one space, of one kind (storage resource) or of all (None)."""
+        _revision, rows = self.store.list(space, resource, None)
+        return rows
+
+    def rows_of_resource(self, resource: str) -> list[LogRow]:
+        """Every live object of one kind (storage resource) in every space."""
+        return self.store.list_resource_everywhere(resource)
+
+    def rows_in_spaces(self) -> Iterator[LogRow]:
+        """Every live object in every space, the hub's internal records excepted."""
+        return self.store.list_spaces_rows()
+
+    def count_in(self, space: str, resource: str) -> int:
+        """How many live objects of one kind (storage resource) one space holds now."""
+        return self.store.count(space, resource, None, at=self.store.current_revision())
+
+    def count_by_resource(self) -> dict[str, int]:
+        """Live objects of every space by storage resource, the internal records excepted (reads every key)."""
+        return self.store.count_by_resource()
+
+    def current_revision(self) -> int:
+        return self.store.current_revision()
+
+    def changes(self, space: str | None, resource: str, after: int) -> AsyncIterator[Entry]:
+        """Every change of one kind in one space (None: every space) after revision ``after``, then live ones."""
+        return changes(self.bus, self.store, space, resource, after, self.run_sync)
 
     async def list(self, space: str, rtype: ResourceType, namespace: str | None, *,
                    labels: LabelSelector | None = None, fields: FieldSelector | None = None,
@@ -182,54 +201,6 @@ class Objects:
                                resource_version=resource_version, resource_version_match=resource_version_match)
 
     # --- validation shared by create and update -----------------------------------------------
-
-    def _check_fields(self, rtype: ResourceType, obj: dict[str, Any], opts: WriteOptions, *,
-                      patch: bool) -> None:
-        if rtype.schema is not None:
-            self._check_custom_fields(rtype, obj, opts, patch=patch)
-            return
-        schema = self.catalog.schema(rtype)
-        if schema is None:
-            return
-        defs = self.catalog.definitions()
-        problems = type_errors(obj, schema, defs, rtype.kind)
-        if problems:
-            # kube's decoder stops at the first type error and reports it this way.
-            raise errors.bad_request(f'{rtype.kind} in version "{rtype.version}" cannot be handled as a '
-                                     f"{rtype.kind}: {problems[0]}")
-        if opts.field_validation == "Ignore":
-            unknown = unknown_fields(obj, schema, defs)
-            prune_paths(obj, unknown)
-            return
-        unknown = unknown_fields(obj, schema, defs)
-        if not unknown:
-            return
-        listed = ", ".join(f'unknown field "{p}"' for p in unknown)
-        if opts.field_validation == "Warn":
-            opts.warnings.extend(f'unknown field "{p}"' for p in unknown)
-            prune_paths(obj, unknown)
-            return
-        if patch:
-            raise StatusError(422, "Invalid", f"strict decoding error: {listed}", name=obj.get(
-                "metadata", {}).get("name", ""), group=rtype.group, kind=rtype.kind,
-                causes=[Cause("FieldValueInvalid", f'unknown field "{p}"', p) for p in unknown])
-        raise errors.bad_request(f"strict decoding error: {listed}")
-
-    def _check_custom_fields(self, rtype: ResourceType, obj: dict[str, Any], opts: WriteOptions, *,
-                             patch: bool) -> None:
-        """Custom resources: unknown fields are pruned; Strict reports them, Warn warns."""
-        unknown = prune(obj, rtype.schema)
-        if not unknown or opts.field_validation == "Ignore":
-            return
-        if opts.field_validation == "Warn":
-            opts.warnings.extend(f'unknown field "{p}"' for p in unknown)
-            return
-        listed = ", ".join(f'unknown field "{p}"' for p in unknown)
-        if patch:
-            raise StatusError(422, "Invalid", f"strict decoding error: {listed}",
-                              name=obj.get("metadata", {}).get("name", ""), group=rtype.group, kind=rtype.kind,
-                              causes=[Cause("FieldValueInvalid", f'unknown field "{p}"', p) for p in unknown])
-        raise errors.bad_request(f"strict decoding error: {listed}")
 
     async def _validate(self, rtype: ResourceType, obj: dict[str, Any], old: dict[str, Any] | None) -> None:
         meta = obj["metadata"]
@@ -280,7 +251,7 @@ class Objects:
         meta = obj["metadata"]
         if meta.get("resourceVersion"):
             raise errors.bad_request("resourceVersion should not be set on objects to be created")
-        self._check_fields(rtype, obj, opts, patch=False)
+        check_fields(self.catalog, rtype, obj, opts.field_validation, opts.warnings, patch=False)
         if rtype.namespaced:
             phase = self.namespace_phase(space, namespace)
             if phase is None:
@@ -350,6 +321,18 @@ class Objects:
                                   self.catalog.schema(rtype), self.catalog.definitions(),
                                   status_subresource="status" in rtype.subresources)
 
+    async def ensure_namespace(self, space: str, name: str, manager: str) -> None:
+        """Create the namespace ``name`` unless it exists; one another writer created meanwhile is as good."""
+        ns_type = self.catalog.by_group_resource(space, "namespaces")
+        assert ns_type is not None  # every space serves namespaces
+        if await self.find(space, ns_type, "", name) is not None:
+            return
+        try:
+            await self.create(space, ns_type, "", {"metadata": {"name": name}}, WriteOptions(manager=manager))
+        except StatusError as exc:
+            if exc.code != 409:
+                raise
+
     # --- update / patch -------------------------------------------------------------------------
 
     async def update(self, space: str, rtype: ResourceType, namespace: str, name: str,
@@ -359,7 +342,7 @@ class Objects:
         self._check_type_meta(rtype, body)
         self._check_namespace(space, rtype, body, namespace)
         self._check_name(body, name)
-        self._check_fields(rtype, body, opts, patch=False)
+        check_fields(self.catalog, rtype, body, opts.field_validation, opts.warnings, patch=False)
         wanted_rv = body["metadata"].get("resourceVersion") or None
 
         def compute(_old: dict[str, Any]) -> dict[str, Any]:
@@ -377,7 +360,7 @@ class Objects:
             self._check_type_meta(rtype, patched)
             self._check_namespace(space, rtype, patched, namespace)
             self._check_name(patched, name)
-            self._check_fields(rtype, patched, opts, patch=True)
+            check_fields(self.catalog, rtype, patched, opts.field_validation, opts.warnings, patch=True)
             patched_rv = patched["metadata"].get("resourceVersion")
             if patched_rv and patched_rv != old["metadata"]["resourceVersion"]:
                 raise errors.conflict(rtype.plural, rtype.group, name, "the object has been modified; "
@@ -395,7 +378,7 @@ class Objects:
         self._check_type_meta(rtype, body)
         self._check_namespace(space, rtype, body, namespace)
         self._check_name(body, name)
-        self._check_fields(rtype, body, opts, patch=True)
+        check_fields(self.catalog, rtype, body, opts.field_validation, opts.warnings, patch=True)
         opts.apply = True
         wanted_rv = body["metadata"].get("resourceVersion") or None
         schema = self.catalog.schema(rtype)
@@ -597,6 +580,16 @@ class Objects:
             meta["resourceVersion"] = str(written.revision)
             return obj, not graceful
         raise errors.conflict(rtype.plural, rtype.group, name, "too many concurrent updates; try again")
+
+    async def delete_if_present(self, space: str, rtype: ResourceType, namespace: str, name: str,
+                                options: DeleteOptions | None = None) -> None:
+        """``delete``, where an object already gone is as good: for controllers cleaning up, to whom a 404 means
+        someone else got there first."""
+        try:
+            await self.delete(space, rtype, namespace, name, options or DeleteOptions())
+        except StatusError as exc:
+            if exc.code != 404:
+                raise
 
     async def remove_finalizer(self, space: str, rtype: ResourceType, namespace: str, name: str,
                                finalizer: str,

@@ -134,7 +134,7 @@ class HubMetrics:
     async def _stored_objects(self, runtime: SpaceRuntime) -> dict[str, int]:
         async with self._counting:  # one count at a time; scrapes meanwhile take its answer
             if self._storage is None or time.monotonic() - self._storage[0] >= STORAGE_COUNT_PERIOD:
-                self._storage = (time.monotonic(), await runtime.run_sync(runtime.store.count_by_resource))
+                self._storage = (time.monotonic(), await runtime.run_sync(runtime.objects.count_by_resource))
             return self._storage[1]
 
     def _api_request(self, info: RequestInfo, code: str, took: float) -> tuple[str, ...]:

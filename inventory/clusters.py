@@ -81,7 +81,7 @@ class Inventory:
 
     def load(self) -> None:
         """Read the inventory space (blocking; call at startup, before ``start``)."""
-        for row in self.objects.store.list_spaces_rows():
+        for row in self.objects.rows_in_spaces():
             if row.key.space == self.space:
                 self._observe(row, orjson.loads(row.value))
 

@@ -51,7 +51,7 @@ class Registration:
             await self.objects.create(self.space, self._type(LOCATIONS), "", location,
                                       WriteOptions(manager=MANAGER, field_validation="Strict"))
         except StatusError:
-            await self._delete_if_present(SYNC_TARGETS, name)
+            await self.objects.delete_if_present(self.space, self._type(SYNC_TARGETS), "", name)
             raise
         token = await self.objects.run_sync(self.credentials.mint, name, now_rfc3339())
         return {"name": name, "bootstrap": self._bootstrap(name, token)}
@@ -81,7 +81,7 @@ class Registration:
     async def delete(self, name: str) -> None:
         """Delete SyncTarget and Location ``name`` and revoke the credential; StatusError 404 if absent."""
         await self.objects.delete(self.space, self._type(SYNC_TARGETS), "", name, DeleteOptions())
-        await self._delete_if_present(LOCATIONS, name)
+        await self.objects.delete_if_present(self.space, self._type(LOCATIONS), "", name)
         await self.objects.run_sync(self.credentials.revoke, name)
 
     async def schedule(self, name: str, *, unschedulable: bool, drain: bool) -> dict[str, Any]:
@@ -115,10 +115,3 @@ class Registration:
 
         return await self.objects.guaranteed_update(self.space, self._type(SYNC_TARGETS), "", name, set_taints,
                                                     WriteOptions(manager=MANAGER, field_validation="Strict"))
-
-    async def _delete_if_present(self, resource: str, name: str) -> None:
-        try:
-            await self.objects.delete(self.space, self._type(resource), "", name, DeleteOptions())
-        except StatusError as exc:
-            if exc.code != 404:
-                raise

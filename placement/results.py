@@ -14,7 +14,7 @@ from typing import Any
 from apimachinery.errors import StatusError
 from apiserver.catalog import Catalog
 from apiserver.resourcetypes import ResourceType
-from apiserver.service import DeleteOptions, Objects, WriteOptions, now_rfc3339
+from apiserver.service import Objects, WriteOptions, now_rfc3339
 from inventory.clusters import Inventory
 from inventory.kinds import EDGE_GROUP, EDGE_VERSION, LOCATIONS
 from placement.engine import PlacementEngine
@@ -100,16 +100,13 @@ class ResultWriter:
             known = [i["metadata"]["name"] for i in result.items
                      if (i["metadata"].get("labels") or {}).get(SOURCE_LABEL) == name]
         for stale in set(known) - set(wanted_names):
-            await self._delete(space, sps, stale)
+            await self.objects.delete_if_present(space, sps, "", stale)
         self._slice_names[(space, name)] = wanted_names
 
     async def _put(self, space: str, rtype: ResourceType, name: str, body: dict[str, Any]) -> None:
         opts = WriteOptions(manager=MANAGER, field_validation="Strict")
-        try:
-            current = await self.objects.get(space, rtype, "", name)
-        except StatusError as exc:
-            if exc.code != 404:
-                raise
+        current = await self.objects.find(space, rtype, "", name)
+        if current is None:
             await self.objects.create(space, rtype, "", body, opts)
             return
         if current.get("destinations") == body["destinations"] and \
@@ -123,13 +120,6 @@ class ResultWriter:
             return obj
 
         await self.objects.guaranteed_update(space, rtype, "", name, replace, opts)
-
-    async def _delete(self, space: str, rtype: ResourceType, name: str) -> None:
-        try:
-            await self.objects.delete(space, rtype, "", name, DeleteOptions())
-        except StatusError as exc:
-            if exc.code != 404:
-                raise
 
     async def status(self, space: str, name: str) -> None:
         placement = self._placement(space, name)

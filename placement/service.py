@@ -228,7 +228,7 @@ class PlacementService(WorkQueue):
 
     def load(self) -> None:
         """Read the workload spaces' placements and objects from the store (blocking; call at startup)."""
-        for row in self.objects.store.list_spaces_rows():
+        for row in self.objects.rows_in_spaces():
             if self._is_workload_space(row.key.space):
                 self._observe(row, orjson.loads(row.value))
 
@@ -535,7 +535,7 @@ class PlacementService(WorkQueue):
     async def _project(self, ref: ObjectRef, revision: int) -> dict[str, Any] | None:
         key = Key(ref.space, ref.resource, ref.namespace, ref.name)
         read = self.external.get(ref.space)
-        row = read(key) if read is not None else await self.objects.run_sync(self.objects.store.get, key)
+        row = read(key) if read is not None else await self.objects.find_row(key)
         if row is None:
             return None
         projected = project(orjson.loads(row.value))

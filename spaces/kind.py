@@ -14,8 +14,8 @@ from typing import Any
 
 from apimachinery.errors import Cause
 from apimachinery.names import forbidden, invalid, is_dns1123_label, is_dns1123_subdomain, not_supported, required
-from apiserver.builtin.strategies._helpers import IMMUTABLE, Obj, _name
 from apiserver.builtin.strategies.base import BuiltinStrategy
+from apiserver.builtin.strategies.objectfields import IMMUTABLE, Obj, name_of
 from apiserver.builtin.tables.columns import age_col, col, name_col, str_at
 from apiserver.catalog import Catalog
 from apiserver.resourcetypes import Column, ResourceType
@@ -81,7 +81,7 @@ class SpaceStrategy(BuiltinStrategy):
         return {"phase": "Pending"}
 
     def validate(self, obj: Obj) -> list[Cause]:
-        if _name(obj) == ROOT:
+        if name_of(obj) == ROOT:
             return [forbidden("metadata.name", "the root space is created by the hub and cannot be created")]
         return provider_causes(obj)
 
@@ -94,7 +94,7 @@ class SpaceStrategy(BuiltinStrategy):
 
     def validate_delete(self, obj: Obj) -> list[Cause]:
         """Causes that forbid deleting ``obj``; the handlers call it before a delete of a Space."""
-        if _name(obj) == ROOT:
+        if name_of(obj) == ROOT:
             return [forbidden("metadata.name", "the root space cannot be deleted")]
         return []
 

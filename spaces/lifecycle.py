@@ -45,7 +45,7 @@ class SpaceController:
 
     def load(self) -> None:
         """Read current spaces from the store (blocking; call at startup)."""
-        for row in self.objects.store.list_resource_everywhere(SPACES):
+        for row in self.objects.rows_of_resource(SPACES):
             obj = orjson.loads(row.value)
             self.phases[child_id(row.key.space, row.key.name)] = phase_of(obj)
             if provider_of(obj) == KUBE:
@@ -133,11 +133,8 @@ class SpaceController:
         for row in rows:
             if decode_object(row)["metadata"].get("deletionTimestamp"):
                 continue
-            try:
-                await self.objects.delete(space, space_type, "", row.key.name, DeleteOptions(propagation="Background"))
-            except StatusError as exc:
-                if exc.code != 404:
-                    raise
+            await self.objects.delete_if_present(space, space_type, "", row.key.name,
+                                                 DeleteOptions(propagation="Background"))
 
 
 class _SpaceWorker(WorkQueue):
@@ -150,7 +147,7 @@ class _SpaceWorker(WorkQueue):
         if self.spaces.phase(space) != "Terminating":
             return False
         objects = self.spaces.objects
-        _rev, rows = await objects.run_sync(objects.store.list, space, None, None)
+        rows = await objects.run_sync(objects.rows_in, space)
         children = [row for row in rows if row.key.resource == SPACES]
         contents = [row for row in rows if row.key.resource != SPACES]
         if children:

@@ -20,7 +20,7 @@ import orjson
 from apimachinery.errors import StatusError
 from apiserver.catalog import Catalog
 from apiserver.resourcetypes import ResourceType
-from apiserver.service import DeleteOptions, Objects, WriteOptions
+from apiserver.service import Objects, WriteOptions
 from inventory.clusters import Inventory
 from placement.model import ObjectRef, StatusWants
 from placement.service import PlacementService
@@ -93,13 +93,10 @@ class CombinedStatuses:
         rtype = self.catalog.by_group_resource(space, COLLECTORS)
         if rtype is None:
             return None
-        try:
-            doc = await self.objects.get(space, rtype, "", name)
-        except StatusError as exc:
-            if exc.code == 404:
-                self._compiled.pop((space, name), None)
-                return None
-            raise
+        doc = await self.objects.find(space, rtype, "", name)
+        if doc is None:
+            self._compiled.pop((space, name), None)
+            return None
         version = str(doc["metadata"].get("resourceVersion", ""))
         cached = self._compiled.get((space, name))
         if cached is None or cached[0] != version:
@@ -122,11 +119,8 @@ class CombinedStatuses:
                   f"{LABEL}/binding-policy": placement}
         labels = {k: v[:63].strip("-_.") for k, v in labels.items()}
         opts = WriteOptions(manager=MANAGER, field_validation="Ignore")
-        try:
-            current = await self.objects.get(ref.space, ctype, namespace, name)
-        except StatusError as exc:
-            if exc.code != 404:
-                raise
+        current = await self.objects.find(ref.space, ctype, namespace, name)
+        if current is None:
             owner = [{"apiVersion": rtype.api_version, "kind": rtype.kind, "name": ref.name,
                       "uid": obj["metadata"].get("uid", "")}] if ref.namespace else []
             document = {"apiVersion": f"{GROUP}/{VERSION}", "kind": "CombinedStatus",
@@ -154,11 +148,7 @@ class CombinedStatuses:
         ctype = self.catalog.by_group_resource(ref.space, RESOURCE)
         if ctype is None:
             return
-        try:
-            await self.objects.delete(ref.space, ctype, ref.namespace or REPORT_NAMESPACE, name, DeleteOptions())
-        except StatusError as exc:
-            if exc.code != 404:
-                raise
+        await self.objects.delete_if_present(ref.space, ctype, ref.namespace or REPORT_NAMESPACE, name)
 
 
 def _without_status(obj: dict[str, Any]) -> dict[str, Any]:

@@ -76,7 +76,7 @@ class ObjectStatus(WorkQueue):
     def _annotated(self) -> dict[ObjectRef, str]:
         marker = ANNOTATION.encode()
         found = {}
-        for row in self.objects.store.list_spaces_rows():
+        for row in self.objects.rows_in_spaces():
             if marker in row.value:
                 annotations = (orjson.loads(row.value).get("metadata") or {}).get("annotations") or {}
                 if ANNOTATION in annotations:
@@ -131,13 +131,10 @@ class ObjectStatus(WorkQueue):
         rtype = self.catalog.by_group_resource(ref.space, ref.resource)
         if rtype is None:
             return False
-        try:
-            obj = await self.objects.get(ref.space, rtype, ref.namespace, ref.name)
-        except StatusError as exc:
-            if exc.code == 404:
-                self._forget(ref)
-                return False
-            raise
+        obj = await self.objects.find(ref.space, rtype, ref.namespace, ref.name)
+        if obj is None:
+            self._forget(ref)
+            return False
         annotations = (obj.get("metadata") or {}).get("annotations") or {}
         if wanted:
             count = str(len(engine.object_destinations(ref)))

@@ -34,8 +34,7 @@ class Records:
 
     def load(self) -> list[bytes]:
         """Every record's value (blocking; call at startup)."""
-        _rev, rows = self.objects.store.list(INTERNAL_SPACE, self.resource, None)
-        return [row.value for row in rows]
+        return [row.value for row in self.objects.rows_in(INTERNAL_SPACE, self.resource)]
 
     def listen(self, taken: Callable[[Sequence[Entry]], None]) -> None:
         """Hear of every record written or deleted by any process (a deleted one's entry holds its last value)."""

@@ -13,7 +13,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from apimachinery.errors import StatusError
 from apiserver.catalog import Catalog
 from apiserver.controllers import Gate
 from apiserver.events import EventRecorder, Involved
@@ -163,12 +162,9 @@ class StatusService:
         rtype = self.catalog.by_group_resource(ref.space, ref.resource)
         if rtype is None:
             return None
-        try:
-            obj = await self.objects.get(ref.space, rtype, ref.namespace, ref.name)
-        except StatusError as exc:
-            if exc.code == 404:
-                return None
-            raise
+        obj = await self.objects.find(ref.space, rtype, ref.namespace, ref.name)
+        if obj is None:
+            return None
         return Involved(ref.space, rtype.kind, rtype.api_version, ref.namespace, ref.name,
                         str(obj["metadata"].get("uid", "")))
 

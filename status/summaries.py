@@ -26,7 +26,7 @@ from apiserver.catalog import Catalog
 from apiserver.controllers import Gate, WorkQueue
 from apiserver.events import EventRecorder, Involved
 from apiserver.resourcetypes import ResourceType
-from apiserver.service import DeleteOptions, Objects, WriteOptions
+from apiserver.service import Objects, WriteOptions
 from apiserver.watch import Entry
 from inventory.clusters import Inventory
 from placement.model import ObjectRef
@@ -85,7 +85,7 @@ class Summaries(WorkQueue):
 
     def load(self) -> None:
         """Know the summaries an earlier hub process wrote, so that those no longer wanted go (blocking)."""
-        for row in self.objects.store.list_resource_everywhere(RESOURCE):
+        for row in self.objects.rows_of_resource(RESOURCE):
             self._follow_stored(row.key.space, orjson.loads(row.value), deleted=False)
 
     def _follow_stored(self, space: str, stored: dict[str, Any], deleted: bool) -> None:
@@ -178,13 +178,10 @@ class Summaries(WorkQueue):
         rtype = self.catalog.by_group_resource(ref.space, ref.resource)
         if rtype is None:
             return False
-        try:
-            obj = await self.objects.get(ref.space, rtype, ref.namespace, ref.name)
-        except StatusError as exc:
-            if exc.code == 404:
-                await self._remove(ref, deleted=True)
-                return False
-            raise
+        obj = await self.objects.find(ref.space, rtype, ref.namespace, ref.name)
+        if obj is None:
+            await self._remove(ref, deleted=True)
+            return False
         targets = engine.object_destinations(ref)
         revision = self.placement.object_revision(ref)
         spec = obj.get("spec") if isinstance(obj.get("spec"), dict) else {}
@@ -294,16 +291,13 @@ class Summaries(WorkQueue):
         self._bodies[ref] = body
         namespace = ref.namespace or REPORT_NAMESPACE
         if not ref.namespace:
-            await self._ensure_report_namespace(ref.space)
+            await self.objects.ensure_namespace(ref.space, REPORT_NAMESPACE, MANAGER)
         owner = {"apiVersion": rtype.api_version, "kind": rtype.kind, "name": ref.name, "uid": meta.get("uid", "")}
         stype = self._type(ref.space)
         name = summary_name(ref)
         opts = WriteOptions(manager=MANAGER, field_validation="Ignore")
-        try:
-            current = await self.objects.get(ref.space, stype, namespace, name)
-        except StatusError as exc:
-            if exc.code != 404:
-                raise
+        current = await self.objects.find(ref.space, stype, namespace, name)
+        if current is None:
             document = {"apiVersion": f"{GROUP}/{VERSION}", "kind": "PlacementStatus",
                         "metadata": {"name": name, "namespace": namespace, "labels": _labels(ref),
                                      **({"ownerReferences": [owner]} if ref.namespace else {})}, **body}
@@ -327,32 +321,12 @@ class Summaries(WorkQueue):
                 raise  # a concurrent create: retry the whole object
             log.info("placement summary not written: %s", exc)
 
-    async def _ensure_report_namespace(self, space: str) -> None:
-        ns_type = self.catalog.by_group_resource(space, "namespaces")
-        assert ns_type is not None
-        try:
-            await self.objects.get(space, ns_type, "", REPORT_NAMESPACE)
-        except StatusError as exc:
-            if exc.code != 404:
-                raise
-            try:
-                await self.objects.create(space, ns_type, "", {"metadata": {"name": REPORT_NAMESPACE}},
-                                          WriteOptions(manager=MANAGER))
-            except StatusError as created:
-                if created.code != 409:
-                    raise
-
     async def _remove(self, ref: ObjectRef, *, deleted: bool) -> None:
         """No placement selects the object (or it is gone): its summary goes too."""
         if ref not in self._targets_of:
             return
         stype = self._type(ref.space)
-        try:
-            await self.objects.delete(ref.space, stype, ref.namespace or REPORT_NAMESPACE, summary_name(ref),
-                                      DeleteOptions())
-        except StatusError as exc:
-            if exc.code != 404:
-                raise
+        await self.objects.delete_if_present(ref.space, stype, ref.namespace or REPORT_NAMESPACE, summary_name(ref))
         self._track(ref, None)
         self._bodies.pop(ref, None)
         await self.combined.forget(ref)

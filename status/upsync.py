@@ -28,7 +28,7 @@ from apiserver.catalog import Catalog
 from apiserver.controllers import Gate
 from apiserver.events import EventRecorder, Involved
 from apiserver.resourcetypes import ResourceType
-from apiserver.service import DeleteOptions, Objects, WriteOptions
+from apiserver.service import Objects, WriteOptions
 from apiserver.store import Key
 from apiserver.watch import Entry
 from placement.model import ObjectRef
@@ -231,7 +231,7 @@ class Upsync:
         rtype = self.catalog.by_group_resource(ref.space, ref.resource)
         if rtype is None:
             return ""
-        current = await self._get(rtype, ref)
+        current = await self.objects.find(ref.space, rtype, ref.namespace, ref.name)
         if current is not None and ((current.get("metadata") or {}).get("labels") or {}).get(UPSYNCED_LABEL) != "true":
             message = (f"{_what(ref)} exists in space {ref.space} and was not made by upsync; the clusters' "
                        f"copies ({', '.join(sorted(copies))}) are not brought up")
@@ -240,7 +240,7 @@ class Upsync:
         if not copies:
             self._clashes_told.pop(ref, None)
             if current is not None:
-                await self._delete(rtype, ref)
+                await self.objects.delete_if_present(ref.space, rtype, ref.namespace, ref.name)
             return ""
         shown = min(copies)
         desired = copy.deepcopy(copies[shown])
@@ -249,7 +249,7 @@ class Upsync:
         meta.pop("namespace", None)
         if ref.namespace:
             meta["namespace"] = ref.namespace
-            await self._ensure_namespace(ref.space, ref.namespace)
+            await self.objects.ensure_namespace(ref.space, ref.namespace, MANAGER)
         meta["labels"] = {**(meta.get("labels") or {}), UPSYNCED_LABEL: "true"}
         meta["annotations"] = {**(meta.get("annotations") or {}), FROM_ANNOTATION: shown}
         status = desired.pop("status", None) if "status" in rtype.subresources else None
@@ -295,14 +295,6 @@ class Upsync:
         return self.catalog.lookup(item.space, item.group, item.version, item.resource) or \
             self.catalog.by_group_resource(item.space, item.ref.resource)
 
-    async def _get(self, rtype: ResourceType, ref: ObjectRef) -> dict[str, Any] | None:
-        try:
-            return await self.objects.get(ref.space, rtype, ref.namespace, ref.name)
-        except StatusError as exc:
-            if exc.code == 404:
-                return None
-            raise
-
     async def _put(self, rtype: ResourceType, ref: ObjectRef, current: dict[str, Any] | None,
                    desired: dict[str, Any]) -> dict[str, Any] | None:
         opts = WriteOptions(manager=MANAGER, field_validation="Ignore")
@@ -330,28 +322,6 @@ class Upsync:
                                                  subresource="status")
         except StatusError as exc:
             log.info("upsync of the status of %s refused: %s", _what(ref), exc)
-
-    async def _delete(self, rtype: ResourceType, ref: ObjectRef) -> None:
-        try:
-            await self.objects.delete(ref.space, rtype, ref.namespace, ref.name, DeleteOptions())
-        except StatusError as exc:
-            if exc.code != 404:
-                raise
-
-    async def _ensure_namespace(self, space: str, namespace: str) -> None:
-        ns_type = self.catalog.by_group_resource(space, "namespaces")
-        assert ns_type is not None
-        try:
-            await self.objects.get(space, ns_type, "", namespace)
-        except StatusError as exc:
-            if exc.code != 404:
-                raise
-            try:
-                await self.objects.create(space, ns_type, "", {"metadata": {"name": namespace}},
-                                          WriteOptions(manager=MANAGER))
-            except StatusError as created:
-                if created.code != 409:
-                    raise
 
     async def _event(self, rtype: ResourceType, ref: ObjectRef, obj: dict[str, Any], reason: str,
                      message: str) -> None:

@@ -26,7 +26,7 @@ from apiserver.catalog import Catalog
 from apiserver.controllers import Gate, WorkQueue
 from apiserver.customresources import CLEANUP_FINALIZER, CRD_RESOURCE, types_from_crd
 from apiserver.resourcetypes import ResourceType
-from apiserver.service import DeleteOptions, Objects, WriteOptions, now_rfc3339
+from apiserver.service import Objects, WriteOptions, now_rfc3339
 from apiserver.watch import Entry
 
 MANAGER = "spacehub-apiextensions-controller"
@@ -218,11 +218,7 @@ class CRDController(WorkQueue):
             obj = orjson.loads(row.value)
             if (obj.get("metadata") or {}).get("deletionTimestamp"):
                 continue
-            try:
-                await self.objects.delete(space, rtype, row.key.namespace, row.key.name, DeleteOptions())
-            except StatusError as exc:
-                if exc.code != 404:
-                    raise
+            await self.objects.delete_if_present(space, rtype, row.key.namespace, row.key.name)
         _rev, rows = await self.objects.run_sync(self.objects.store.list, space, rtype.group_resource, None)
         return bool(rows)
 

@@ -155,12 +155,8 @@ class GarbageCollector(WorkQueue):
                     dep_type = self.catalog.by_group_resource(dep.space, dep.resource)
                     if dep_type is None:
                         continue
-                    try:
-                        await self.objects.delete(dep.space, dep_type, dep.namespace, dep.name,
-                                                  DeleteOptions(propagation="Foreground"))
-                    except StatusError as exc:
-                        if exc.code != 404:
-                            raise
+                    await self.objects.delete_if_present(dep.space, dep_type, dep.namespace, dep.name,
+                                                         DeleteOptions(propagation="Foreground"))
                 return True  # wait until the dependents are really gone
             await self.objects.remove_finalizer(key.space, rtype, key.namespace, key.name, FOREGROUND)
         return False

@@ -111,12 +111,8 @@ class NamespaceController:
             obj = decode_object(row)
             if obj["metadata"].get("deletionTimestamp"):
                 continue
-            try:
-                await self.objects.delete(space, rtype, row.key.namespace, row.key.name,
-                                          DeleteOptions(propagation="Background"))
-            except StatusError as exc:
-                if exc.code != 404:
-                    raise
+            await self.objects.delete_if_present(space, rtype, row.key.namespace, row.key.name,
+                                                 DeleteOptions(propagation="Background"))
         return remaining
 
 

@@ -57,7 +57,7 @@ class Simulator:
 
     def load(self) -> None:
         """Fill the cache from the store (blocking; call at startup, before :meth:`start`)."""
-        self.cache.load(self.ctx.objects.store)
+        self.cache.load(self.ctx.objects.rows_of_resource)
         self.ctx.ips.load(self.cache)
 
     def on_commit(self, entries: Sequence[Entry]) -> None:

@@ -119,12 +119,8 @@ class Controller(ConcurrentWorkQueue):
             await self.set_status(key, lambda _obj: status)
 
     async def delete(self, key: Key) -> None:
-        try:
-            await self.objects.delete(key.space, self.ctx.rtype(key.resource), key.namespace, key.name,
-                                      DeleteOptions(propagation="Background"))
-        except StatusError as exc:
-            if exc.code != 404:
-                raise
+        await self.objects.delete_if_present(key.space, self.ctx.rtype(key.resource), key.namespace, key.name,
+                                             DeleteOptions(propagation="Background"))
 
     async def delete_all(self, keys: Iterable[Key]) -> None:
         await asyncio.gather(*(self.delete(k) for k in list(keys)[:BURST]))

@@ -9,7 +9,9 @@ Cached objects are shared: callers must not mutate them.
 
 from __future__ import annotations
 
-from apiserver.store import Key, LogStore
+from collections.abc import Callable
+
+from apiserver.store import Key, LogRow
 from apiserver.watch import decode_object
 from sim.controllers.util import Obj, Requests, controller_ref, get, pod_active, pod_requests, uid
 
@@ -37,10 +39,11 @@ class ClusterCache:
         self._pod_requests: dict[Key, Requests] = {}
         self.requested: dict[NodeKey, Requests] = {}
 
-    def load(self, store: LogStore) -> None:
-        """Read every cached kind from the store (blocking; call at startup, before listening)."""
+    def load(self, rows_of_resource: Callable[[str], list[LogRow]]) -> None:
+        """Read every cached kind with ``rows_of_resource`` (``Objects.rows_of_resource``: blocking; call at
+        startup, before listening)."""
         for resource in CACHED:
-            for row in store.list_resource_everywhere(resource):
+            for row in rows_of_resource(resource):
                 self.apply(row.key, decode_object(row), deleted=False)
 
     # --- updates --------------------------------------------------------------------------------

@@ -160,7 +160,7 @@ class StatusRuleController(Controller):
             for rtype in self.ctx.catalog.types(space):
                 if (rtype.group, rtype.kind) not in self.rules:
                     continue
-                _rev, rows = await self.objects.run_sync(self.objects.store.list, space, rtype.group_resource, None)
+                rows = await self.objects.run_sync(self.objects.rows_in, space, rtype.group_resource)
                 for row in rows:
                     self.consider(row.key, decode_object(row))
 
@@ -168,12 +168,9 @@ class StatusRuleController(Controller):
         rtype = self.ctx.catalog.by_group_resource(key.space, key.resource)
         if rtype is None:
             return False
-        try:
-            obj = await self.objects.get(key.space, rtype, key.namespace, key.name)
-        except StatusError as exc:
-            if exc.code == 404:
-                return False
-            raise
+        obj = await self.objects.find(key.space, rtype, key.namespace, key.name)
+        if obj is None:
+            return False
         rule = self.rule_for(key.resource, obj)
         if rule is None or deleting(obj) or rule.satisfied(obj):
             return False

@@ -75,5 +75,4 @@ class BindingAdmission:
                                       "space; delete them first (without the binding they would have no API)")
 
     def _count(self, space: str, resource: str) -> int:
-        store = self.objects.store
-        return store.count(space, resource, None, at=store.current_revision())
+        return self.objects.count_in(space, resource)

@@ -57,7 +57,7 @@ from apiserver.identity import of_request
 from apiserver.resourcetypes import Column, ResourceType
 from apiserver.service import Objects
 from apiserver.spacepaths import store_id
-from apiserver.watch import Entry, changes
+from apiserver.watch import Entry
 from spaces.apibinding.index import BindingIndex
 from spaces.apibinding.kinds import APIS_GROUP, CONTENT, EXPORT_RESOURCE, SPACE_ANNOTATION
 from spaces.apibinding.resolve import ExportRef
@@ -97,8 +97,7 @@ class ExportWatch(WatchStream):
         self.initial = initial
 
     def _changes(self, start: int) -> AsyncIterator[Entry]:
-        return changes(self.objects.bus, self.objects.store, self.space, self.req.rtype.storage_resource, start,
-                       self.objects.run_sync)
+        return self.objects.changes(self.space, self.req.rtype.storage_resource, start)
 
     async def _initial(self) -> tuple[int, list[dict[str, Any]]]:
         revision, items = await self.initial()
@@ -204,7 +203,7 @@ class ExportAPI:
         """Every space's objects at one revision (now, unless given)."""
         labels, fields = selectors
         if not revision:
-            revision = str(await self.objects.run_sync(self.objects.store.current_revision))
+            revision = str(await self.objects.run_sync(self.objects.current_revision))
         items: list[dict[str, Any]] = []
         for space in spaces:
             served = self.catalog.lookup(space, rtype.group, rtype.version, rtype.plural)

@@ -16,7 +16,7 @@ from typing import Any
 import orjson
 
 from apiserver.catalog import Catalog
-from apiserver.store import LogStore
+from apiserver.store import LogRow
 from apiserver.watch import Entry
 from spaces.apibinding.kinds import BINDINGS, EXPORTS
 from spaces.apibinding.resolve import ExportRef, Offer, Verdict, export_ref, offer, resolve_space
@@ -36,11 +36,12 @@ class BindingIndex:
 
     # --- keeping current ------------------------------------------------------------------------------
 
-    def load(self, store: LogStore) -> None:
-        """Read every export and binding and publish what the bindings serve (blocking: before serving)."""
-        for row in store.list_resource_everywhere(EXPORTS):
+    def load(self, rows_of_resource: Callable[[str], list[LogRow]]) -> None:
+        """Read every export and binding with ``rows_of_resource`` (``Objects.rows_of_resource``) and publish what
+        the bindings serve (blocking: before serving)."""
+        for row in rows_of_resource(EXPORTS):
             self._exports[ExportRef(row.key.space, row.key.name)] = orjson.loads(row.value)
-        for row in store.list_resource_everywhere(BINDINGS):
+        for row in rows_of_resource(BINDINGS):
             self._put_binding(row.key.space, row.key.name, orjson.loads(row.value))
         self._resolve(set(self._bindings))
 

@@ -26,7 +26,7 @@ class APIBindings:
         runtime, objects = self.runtime, self.runtime.objects
         self.index = BindingIndex(runtime.catalog)
         # Read on the event loop, on purpose: no commit can be published between reading and listening.
-        self.index.load(runtime.store)
+        self.index.load(objects.rows_of_resource)
         runtime.bus.add_listener(self.index.on_commit)
         runtime.catalog.custom_listeners.append(self.index.on_custom_types)
         admission = BindingAdmission(self.index, runtime.authorizer, objects)

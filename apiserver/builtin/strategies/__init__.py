@@ -15,13 +15,12 @@ invalid input is refused with upstream's field paths and messages:
 The strategies live in one module per API group (:mod:`.core`, :mod:`.services`, :mod:`.apps`,
 :mod:`.batch`, :mod:`.networking`, :mod:`.policy`, :mod:`.rbac`, :mod:`.cluster`,
 :mod:`.apiextensions`, :mod:`.apiregistration`) on top of :mod:`.base`; what several
-groups share lives in :mod:`.pods`, :mod:`.labelselectors`, :mod:`.quantities` and :mod:`._helpers`. This
+groups share lives in :mod:`.pods`, :mod:`.labelselectors`, :mod:`.quantities` and :mod:`.objectfields`. This
 package re-exports every public name, so ``from apiserver.builtin import strategies as st`` keeps working.
 """
 
 from __future__ import annotations
 
-from apiserver.builtin.strategies._helpers import IMMUTABLE, NEGATIVE, Obj
 from apiserver.builtin.strategies.apiextensions import CustomResourceDefinitionStrategy
 from apiserver.builtin.strategies.apiregistration import APIServiceStrategy
 from apiserver.builtin.strategies.apps import (
@@ -61,6 +60,7 @@ from apiserver.builtin.strategies.core import (
 )
 from apiserver.builtin.strategies.labelselectors import selector_matches, validate_label_selector
 from apiserver.builtin.strategies.networking import IngressStrategy, NetworkPolicyStrategy
+from apiserver.builtin.strategies.objectfields import IMMUTABLE, NEGATIVE, Obj
 from apiserver.builtin.strategies.pods import (
     default_pod_spec,
     default_pod_template,

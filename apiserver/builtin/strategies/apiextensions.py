@@ -6,12 +6,13 @@ from __future__ import annotations
 
 from apimachinery.errors import Cause
 from apimachinery.names import duplicate, invalid, is_dns1035_label, is_dns1123_subdomain, not_supported, required
-from apiserver.builtin.strategies._helpers import Obj, _child, _default, _dicts, _get, _immutable, _name, _spec
+from apimachinery.nested import dicts, get
 from apiserver.builtin.strategies.base import BuiltinStrategy
+from apiserver.builtin.strategies.objectfields import Obj, child, immutable, name_of, set_default, spec_of
 
 
 def _storage_version(obj: Obj) -> str | None:
-    for version in _dicts(_get(obj, "spec", "versions")):
+    for version in dicts(get(obj, "spec", "versions")):
         if version.get("storage") is True and isinstance(version.get("name"), str):
             return version["name"]
     return None
@@ -28,25 +29,25 @@ class CustomResourceDefinitionStrategy(BuiltinStrategy):
         return {"acceptedNames": {"kind": "", "plural": ""}, "storedVersions": [storage] if storage else []}
 
     def default(self, obj: Obj) -> None:
-        spec = _child(obj, "spec")
-        names = _child(spec, "names")
+        spec = child(obj, "spec")
+        names = child(spec, "names")
         kind = names.get("kind")
         if isinstance(kind, str) and kind:
-            _default(names, "singular", kind.lower())
-            _default(names, "listKind", f"{kind}List")
-        _default(_child(spec, "conversion"), "strategy", "None")
+            set_default(names, "singular", kind.lower())
+            set_default(names, "listKind", f"{kind}List")
+        set_default(child(spec, "conversion"), "strategy", "None")
 
     def prepare_for_update(self, new: Obj, old: Obj) -> None:
         super().prepare_for_update(new, old)
         # Every version ever used for storage stays listed until a migration removes it.
         storage = _storage_version(new)
-        status = _child(new, "status")
+        status = child(new, "status")
         stored = status.get("storedVersions") if isinstance(status.get("storedVersions"), list) else []
         if storage and storage not in stored:
             status["storedVersions"] = [*stored, storage]
 
     def validate(self, obj: Obj) -> list[Cause]:
-        spec = _spec(obj)
+        spec = spec_of(obj)
         names = spec.get("names") if isinstance(spec.get("names"), dict) else {}
         causes: list[Cause] = []
         group = spec.get("group")
@@ -72,9 +73,9 @@ class CustomResourceDefinitionStrategy(BuiltinStrategy):
             causes.append(required("spec.scope"))
         elif scope not in ("Cluster", "Namespaced"):
             causes.append(not_supported("spec.scope", scope, ("Cluster", "Namespaced")))
-        if names.get("plural") and group and _name(obj) != f"{names['plural']}.{group}":
-            causes.append(invalid("metadata.name", _name(obj), 'must be spec.names.plural+"."+spec.group'))
-        versions = _dicts(spec.get("versions"))
+        if names.get("plural") and group and name_of(obj) != f"{names['plural']}.{group}":
+            causes.append(invalid("metadata.name", name_of(obj), 'must be spec.names.plural+"."+spec.group'))
+        versions = dicts(spec.get("versions"))
         if sum(1 for v in versions if v.get("storage") is True) != 1:
             causes.append(invalid("spec.versions", spec.get("versions"),
                                   "must have exactly one version marked as storage version"))
@@ -92,7 +93,7 @@ class CustomResourceDefinitionStrategy(BuiltinStrategy):
 
     def validate_update(self, new: Obj, old: Obj) -> list[Cause]:
         causes = self.validate(new)
-        causes += _immutable(_get(new, "spec", "group"), _get(old, "spec", "group"), "spec.group")
-        causes += _immutable(_get(new, "spec", "names", "plural"), _get(old, "spec", "names", "plural"),
+        causes += immutable(get(new, "spec", "group"), get(old, "spec", "group"), "spec.group")
+        causes += immutable(get(new, "spec", "names", "plural"), get(old, "spec", "names", "plural"),
                              "spec.names.plural")
         return causes

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from apimachinery.errors import Cause
 from apimachinery.names import invalid, is_dns1035_label, is_dns1123_subdomain, is_valid_port_num, required
-from apiserver.builtin.strategies._helpers import Obj, _child, _default, _is_int, _name
 from apiserver.builtin.strategies.base import BuiltinStrategy
+from apiserver.builtin.strategies.objectfields import Obj, child, is_int, name_of, set_default
 
 DEFAULT_SERVICE_PORT = 443
 
@@ -23,13 +23,13 @@ class APIServiceStrategy(BuiltinStrategy):
         spec = obj.get("spec")
         service = spec.get("service") if isinstance(spec, dict) else None
         if isinstance(service, dict):
-            _default(service, "port", DEFAULT_SERVICE_PORT)
+            set_default(service, "port", DEFAULT_SERVICE_PORT)
 
     def validate(self, obj: Obj) -> list[Cause]:
-        spec = _child(obj, "spec")
+        spec = child(obj, "spec")
         group, version = str(spec.get("group") or ""), str(spec.get("version") or "")
         causes: list[Cause] = []
-        name, wanted = _name(obj), f"{version}.{group}"
+        name, wanted = name_of(obj), f"{version}.{group}"
         if name and name != wanted:
             causes.append(invalid("metadata.name", name, f'must be `spec.version+"."+spec.group`: "{wanted}"'))
         if not group and version != "v1":
@@ -39,7 +39,7 @@ class APIServiceStrategy(BuiltinStrategy):
         causes += [invalid("spec.version", version, m) for m in is_dns1035_label(version)]
         for key, high in (("groupPriorityMinimum", 20000), ("versionPriority", 1000)):
             value = spec.get(key)
-            number = value if _is_int(value) else 0
+            number = value if is_int(value) else 0
             if not 0 < number <= high:
                 causes.append(invalid(f"spec.{key}", number, f"must be positive and less than {high}"))
         ca_bundle = spec.get("caBundle")

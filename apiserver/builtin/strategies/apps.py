@@ -6,22 +6,21 @@ from typing import Any
 
 from apimachinery.errors import Cause
 from apimachinery.names import forbidden, invalid, is_dns1123_subdomain, not_supported
-from apiserver.builtin.strategies._helpers import (
-    Obj,
-    _child,
-    _default,
-    _dicts,
-    _get,
-    _immutable,
-    _int_or_percent_is_zero,
-    _is_int,
-    _nonnegative,
-    _normalised,
-    _spec,
-    _validate_int_or_percent,
-)
+from apimachinery.nested import dicts, get
 from apiserver.builtin.strategies.base import BuiltinStrategy
-from apiserver.builtin.strategies.pods import _validate_selector_and_template, default_pod_template
+from apiserver.builtin.strategies.objectfields import (
+    Obj,
+    child,
+    immutable,
+    int_or_percent_is_zero,
+    is_int,
+    nonnegative,
+    normalised,
+    set_default,
+    spec_of,
+    validate_int_or_percent,
+)
+from apiserver.builtin.strategies.pods import default_pod_template, validate_selector_and_template
 
 
 class _WorkloadStrategy(BuiltinStrategy):
@@ -33,16 +32,16 @@ class _WorkloadStrategy(BuiltinStrategy):
     deadline_owner = "ReplicaSet"
 
     def default(self, obj: Obj) -> None:
-        spec = _child(obj, "spec")
+        spec = child(obj, "spec")
         default_pod_template(spec.get("template"))
 
     def validate(self, obj: Obj) -> list[Cause]:
-        spec = _spec(obj)
-        causes = _nonnegative(spec, "spec.replicas", "replicas")
-        causes += _nonnegative(spec, "spec.minReadySeconds", "minReadySeconds")
-        causes += _nonnegative(spec, "spec.revisionHistoryLimit", "revisionHistoryLimit")
-        causes += _validate_selector_and_template(spec, self.empty_selector)
-        deadline = _get(spec, "template", "spec", "activeDeadlineSeconds")
+        spec = spec_of(obj)
+        causes = nonnegative(spec, "spec.replicas", "replicas")
+        causes += nonnegative(spec, "spec.minReadySeconds", "minReadySeconds")
+        causes += nonnegative(spec, "spec.revisionHistoryLimit", "revisionHistoryLimit")
+        causes += validate_selector_and_template(spec, self.empty_selector)
+        deadline = get(spec, "template", "spec", "activeDeadlineSeconds")
         if deadline is not None:
             causes.append(self._deadline_cause(deadline))
         return causes
@@ -54,7 +53,7 @@ class _WorkloadStrategy(BuiltinStrategy):
 
     def validate_update(self, new: Obj, old: Obj) -> list[Cause]:
         # apps/v1 never lets a controller's selector move: it would orphan the pods it owns.
-        return self.validate(new) + _immutable(_get(new, "spec", "selector"), _get(old, "spec", "selector"),
+        return self.validate(new) + immutable(get(new, "spec", "selector"), get(old, "spec", "selector"),
                                                "spec.selector")
 
 
@@ -63,20 +62,20 @@ class DeploymentStrategy(_WorkloadStrategy):
 
     def default(self, obj: Obj) -> None:
         super().default(obj)
-        spec = _child(obj, "spec")
-        _default(spec, "replicas", 1)
-        strategy = _child(spec, "strategy")
-        _default(strategy, "type", "RollingUpdate")
+        spec = child(obj, "spec")
+        set_default(spec, "replicas", 1)
+        strategy = child(spec, "strategy")
+        set_default(strategy, "type", "RollingUpdate")
         if strategy["type"] == "RollingUpdate":
-            rolling = _child(strategy, "rollingUpdate")
-            _default(rolling, "maxUnavailable", "25%")
-            _default(rolling, "maxSurge", "25%")
-        _default(spec, "revisionHistoryLimit", 10)
-        _default(spec, "progressDeadlineSeconds", 600)
+            rolling = child(strategy, "rollingUpdate")
+            set_default(rolling, "maxUnavailable", "25%")
+            set_default(rolling, "maxSurge", "25%")
+        set_default(spec, "revisionHistoryLimit", 10)
+        set_default(spec, "progressDeadlineSeconds", 600)
 
     def validate(self, obj: Obj) -> list[Cause]:
         causes = super().validate(obj)
-        spec = _spec(obj)
+        spec = spec_of(obj)
         strategy = spec.get("strategy") if isinstance(spec.get("strategy"), dict) else {}
         strategy_type = strategy.get("type")
         if strategy_type not in ("Recreate", "RollingUpdate"):
@@ -88,9 +87,9 @@ class DeploymentStrategy(_WorkloadStrategy):
         if strategy_type == "RollingUpdate" and isinstance(rolling, dict):
             causes += _validate_rolling_update(rolling, "spec.strategy.rollingUpdate")
         deadline, min_ready = spec.get("progressDeadlineSeconds"), spec.get("minReadySeconds") or 0
-        if _is_int(deadline):
-            causes += _nonnegative(spec, "spec.progressDeadlineSeconds", "progressDeadlineSeconds")
-            if _is_int(min_ready) and deadline <= min_ready:
+        if is_int(deadline):
+            causes += nonnegative(spec, "spec.progressDeadlineSeconds", "progressDeadlineSeconds")
+            if is_int(min_ready) and deadline <= min_ready:
                 causes.append(invalid("spec.progressDeadlineSeconds", deadline,
                                       "must be greater than minReadySeconds"))
         return causes
@@ -98,9 +97,9 @@ class DeploymentStrategy(_WorkloadStrategy):
 
 def _validate_rolling_update(rolling: Obj, path: str) -> list[Cause]:
     unavailable, surge = rolling.get("maxUnavailable"), rolling.get("maxSurge")
-    causes = _validate_int_or_percent(unavailable, f"{path}.maxUnavailable")
-    causes += _validate_int_or_percent(surge, f"{path}.maxSurge", at_most_100=False)
-    if _int_or_percent_is_zero(unavailable) and _int_or_percent_is_zero(surge):
+    causes = validate_int_or_percent(unavailable, f"{path}.maxUnavailable")
+    causes += validate_int_or_percent(surge, f"{path}.maxSurge", at_most_100=False)
+    if int_or_percent_is_zero(unavailable) and int_or_percent_is_zero(surge):
         causes.append(invalid(f"{path}.maxUnavailable", unavailable, "may not be 0 when `maxSurge` is 0"))
     return causes
 
@@ -110,7 +109,7 @@ class ReplicaSetStrategy(_WorkloadStrategy):
 
     def default(self, obj: Obj) -> None:
         super().default(obj)
-        _default(_child(obj, "spec"), "replicas", 1)
+        set_default(child(obj, "spec"), "replicas", 1)
 
     def initial_status(self, obj: Obj) -> Obj:
         return {"replicas": 0}
@@ -131,25 +130,25 @@ class StatefulSetStrategy(_WorkloadStrategy):
 
     def default(self, obj: Obj) -> None:
         super().default(obj)
-        spec = _child(obj, "spec")
-        _default(spec, "podManagementPolicy", "OrderedReady")
-        update = _child(spec, "updateStrategy")
+        spec = child(obj, "spec")
+        set_default(spec, "podManagementPolicy", "OrderedReady")
+        update = child(spec, "updateStrategy")
         if not update.get("type"):
             update["type"] = "RollingUpdate"
-            _child(update, "rollingUpdate")
+            child(update, "rollingUpdate")
         if update["type"] == "RollingUpdate" and isinstance(update.get("rollingUpdate"), dict):
-            _default(update["rollingUpdate"], "partition", 0)
-        retention = _child(spec, "persistentVolumeClaimRetentionPolicy")
-        _default(retention, "whenDeleted", "Retain")
-        _default(retention, "whenScaled", "Retain")
-        _default(spec, "replicas", 1)
-        _default(spec, "revisionHistoryLimit", 10)
-        for claim in _dicts(spec.get("volumeClaimTemplates")):
-            _default(_child(claim, "spec"), "volumeMode", "Filesystem")
+            set_default(update["rollingUpdate"], "partition", 0)
+        retention = child(spec, "persistentVolumeClaimRetentionPolicy")
+        set_default(retention, "whenDeleted", "Retain")
+        set_default(retention, "whenScaled", "Retain")
+        set_default(spec, "replicas", 1)
+        set_default(spec, "revisionHistoryLimit", 10)
+        for claim in dicts(spec.get("volumeClaimTemplates")):
+            set_default(child(claim, "spec"), "volumeMode", "Filesystem")
 
     def validate(self, obj: Obj) -> list[Cause]:
         causes = super().validate(obj)
-        spec = _spec(obj)
+        spec = spec_of(obj)
         policy = spec.get("podManagementPolicy")
         if policy not in ("OrderedReady", "Parallel"):
             causes.append(invalid("spec.podManagementPolicy", policy, "must be 'OrderedReady' or 'Parallel'"))
@@ -158,21 +157,21 @@ class StatefulSetStrategy(_WorkloadStrategy):
             causes.append(invalid("spec.updateStrategy.rollingUpdate", update["rollingUpdate"],
                                   "only allowed for updateStrategy 'RollingUpdate'"))
         elif update.get("type") == "RollingUpdate":
-            causes += _nonnegative(update, "spec.updateStrategy.rollingUpdate.partition", "rollingUpdate",
+            causes += nonnegative(update, "spec.updateStrategy.rollingUpdate.partition", "rollingUpdate",
                                    "partition")
         else:
             causes.append(invalid("spec.updateStrategy", update, "must be 'RollingUpdate' or 'OnDelete'"))
-        for i, claim in enumerate(_dicts(spec.get("volumeClaimTemplates"))):
-            name = _get(claim, "metadata", "name")
+        for i, claim in enumerate(dicts(spec.get("volumeClaimTemplates"))):
+            name = get(claim, "metadata", "name")
             causes += [invalid(f"spec.volumeClaimTemplates[{i}].metadata.name", name, m)
                        for m in is_dns1123_subdomain(str(name or ""))]
         return causes
 
     def validate_update(self, new: Obj, old: Obj) -> list[Cause]:
         causes = self.validate(new)
-        frozen_new = {k: v for k, v in _spec(new).items() if k not in _STATEFULSET_MUTABLE}
-        frozen_old = {k: v for k, v in _spec(old).items() if k not in _STATEFULSET_MUTABLE}
-        if _normalised(frozen_new) != _normalised(frozen_old):
+        frozen_new = {k: v for k, v in spec_of(new).items() if k not in _STATEFULSET_MUTABLE}
+        frozen_old = {k: v for k, v in spec_of(old).items() if k not in _STATEFULSET_MUTABLE}
+        if normalised(frozen_new) != normalised(frozen_old):
             causes.append(forbidden("spec", "updates to statefulset spec for fields other than 'replicas', "
                                     "'ordinals', 'template', 'updateStrategy', 'revisionHistoryLimit', "
                                     "'persistentVolumeClaimRetentionPolicy' and 'minReadySeconds' are "
@@ -190,18 +189,18 @@ class DaemonSetStrategy(_WorkloadStrategy):
 
     def default(self, obj: Obj) -> None:
         super().default(obj)
-        spec = _child(obj, "spec")
-        update = _child(spec, "updateStrategy")
-        _default(update, "type", "RollingUpdate")
+        spec = child(obj, "spec")
+        update = child(spec, "updateStrategy")
+        set_default(update, "type", "RollingUpdate")
         if update["type"] == "RollingUpdate":
-            rolling = _child(update, "rollingUpdate")
-            _default(rolling, "maxUnavailable", 1)
-            _default(rolling, "maxSurge", 0)
-        _default(spec, "revisionHistoryLimit", 10)
+            rolling = child(update, "rollingUpdate")
+            set_default(rolling, "maxUnavailable", 1)
+            set_default(rolling, "maxSurge", 0)
+        set_default(spec, "revisionHistoryLimit", 10)
 
     def validate(self, obj: Obj) -> list[Cause]:
         causes = super().validate(obj)
-        update = _get(obj, "spec", "updateStrategy") or {}
+        update = get(obj, "spec", "updateStrategy") or {}
         if update.get("type") not in ("OnDelete", "RollingUpdate"):
             causes.append(not_supported("spec.updateStrategy.type", update.get("type"),
                                         ("OnDelete", "RollingUpdate")))

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import copy
 
-from apiserver.builtin.strategies._helpers import Obj
+from apiserver.builtin.strategies.objectfields import Obj
 from apiserver.resourcetypes import Strategy
 
 

@@ -11,24 +11,23 @@ from typing import Any
 
 from apimachinery.errors import Cause
 from apimachinery.names import invalid, not_supported, required, validate_annotations, validate_labels
-from apiserver.builtin.strategies._helpers import (
-    Obj,
-    _child,
-    _default,
-    _dicts,
-    _get,
-    _immutable,
-    _meta,
-    _name,
-    _nonnegative,
-    _spec,
-)
+from apimachinery.nested import dicts, get
 from apiserver.builtin.strategies.base import BuiltinStrategy
 from apiserver.builtin.strategies.labelselectors import selector_matches
+from apiserver.builtin.strategies.objectfields import (
+    Obj,
+    child,
+    immutable,
+    metadata_of,
+    name_of,
+    nonnegative,
+    set_default,
+    spec_of,
+)
 from apiserver.builtin.strategies.pods import (
-    _validate_selector_and_template,
     default_pod_template,
     validate_pod_template,
+    validate_selector_and_template,
 )
 
 JOB_RESTART_POLICIES = ("OnFailure", "Never")
@@ -43,32 +42,32 @@ class JobStrategy(BuiltinStrategy):
     has_status = True
 
     def default(self, obj: Obj) -> None:
-        spec = _child(obj, "spec")
+        spec = child(obj, "spec")
         if spec.get("completions") is None and spec.get("parallelism") is None:
             spec["completions"] = 1
-        _default(spec, "parallelism", 1)
-        _default(spec, "backoffLimit", _INT32_MAX if spec.get("backoffLimitPerIndex") is not None else 6)
-        _default(spec, "completionMode", "NonIndexed")
-        _default(spec, "suspend", False)
+        set_default(spec, "parallelism", 1)
+        set_default(spec, "backoffLimit", _INT32_MAX if spec.get("backoffLimitPerIndex") is not None else 6)
+        set_default(spec, "completionMode", "NonIndexed")
+        set_default(spec, "suspend", False)
         # With a pod failure policy, a replacement must wait until the old pod has fully failed.
-        _default(spec, "podReplacementPolicy",
+        set_default(spec, "podReplacementPolicy",
                  "Failed" if spec.get("podFailurePolicy") else "TerminatingOrFailed")
-        for rule in _dicts(_get(spec, "podFailurePolicy", "rules")):
-            for pattern in _dicts(rule.get("onPodConditions")):
-                _default(pattern, "status", "True")
+        for rule in dicts(get(spec, "podFailurePolicy", "rules")):
+            for pattern in dicts(rule.get("onPodConditions")):
+                set_default(pattern, "status", "True")
         default_pod_template(spec.get("template"))
         self._label_from_template(obj)
 
     @staticmethod
     def _label_from_template(obj: Obj) -> None:
         """A Job without labels of its own takes its pod template's."""
-        template_labels = _get(obj, "spec", "template", "metadata", "labels")
-        if isinstance(template_labels, dict) and template_labels and not _get(obj, "metadata", "labels"):
-            _meta(obj)["labels"] = dict(template_labels)
+        template_labels = get(obj, "spec", "template", "metadata", "labels")
+        if isinstance(template_labels, dict) and template_labels and not get(obj, "metadata", "labels"):
+            metadata_of(obj)["labels"] = dict(template_labels)
 
     def prepare_for_create(self, obj: Obj) -> None:
         super().prepare_for_create(obj)
-        spec = _child(obj, "spec")
+        spec = child(obj, "spec")
         if spec.get("manualSelector") is not True:
             self._generate_selector(obj, spec)
         # Upstream defaults again when it reads the stored Job back, so a Job that had no labels
@@ -77,38 +76,38 @@ class JobStrategy(BuiltinStrategy):
 
     @staticmethod
     def _generate_selector(obj: Obj, spec: Obj) -> None:
-        uid, name = str(_get(obj, "metadata", "uid") or ""), _name(obj)
-        labels = _child(_child(_child(spec, "template"), "metadata"), "labels")
+        uid, name = str(get(obj, "metadata", "uid") or ""), name_of(obj)
+        labels = child(child(child(spec, "template"), "metadata"), "labels")
         # Labels the user set are kept; if they conflict with the generated selector, validation says so.
         for key in (LEGACY_JOB_NAME_LABEL, JOB_NAME_LABEL):
             labels.setdefault(key, name)
         for key in (LEGACY_CONTROLLER_UID_LABEL, CONTROLLER_UID_LABEL):
             labels.setdefault(key, uid)
-        match_labels = _child(_child(spec, "selector"), "matchLabels")
+        match_labels = child(child(spec, "selector"), "matchLabels")
         match_labels.setdefault(CONTROLLER_UID_LABEL, uid)
 
     def validate(self, obj: Obj) -> list[Cause]:
-        spec = _spec(obj)
+        spec = spec_of(obj)
         causes: list[Cause] = []
         for key in ("parallelism", "completions", "activeDeadlineSeconds", "backoffLimit",
                     "ttlSecondsAfterFinished"):
-            causes += _nonnegative(spec, f"spec.{key}", key)
+            causes += nonnegative(spec, f"spec.{key}", key)
         if spec.get("completionMode") not in ("Indexed", "NonIndexed"):
             causes.append(not_supported("spec.completionMode", spec.get("completionMode"),
                                         ("NonIndexed", "Indexed")))
         elif spec.get("completionMode") == "Indexed" and spec.get("completions") is None:
             causes.append(required("spec.completions", "when completion mode is Indexed"))
-        causes += _validate_selector_and_template(spec, None, JOB_RESTART_POLICIES)
+        causes += validate_selector_and_template(spec, None, JOB_RESTART_POLICIES)
         if spec.get("manualSelector") is not True:
             causes += self._validate_generated_selector(obj, spec)
         return causes
 
     @staticmethod
     def _validate_generated_selector(obj: Obj, spec: Obj) -> list[Cause]:
-        labels = _get(spec, "template", "metadata", "labels")
+        labels = get(spec, "template", "metadata", "labels")
         if not isinstance(labels, dict):
             return []
-        uid, name = str(_get(obj, "metadata", "uid") or ""), _name(obj)
+        uid, name = str(get(obj, "metadata", "uid") or ""), name_of(obj)
         causes = []
         for key, expected in ((LEGACY_CONTROLLER_UID_LABEL, uid), (LEGACY_JOB_NAME_LABEL, name),
                               (CONTROLLER_UID_LABEL, uid), (JOB_NAME_LABEL, name)):
@@ -124,15 +123,15 @@ class JobStrategy(BuiltinStrategy):
 
     def validate_update(self, new: Obj, old: Obj) -> list[Cause]:
         causes = self.validate(new)
-        spec, old_spec = _spec(new), _spec(old)
-        causes += _immutable(spec.get("selector"), old_spec.get("selector"), "spec.selector")
-        causes += _immutable(spec.get("completionMode"), old_spec.get("completionMode"),
+        spec, old_spec = spec_of(new), spec_of(old)
+        causes += immutable(spec.get("selector"), old_spec.get("selector"), "spec.selector")
+        causes += immutable(spec.get("completionMode"), old_spec.get("completionMode"),
                              "spec.completionMode")
         if spec.get("completionMode") != "Indexed":
-            causes += _immutable(spec.get("completions"), old_spec.get("completions"), "spec.completions")
+            causes += immutable(spec.get("completions"), old_spec.get("completions"), "spec.completions")
         # A suspended Job has not started pods, so its template may still be adjusted.
         if old_spec.get("suspend") is not True:
-            causes += _immutable(spec.get("template"), old_spec.get("template"), "spec.template")
+            causes += immutable(spec.get("template"), old_spec.get("template"), "spec.template")
         return causes
 
 
@@ -226,22 +225,22 @@ class CronJobStrategy(BuiltinStrategy):
     has_status = True
 
     def default(self, obj: Obj) -> None:
-        spec = _child(obj, "spec")
-        _default(spec, "concurrencyPolicy", "Allow")
-        _default(spec, "suspend", False)
-        _default(spec, "successfulJobsHistoryLimit", 3)
-        _default(spec, "failedJobsHistoryLimit", 1)
-        job_spec = _get(spec, "jobTemplate", "spec")
+        spec = child(obj, "spec")
+        set_default(spec, "concurrencyPolicy", "Allow")
+        set_default(spec, "suspend", False)
+        set_default(spec, "successfulJobsHistoryLimit", 3)
+        set_default(spec, "failedJobsHistoryLimit", 1)
+        job_spec = get(spec, "jobTemplate", "spec")
         if isinstance(job_spec, dict):
             default_pod_template(job_spec.get("template"))
 
     def validate(self, obj: Obj) -> list[Cause]:
         causes: list[Cause] = []
-        name = _name(obj)
+        name = name_of(obj)
         # Jobs are named <cronjob>-<11-char timestamp suffix> and must stay DNS-1035 labels.
         if len(name) > 52:
             causes.append(invalid("metadata.name", name, "must be no more than 52 characters"))
-        spec = _spec(obj)
+        spec = spec_of(obj)
         schedule = spec.get("schedule")
         if not schedule:
             causes.append(required("spec.schedule"))
@@ -258,7 +257,7 @@ class CronJobStrategy(BuiltinStrategy):
         if policy not in ("Allow", "Forbid", "Replace"):
             causes.append(not_supported("spec.concurrencyPolicy", policy, ("Allow", "Forbid", "Replace")))
         for key in ("startingDeadlineSeconds", "successfulJobsHistoryLimit", "failedJobsHistoryLimit"):
-            causes += _nonnegative(spec, f"spec.{key}", key)
+            causes += nonnegative(spec, f"spec.{key}", key)
         job = spec.get("jobTemplate")
         if not isinstance(job, dict):
             return [*causes, required("spec.jobTemplate")]
@@ -267,7 +266,7 @@ class CronJobStrategy(BuiltinStrategy):
         causes += validate_annotations(meta.get("annotations"), "spec.jobTemplate.metadata.annotations")
         job_spec = job.get("spec") if isinstance(job.get("spec"), dict) else {}
         for key in ("parallelism", "completions", "activeDeadlineSeconds", "backoffLimit"):
-            causes += _nonnegative(job_spec, f"spec.jobTemplate.spec.{key}", key)
+            causes += nonnegative(job_spec, f"spec.jobTemplate.spec.{key}", key)
         causes += validate_pod_template(job_spec.get("template"), "spec.jobTemplate.spec.template",
                                         JOB_RESTART_POLICIES)
         return causes

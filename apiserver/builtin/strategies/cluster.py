@@ -6,14 +6,14 @@ from __future__ import annotations
 
 from apimachinery.errors import Cause
 from apimachinery.names import forbidden, invalid, is_qualified_name, not_supported, required
-from apiserver.builtin.strategies._helpers import Obj, _default, _immutable, _is_int, _name, _normalised
 from apiserver.builtin.strategies.base import BuiltinStrategy
+from apiserver.builtin.strategies.objectfields import Obj, immutable, is_int, name_of, normalised, set_default
 
 
 class StorageClassStrategy(BuiltinStrategy):
     def default(self, obj: Obj) -> None:
-        _default(obj, "reclaimPolicy", "Delete")
-        _default(obj, "volumeBindingMode", "Immediate")
+        set_default(obj, "reclaimPolicy", "Delete")
+        set_default(obj, "volumeBindingMode", "Immediate")
 
     def validate(self, obj: Obj) -> list[Cause]:
         causes: list[Cause] = []
@@ -35,13 +35,13 @@ class StorageClassStrategy(BuiltinStrategy):
 
     def validate_update(self, new: Obj, old: Obj) -> list[Cause]:
         causes = self.validate(new)
-        if _normalised(new.get("parameters")) != _normalised(old.get("parameters")):
+        if normalised(new.get("parameters")) != normalised(old.get("parameters")):
             causes.append(forbidden("parameters", "updates to parameters are forbidden."))
         if new.get("provisioner") != old.get("provisioner"):
             causes.append(forbidden("provisioner", "updates to provisioner are forbidden."))
         if new.get("reclaimPolicy") != old.get("reclaimPolicy"):
             causes.append(forbidden("reclaimPolicy", "updates to reclaimPolicy are forbidden."))
-        return causes + _immutable(new.get("volumeBindingMode"), old.get("volumeBindingMode"),
+        return causes + immutable(new.get("volumeBindingMode"), old.get("volumeBindingMode"),
                                    "volumeBindingMode")
 
 
@@ -51,14 +51,14 @@ SYSTEM_PRIORITY_CLASSES = {"system-node-critical": 2_000_001_000, "system-cluste
 
 class PriorityClassStrategy(BuiltinStrategy):
     def default(self, obj: Obj) -> None:
-        _default(obj, "preemptionPolicy", "PreemptLowerPriority")
+        set_default(obj, "preemptionPolicy", "PreemptLowerPriority")
 
     def validate(self, obj: Obj) -> list[Cause]:
         causes: list[Cause] = []
-        value, name = obj.get("value"), _name(obj)
+        value, name = obj.get("value"), name_of(obj)
         if value is None:
             causes.append(required("value"))
-        elif not _is_int(value):
+        elif not is_int(value):
             causes.append(invalid("value", value, "must be an integer"))
         if name.startswith("system-"):
             reserved = "priority class names with 'system-' prefix are reserved for system use only. error: "
@@ -68,7 +68,7 @@ class PriorityClassStrategy(BuiltinStrategy):
             elif value != SYSTEM_PRIORITY_CLASSES[name]:
                 causes.append(forbidden("metadata.name", f"{reserved}value of {name} PriorityClass must be "
                                                          f"{SYSTEM_PRIORITY_CLASSES[name]}"))
-        elif _is_int(value) and value > HIGHEST_USER_PRIORITY:
+        elif is_int(value) and value > HIGHEST_USER_PRIORITY:
             causes.append(forbidden("value", f"maximum allowed value of a user defined priority is "
                                              f"{HIGHEST_USER_PRIORITY}"))
         policy = obj.get("preemptionPolicy")
@@ -80,5 +80,5 @@ class PriorityClassStrategy(BuiltinStrategy):
         causes = self.validate(new)
         if new.get("value") != old.get("value"):
             causes.append(forbidden("value", "may not be changed in an update."))
-        return causes + _immutable(new.get("preemptionPolicy"), old.get("preemptionPolicy"),
+        return causes + immutable(new.get("preemptionPolicy"), old.get("preemptionPolicy"),
                                    "preemptionPolicy")

@@ -21,20 +21,19 @@ from apimachinery.names import (
     required,
     too_long,
 )
-from apiserver.builtin.strategies._helpers import (
-    Obj,
-    _child,
-    _default,
-    _dicts,
-    _get,
-    _immutable,
-    _meta,
-    _name,
-    _normalised,
-    _spec,
-)
+from apimachinery.nested import dicts, get
 from apiserver.builtin.strategies.base import BuiltinStrategy
-from apiserver.builtin.strategies.quantities import _validate_quantities, parse_quantity
+from apiserver.builtin.strategies.objectfields import (
+    Obj,
+    child,
+    immutable,
+    metadata_of,
+    name_of,
+    normalised,
+    set_default,
+    spec_of,
+)
+from apiserver.builtin.strategies.quantities import parse_quantity, validate_quantities
 
 NAMESPACE_NAME_LABEL = "kubernetes.io/metadata.name"
 _STANDARD_FINALIZERS = ("kubernetes", "orphan", "foregroundDeletion")
@@ -49,15 +48,15 @@ class NamespaceStrategy(BuiltinStrategy):
 
     def default(self, obj: Obj) -> None:
         # Every namespace carries its own name as a label, so selectors can pick namespaces by name.
-        name = _name(obj)
+        name = name_of(obj)
         if name:
-            labels = _child(_meta(obj), "labels")
+            labels = child(metadata_of(obj), "labels")
             labels[NAMESPACE_NAME_LABEL] = name
 
     def prepare_for_create(self, obj: Obj) -> None:
         super().prepare_for_create(obj)
         # The "kubernetes" finalizer makes deletion wait for the namespace's content to be purged.
-        spec = _child(obj, "spec")
+        spec = child(obj, "spec")
         finalizers = spec.get("finalizers") if isinstance(spec.get("finalizers"), list) else []
         if "kubernetes" not in finalizers:
             spec["finalizers"] = [*finalizers, "kubernetes"]
@@ -65,15 +64,15 @@ class NamespaceStrategy(BuiltinStrategy):
     def prepare_for_update(self, new: Obj, old: Obj) -> None:
         super().prepare_for_update(new, old)
         # spec.finalizers only changes through the finalize subresource.
-        old_spec = _spec(old)
+        old_spec = spec_of(old)
         if "finalizers" in old_spec:
-            _child(new, "spec")["finalizers"] = copy.deepcopy(old_spec["finalizers"])
+            child(new, "spec")["finalizers"] = copy.deepcopy(old_spec["finalizers"])
         elif isinstance(new.get("spec"), dict):
             new["spec"].pop("finalizers", None)
 
     def validate(self, obj: Obj) -> list[Cause]:
         causes = []
-        finalizers = _get(obj, "spec", "finalizers")
+        finalizers = get(obj, "spec", "finalizers")
         for finalizer in finalizers if isinstance(finalizers, list) else []:
             name = str(finalizer)
             causes += [invalid("spec.finalizers", finalizer, m) for m in is_qualified_name(name)]
@@ -116,7 +115,7 @@ def _validate_immutable_data(new: Obj, old: Obj, fields: Iterable[str]) -> list[
     if new.get("immutable") is not True:
         causes.append(forbidden("immutable", "field is immutable when `immutable` is set"))
     for field in fields:
-        if _normalised(new.get(field)) != _normalised(old.get(field)):
+        if normalised(new.get(field)) != normalised(old.get(field)):
             causes.append(forbidden(field, "field is immutable when `immutable` is set"))
     return causes
 
@@ -154,12 +153,12 @@ _SECRET_REQUIRED_KEYS = {
 
 class SecretStrategy(BuiltinStrategy):
     def default(self, obj: Obj) -> None:
-        _default(obj, "type", "Opaque")
+        set_default(obj, "type", "Opaque")
         _unwrap_base64(obj.get("data"))
         # stringData is a write-only convenience: it lands in data, encoded, and is never stored.
         string_data = obj.pop("stringData", None)
         if isinstance(string_data, dict) and string_data:
-            data = _child(obj, "data")
+            data = child(obj, "data")
             for key, value in string_data.items():
                 data[key] = base64.b64encode(str(value).encode()).decode()
 
@@ -178,7 +177,7 @@ class SecretStrategy(BuiltinStrategy):
             if key not in data:
                 causes.append(required(f"data[{key}]"))
         if secret_type == "kubernetes.io/service-account-token":
-            annotations = _get(obj, "metadata", "annotations") or {}
+            annotations = get(obj, "metadata", "annotations") or {}
             if not annotations.get("kubernetes.io/service-account.name"):
                 causes.append(required("metadata.annotations[kubernetes.io/service-account.name]"))
         if secret_type == "kubernetes.io/basic-auth" and not ({"username", "password"} & set(data)):
@@ -186,7 +185,7 @@ class SecretStrategy(BuiltinStrategy):
         return causes
 
     def validate_update(self, new: Obj, old: Obj) -> list[Cause]:
-        causes = self.validate(new) + _immutable(new.get("type"), old.get("type"), "type")
+        causes = self.validate(new) + immutable(new.get("type"), old.get("type"), "type")
         return causes + _validate_immutable_data(new, old, ("data",))
 
 
@@ -194,7 +193,7 @@ class ServiceAccountStrategy(BuiltinStrategy):
     def validate(self, obj: Obj) -> list[Cause]:
         causes = []
         for field in ("secrets", "imagePullSecrets"):
-            for i, ref in enumerate(_dicts(obj.get(field))):
+            for i, ref in enumerate(dicts(obj.get(field))):
                 if not ref.get("name"):
                     causes.append(required(f"{field}[{i}].name"))
         return causes
@@ -204,8 +203,8 @@ class EventStrategy(BuiltinStrategy):
     """core/v1 Events, old style (no eventTime) as kubectl and older clients write them, or new style."""
 
     def validate(self, obj: Obj) -> list[Cause]:
-        event_ns = _get(obj, "metadata", "namespace") or ""
-        involved_ns = _get(obj, "involvedObject", "namespace") or ""
+        event_ns = get(obj, "metadata", "namespace") or ""
+        involved_ns = get(obj, "involvedObject", "namespace") or ""
         mismatch = invalid("involvedObject.namespace", involved_ns, "does not match event.namespace")
         if not obj.get("eventTime"):
             # Events about cluster-scoped objects live in "default", for compatibility with old clients.
@@ -228,7 +227,7 @@ class LimitRangeStrategy(BuiltinStrategy):
     def validate(self, obj: Obj) -> list[Cause]:
         causes: list[Cause] = []
         seen: set[str] = set()
-        for i, limit in enumerate(_dicts(_get(obj, "spec", "limits"))):
+        for i, limit in enumerate(dicts(get(obj, "spec", "limits"))):
             at = f"spec.limits[{i}]"
             limit_type = limit.get("type")
             if not limit_type:
@@ -237,7 +236,7 @@ class LimitRangeStrategy(BuiltinStrategy):
                 causes.append(duplicate(f"{at}.type", limit_type))
             seen.add(str(limit_type))
             for key in ("max", "min", "default", "defaultRequest", "maxLimitRequestRatio"):
-                causes += _validate_quantities(limit.get(key), f"{at}.{key}")
+                causes += validate_quantities(limit.get(key), f"{at}.{key}")
             low, high = limit.get("min"), limit.get("max")
             if isinstance(low, dict) and isinstance(high, dict):
                 for resource, minimum in low.items():
@@ -252,7 +251,7 @@ class ResourceQuotaStrategy(BuiltinStrategy):
     has_status = True
 
     def validate(self, obj: Obj) -> list[Cause]:
-        return _validate_quantities(_get(obj, "spec", "hard"), "spec.hard")
+        return validate_quantities(get(obj, "spec", "hard"), "spec.hard")
 
 
 _ACCESS_MODES = ("ReadOnlyMany", "ReadWriteMany", "ReadWriteOnce", "ReadWriteOncePod")
@@ -265,10 +264,10 @@ class PersistentVolumeClaimStrategy(BuiltinStrategy):
         return {"phase": "Pending"}
 
     def default(self, obj: Obj) -> None:
-        _default(_child(obj, "spec"), "volumeMode", "Filesystem")
+        set_default(child(obj, "spec"), "volumeMode", "Filesystem")
 
     def validate(self, obj: Obj) -> list[Cause]:
-        spec = _spec(obj)
+        spec = spec_of(obj)
         causes = []
         modes = spec.get("accessModes")
         if not modes:
@@ -277,7 +276,7 @@ class PersistentVolumeClaimStrategy(BuiltinStrategy):
             if mode not in _ACCESS_MODES:
                 causes.append(not_supported("spec.accessModes", mode, _ACCESS_MODES))
         if not spec.get("dataSourceRef") and not spec.get("dataSource"):
-            storage = _get(spec, "resources", "requests", "storage")
+            storage = get(spec, "resources", "requests", "storage")
             if storage is None:
                 causes.append(required("spec.resources[storage]"))
             elif (parsed := parse_quantity(storage)) is None or parsed <= 0:
@@ -288,16 +287,16 @@ class PersistentVolumeClaimStrategy(BuiltinStrategy):
 
     def validate_update(self, new: Obj, old: Obj) -> list[Cause]:
         causes = self.validate(new)
-        new_spec, old_spec = copy.deepcopy(_spec(new)), copy.deepcopy(_spec(old))
+        new_spec, old_spec = copy.deepcopy(spec_of(new)), copy.deepcopy(spec_of(old))
         # The binder may set volumeName once; bound claims may grow; the attributes class may move.
         if not old_spec.get("volumeName"):
             old_spec["volumeName"] = new_spec.get("volumeName")
         for spec in (new_spec, old_spec):
             spec.pop("volumeAttributesClassName", None)
-            requests = _get(spec, "resources", "requests")
-            if _get(old, "status", "phase") == "Bound" and isinstance(requests, dict):
+            requests = get(spec, "resources", "requests")
+            if get(old, "status", "phase") == "Bound" and isinstance(requests, dict):
                 requests.pop("storage", None)
-        if _normalised(new_spec) != _normalised(old_spec):
+        if normalised(new_spec) != normalised(old_spec):
             causes.append(forbidden("spec", "spec is immutable after creation except resources.requests and "
                                             "volumeAttributesClassName for bound claims"))
         return causes

@@ -6,14 +6,14 @@ from typing import Any
 
 from apimachinery.errors import Cause
 from apimachinery.names import forbidden, invalid, is_label_value, is_qualified_name, required, validate_labels
-from apiserver.builtin.strategies._helpers import _dicts
+from apimachinery.nested import dicts
 
 
 def validate_label_selector(selector: Any, path: str) -> list[Cause]:
     if not isinstance(selector, dict):
         return []
     causes = validate_labels(selector.get("matchLabels"), f"{path}.matchLabels")
-    for i, expr in enumerate(_dicts(selector.get("matchExpressions"))):
+    for i, expr in enumerate(dicts(selector.get("matchExpressions"))):
         at = f"{path}.matchExpressions[{i}]"
         operator, values = expr.get("operator"), expr.get("values") or []
         if operator in ("In", "NotIn"):
@@ -42,7 +42,7 @@ def selector_matches(selector: Any, labels: Any) -> bool:
     for key, value in (selector.get("matchLabels") or {}).items():
         if labels.get(key) != value:
             return False
-    for expr in _dicts(selector.get("matchExpressions")):
+    for expr in dicts(selector.get("matchExpressions")):
         key, op, values = expr.get("key"), expr.get("operator"), expr.get("values")
         if not isinstance(key, str):
             return False
@@ -59,7 +59,7 @@ def selector_matches(selector: Any, labels: Any) -> bool:
     return True
 
 
-def _selector_is_empty(selector: Any) -> bool:
+def selector_is_empty(selector: Any) -> bool:
     if not isinstance(selector, dict):
         return True
     return not (selector.get("matchLabels") or selector.get("matchExpressions"))

@@ -17,9 +17,10 @@ from apimachinery.names import (
     regex_error,
     required,
 )
-from apiserver.builtin.strategies._helpers import _PROTOCOLS, Obj, _child, _default, _dicts, _get, _is_int, _spec
+from apimachinery.nested import dicts, get
 from apiserver.builtin.strategies.base import BuiltinStrategy
 from apiserver.builtin.strategies.labelselectors import validate_label_selector
+from apiserver.builtin.strategies.objectfields import PORT_PROTOCOLS, Obj, child, is_int, set_default, spec_of
 
 _PATH_TYPES = ("Exact", "ImplementationSpecific", "Prefix")
 
@@ -35,16 +36,16 @@ def _validate_backend(backend: Any, path: str) -> list[Cause]:
     if resource is not None:
         causes = []
         for key in ("kind", "name"):
-            if not _get(resource, key):
+            if not get(resource, key):
                 causes.append(required(f"{path}.resource.{key}"))
         return causes
     causes = []
-    name = _get(service, "name")
+    name = get(service, "name")
     if not name:
         causes.append(required(f"{path}.service.name"))
     else:
         causes += [invalid(f"{path}.service.name", name, m) for m in is_dns1035_label(str(name))]
-    port = _get(service, "port") or {}
+    port = get(service, "port") or {}
     has_name, has_number = bool(port.get("name")), port.get("number") not in (None, 0)
     if has_name and has_number:
         causes.append(invalid(f"{path}.service.port", port, "cannot set both port name & port number"))
@@ -86,9 +87,9 @@ class IngressStrategy(BuiltinStrategy):
         return {"loadBalancer": {}}
 
     def validate(self, obj: Obj) -> list[Cause]:
-        spec = _spec(obj)
+        spec = spec_of(obj)
         causes: list[Cause] = []
-        rules = _dicts(spec.get("rules"))
+        rules = dicts(spec.get("rules"))
         if spec.get("defaultBackend") is None and not rules:
             causes.append(invalid("spec", spec.get("rules"),
                                   "either `defaultBackend` or `rules` must be specified"))
@@ -105,7 +106,7 @@ class IngressStrategy(BuiltinStrategy):
             http = rule.get("http")
             if http is None:
                 continue
-            paths = _dicts(_get(http, "paths"))
+            paths = dicts(get(http, "paths"))
             if not paths:
                 causes.append(required(f"{at}.http.paths"))
             for j, item in enumerate(paths):
@@ -118,7 +119,7 @@ class IngressStrategy(BuiltinStrategy):
                 elif path_type in ("Exact", "Prefix") and not str(value or "").startswith("/"):
                     causes.append(invalid(f"{pat}.path", value or "", "must be an absolute path"))
                 causes += _validate_backend(item.get("backend"), f"{pat}.backend")
-        for i, tls in enumerate(_dicts(spec.get("tls"))):
+        for i, tls in enumerate(dicts(spec.get("tls"))):
             for j, host in enumerate(tls.get("hosts") or []):
                 causes += _validate_host(str(host), f"spec.tls[{i}].hosts[{j}]")
         return causes
@@ -160,10 +161,10 @@ def _validate_peer(peer: Obj, path: str) -> list[Cause]:
 
 def _validate_policy_ports(ports: Any, path: str) -> list[Cause]:
     causes: list[Cause] = []
-    for i, port in enumerate(_dicts(ports)):
+    for i, port in enumerate(dicts(ports)):
         at = f"{path}[{i}]"
-        if port.get("protocol") not in _PROTOCOLS:
-            causes.append(not_supported(f"{at}.protocol", port.get("protocol"), _PROTOCOLS))
+        if port.get("protocol") not in PORT_PROTOCOLS:
+            causes.append(not_supported(f"{at}.protocol", port.get("protocol"), PORT_PROTOCOLS))
         value = port.get("port")
         if isinstance(value, str):
             causes += [invalid(f"{at}.port", value, m) for m in is_valid_port_name(value)]
@@ -171,32 +172,32 @@ def _validate_policy_ports(ports: Any, path: str) -> list[Cause]:
             causes += [invalid(f"{at}.port", value, m) for m in is_valid_port_num(value)]
         end = port.get("endPort")
         if end is not None:
-            if not _is_int(value):
+            if not is_int(value):
                 causes.append(required(f"{at}.port", "must be specified when endPort is specified"))
-            elif not _is_int(end) or end < value:
+            elif not is_int(end) or end < value:
                 causes.append(invalid(f"{at}.endPort", end, "must be greater than or equal to `port`"))
     return causes
 
 
 class NetworkPolicyStrategy(BuiltinStrategy):
     def default(self, obj: Obj) -> None:
-        spec = _child(obj, "spec")
+        spec = child(obj, "spec")
         if not spec.get("policyTypes"):
             # A policy that names no types is at least an ingress policy, and an egress one if it has rules.
             spec["policyTypes"] = ["Ingress", "Egress"] if spec.get("egress") else ["Ingress"]
         for direction in ("ingress", "egress"):
-            for rule in _dicts(spec.get(direction)):
-                for port in _dicts(rule.get("ports")):
-                    _default(port, "protocol", "TCP")
+            for rule in dicts(spec.get(direction)):
+                for port in dicts(rule.get("ports")):
+                    set_default(port, "protocol", "TCP")
 
     def validate(self, obj: Obj) -> list[Cause]:
-        spec = _spec(obj)
+        spec = spec_of(obj)
         causes = validate_label_selector(spec.get("podSelector"), "spec.podSelector")
         for direction, peers_key in (("ingress", "from"), ("egress", "to")):
-            for i, rule in enumerate(_dicts(spec.get(direction))):
+            for i, rule in enumerate(dicts(spec.get(direction))):
                 at = f"spec.{direction}[{i}]"
                 causes += _validate_policy_ports(rule.get("ports"), f"{at}.ports")
-                for j, peer in enumerate(_dicts(rule.get(peers_key))):
+                for j, peer in enumerate(dicts(rule.get(peers_key))):
                     causes += _validate_peer(peer, f"{at}.{peers_key}[{j}]")
         types = spec.get("policyTypes") if isinstance(spec.get("policyTypes"), list) else []
         for i, policy_type in enumerate(types):

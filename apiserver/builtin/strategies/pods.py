@@ -20,9 +20,10 @@ from apimachinery.names import (
     validate_annotations,
     validate_labels,
 )
-from apiserver.builtin.strategies._helpers import _PROTOCOLS, Obj, _child, _default, _dicts, _get, _nonnegative
-from apiserver.builtin.strategies.labelselectors import _selector_is_empty, selector_matches, validate_label_selector
-from apiserver.builtin.strategies.quantities import _validate_resources
+from apimachinery.nested import dicts, get
+from apiserver.builtin.strategies.labelselectors import selector_is_empty, selector_matches, validate_label_selector
+from apiserver.builtin.strategies.objectfields import PORT_PROTOCOLS, Obj, child, nonnegative, set_default
+from apiserver.builtin.strategies.quantities import validate_resources
 
 _PROBE_DEFAULTS = {"timeoutSeconds": 1, "periodSeconds": 10, "successThreshold": 1, "failureThreshold": 3}
 _DEFAULT_MODE = 0o644  # configMap, secret, downwardAPI and projected volumes
@@ -44,24 +45,24 @@ def _default_probe(probe: Any) -> None:
     if not isinstance(probe, dict):
         return
     for key, value in _PROBE_DEFAULTS.items():
-        _default(probe, key, value)
+        set_default(probe, key, value)
     if isinstance(probe.get("httpGet"), dict):
-        _default(probe["httpGet"], "path", "/")
-        _default(probe["httpGet"], "scheme", "HTTP")
+        set_default(probe["httpGet"], "path", "/")
+        set_default(probe["httpGet"], "scheme", "HTTP")
 
 
 def _default_container(container: Obj) -> None:
-    _default(container, "imagePullPolicy", _image_pull_policy(container.get("image")))
-    _default(container, "terminationMessagePath", "/dev/termination-log")
-    _default(container, "terminationMessagePolicy", "File")
+    set_default(container, "imagePullPolicy", _image_pull_policy(container.get("image")))
+    set_default(container, "terminationMessagePath", "/dev/termination-log")
+    set_default(container, "terminationMessagePolicy", "File")
     # ResourceRequirements is a struct, so Go always serialises it: clients see "resources: {}".
-    _default(container, "resources", {})
-    for port in _dicts(container.get("ports")):
-        _default(port, "protocol", "TCP")
-    for env in _dicts(container.get("env")):
-        field_ref = _get(env, "valueFrom", "fieldRef")
+    set_default(container, "resources", {})
+    for port in dicts(container.get("ports")):
+        set_default(port, "protocol", "TCP")
+    for env in dicts(container.get("env")):
+        field_ref = get(env, "valueFrom", "fieldRef")
         if isinstance(field_ref, dict):
-            _default(field_ref, "apiVersion", "v1")
+            set_default(field_ref, "apiVersion", "v1")
     for probe in ("livenessProbe", "readinessProbe", "startupProbe"):
         _default_probe(container.get(probe))
 
@@ -72,26 +73,26 @@ def _default_volume(volume: Obj) -> None:
         volume["emptyDir"] = {}
     for source in ("configMap", "secret", "downwardAPI", "projected"):
         if isinstance(volume.get(source), dict):
-            _default(volume[source], "defaultMode", _DEFAULT_MODE)
+            set_default(volume[source], "defaultMode", _DEFAULT_MODE)
 
 
 def default_pod_spec(spec: Obj) -> None:
     """``SetDefaults_PodSpec`` and the container, volume and probe defaults below it."""
-    _default(spec, "dnsPolicy", "ClusterFirst")
-    _default(spec, "restartPolicy", "Always")
-    _default(spec, "terminationGracePeriodSeconds", 30)
-    _default(spec, "securityContext", {})
-    _default(spec, "schedulerName", "default-scheduler")
+    set_default(spec, "dnsPolicy", "ClusterFirst")
+    set_default(spec, "restartPolicy", "Always")
+    set_default(spec, "terminationGracePeriodSeconds", 30)
+    set_default(spec, "securityContext", {})
+    set_default(spec, "schedulerName", "default-scheduler")
     for key in ("initContainers", "containers"):
-        for container in _dicts(spec.get(key)):
+        for container in dicts(spec.get(key)):
             _default_container(container)
-    for volume in _dicts(spec.get("volumes")):
+    for volume in dicts(spec.get("volumes")):
         _default_volume(volume)
 
 
 def default_pod_template(template: Any) -> None:
     if isinstance(template, dict):
-        default_pod_spec(_child(template, "spec"))
+        default_pod_spec(child(template, "spec"))
 
 
 _RESTART_POLICIES = ("Always", "OnFailure", "Never")
@@ -112,7 +113,7 @@ def _validate_container(c: Obj, at: str, volumes: set[str], port_names: set[str]
     if c.get("terminationMessagePolicy") not in _MESSAGE_POLICIES:
         causes.append(not_supported(f"{at}.terminationMessagePolicy", c.get("terminationMessagePolicy"),
                                     _MESSAGE_POLICIES))
-    for j, port in enumerate(_dicts(c.get("ports"))):
+    for j, port in enumerate(dicts(c.get("ports"))):
         pat = f"{at}.ports[{j}]"
         name = port.get("name")
         if name:
@@ -129,15 +130,15 @@ def _validate_container(c: Obj, at: str, volumes: set[str], port_names: set[str]
         host_port = port.get("hostPort")
         if host_port not in (None, 0):
             causes += [invalid(f"{pat}.hostPort", host_port, m) for m in is_valid_port_num(host_port)]
-        if port.get("protocol") not in _PROTOCOLS:
-            causes.append(not_supported(f"{pat}.protocol", port.get("protocol"), _PROTOCOLS))
-    for j, env in enumerate(_dicts(c.get("env"))):
+        if port.get("protocol") not in PORT_PROTOCOLS:
+            causes.append(not_supported(f"{pat}.protocol", port.get("protocol"), PORT_PROTOCOLS))
+    for j, env in enumerate(dicts(c.get("env"))):
         name = env.get("name")
         if not name:
             causes.append(required(f"{at}.env[{j}].name"))
         else:
             causes += [invalid(f"{at}.env[{j}].name", name, m) for m in is_env_var_name(str(name))]
-    for j, mount in enumerate(_dicts(c.get("volumeMounts"))):
+    for j, mount in enumerate(dicts(c.get("volumeMounts"))):
         name = mount.get("name")
         if not name:
             causes.append(required(f"{at}.volumeMounts[{j}].name"))
@@ -145,7 +146,7 @@ def _validate_container(c: Obj, at: str, volumes: set[str], port_names: set[str]
             causes.append(not_found(f"{at}.volumeMounts[{j}].name", name))
         if not mount.get("mountPath"):
             causes.append(required(f"{at}.volumeMounts[{j}].mountPath"))
-    causes += _validate_resources(c.get("resources"), f"{at}.resources")
+    causes += validate_resources(c.get("resources"), f"{at}.resources")
     return causes
 
 
@@ -155,7 +156,7 @@ def validate_pod_spec(spec: Any, path: str) -> list[Cause]:
         return [required(path)]
     causes: list[Cause] = []
     volumes: set[str] = set()
-    for i, volume in enumerate(_dicts(spec.get("volumes"))):
+    for i, volume in enumerate(dicts(spec.get("volumes"))):
         name = volume.get("name")
         if not name:
             causes.append(required(f"{path}.volumes[{i}].name"))
@@ -165,13 +166,13 @@ def validate_pod_spec(spec: Any, path: str) -> list[Cause]:
             causes.append(duplicate(f"{path}.volumes[{i}].name", name))
         volumes.add(str(name))
 
-    containers = _dicts(spec.get("containers"))
+    containers = dicts(spec.get("containers"))
     if not containers:
         causes.append(required(f"{path}.containers"))
     names: set[str] = set()
     port_names: set[str] = set()
     for key in ("initContainers", "containers"):
-        for i, container in enumerate(_dicts(spec.get(key))):
+        for i, container in enumerate(dicts(spec.get(key))):
             at = f"{path}.{key}[{i}]"
             name = container.get("name")
             if not name:
@@ -187,7 +188,7 @@ def validate_pod_spec(spec: Any, path: str) -> list[Cause]:
         causes.append(not_supported(f"{path}.restartPolicy", spec.get("restartPolicy"), _RESTART_POLICIES))
     if spec.get("dnsPolicy") not in _DNS_POLICIES:
         causes.append(not_supported(f"{path}.dnsPolicy", spec.get("dnsPolicy"), _DNS_POLICIES))
-    causes += _nonnegative(spec, f"{path}.terminationGracePeriodSeconds", "terminationGracePeriodSeconds")
+    causes += nonnegative(spec, f"{path}.terminationGracePeriodSeconds", "terminationGracePeriodSeconds")
     causes += validate_labels(spec.get("nodeSelector"), f"{path}.nodeSelector")
     return causes
 
@@ -200,13 +201,13 @@ def validate_pod_template(template: Any, path: str, restart_policies: tuple[str,
     causes = validate_labels(meta.get("labels"), f"{path}.metadata.labels")
     causes += validate_annotations(meta.get("annotations"), f"{path}.metadata.annotations")
     causes += validate_pod_spec(template.get("spec"), f"{path}.spec")
-    policy = _get(template, "spec", "restartPolicy")
+    policy = get(template, "spec", "restartPolicy")
     if policy in _RESTART_POLICIES and policy not in restart_policies:
         causes.append(not_supported(f"{path}.spec.restartPolicy", policy, restart_policies))
     return causes
 
 
-def _validate_selector_and_template(spec: Obj, empty_selector: str | None,
+def validate_selector_and_template(spec: Obj, empty_selector: str | None,
                                     restart_policies: tuple[str, ...] = ("Always",)) -> list[Cause]:
     """The selector/template pairing every controller-managed workload shares.
 
@@ -218,11 +219,11 @@ def _validate_selector_and_template(spec: Obj, empty_selector: str | None,
         causes.append(required("spec.selector"))
     else:
         causes += validate_label_selector(selector, "spec.selector")
-        if empty_selector and _selector_is_empty(selector):
+        if empty_selector and selector_is_empty(selector):
             causes.append(invalid("spec.selector", selector, empty_selector))
     template = spec.get("template")
-    labels = _get(template, "metadata", "labels")
-    if not _selector_is_empty(selector) and not selector_matches(selector, labels):
+    labels = get(template, "metadata", "labels")
+    if not selector_is_empty(selector) and not selector_matches(selector, labels):
         causes.append(invalid("spec.template.metadata.labels", labels or {},
                               "`selector` does not match template `labels`"))
     causes += validate_pod_template(template, "spec.template", restart_policies)

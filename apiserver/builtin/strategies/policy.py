@@ -6,17 +6,10 @@ import copy
 
 from apimachinery.errors import Cause
 from apimachinery.names import invalid, is_path_segment_name, not_supported, required
-from apiserver.builtin.strategies._helpers import (
-    Obj,
-    _child,
-    _default,
-    _dicts,
-    _is_int,
-    _spec,
-    _validate_int_or_percent,
-)
+from apimachinery.nested import dicts
 from apiserver.builtin.strategies.base import BuiltinStrategy
 from apiserver.builtin.strategies.labelselectors import validate_label_selector
+from apiserver.builtin.strategies.objectfields import Obj, child, is_int, set_default, spec_of, validate_int_or_percent
 
 _EVICTION_POLICIES = ("AlwaysAllow", "IfHealthyBudget")
 
@@ -28,12 +21,12 @@ class PodDisruptionBudgetStrategy(BuiltinStrategy):
         return {"currentHealthy": 0, "desiredHealthy": 0, "disruptionsAllowed": 0, "expectedPods": 0}
 
     def validate(self, obj: Obj) -> list[Cause]:
-        spec = _spec(obj)
+        spec = spec_of(obj)
         causes: list[Cause] = []
         if spec.get("minAvailable") is not None and spec.get("maxUnavailable") is not None:
             causes.append(invalid("spec", spec, "minAvailable and maxUnavailable cannot be both set"))
         for key in ("minAvailable", "maxUnavailable"):
-            causes += _validate_int_or_percent(spec.get(key), f"spec.{key}")
+            causes += validate_int_or_percent(spec.get(key), f"spec.{key}")
         causes += validate_label_selector(spec.get("selector"), "spec.selector")
         policy = spec.get("unhealthyPodEvictionPolicy")
         if policy is not None and policy not in _EVICTION_POLICIES:
@@ -57,8 +50,8 @@ class HorizontalPodAutoscalerStrategy(BuiltinStrategy):
         return {"desiredReplicas": 0}
 
     def default(self, obj: Obj) -> None:
-        spec = _child(obj, "spec")
-        _default(spec, "minReplicas", 1)
+        spec = child(obj, "spec")
+        set_default(spec, "minReplicas", 1)
         if not spec.get("metrics"):
             spec["metrics"] = [{"type": "Resource", "resource": {
                 "name": "cpu", "target": {"type": "Utilization", "averageUtilization": 80}}}]
@@ -66,20 +59,20 @@ class HorizontalPodAutoscalerStrategy(BuiltinStrategy):
         if isinstance(behavior, dict):
             # Only a behaviour the user asked for is completed; none at all means controller defaults.
             for key, defaults in (("scaleUp", _SCALE_UP), ("scaleDown", _SCALE_DOWN)):
-                rules = _child(behavior, key)
+                rules = child(behavior, key)
                 for field, value in defaults.items():
-                    _default(rules, field, copy.deepcopy(value))
+                    set_default(rules, field, copy.deepcopy(value))
 
     def validate(self, obj: Obj) -> list[Cause]:
-        spec = _spec(obj)
+        spec = spec_of(obj)
         causes: list[Cause] = []
         minimum, maximum = spec.get("minReplicas"), spec.get("maxReplicas")
-        if _is_int(minimum) and minimum < 1:
+        if is_int(minimum) and minimum < 1:
             causes.append(invalid("spec.minReplicas", minimum, "must be greater than or equal to 1"))
-        if not _is_int(maximum) or maximum < 1:
+        if not is_int(maximum) or maximum < 1:
             causes.append(invalid("spec.maxReplicas", maximum if maximum is not None else 0,
                                   "must be greater than 0"))
-        elif _is_int(minimum) and maximum < minimum:
+        elif is_int(minimum) and maximum < minimum:
             causes.append(invalid("spec.maxReplicas", maximum,
                                   "must be greater than or equal to `minReplicas`"))
         ref = spec.get("scaleTargetRef") if isinstance(spec.get("scaleTargetRef"), dict) else {}
@@ -90,7 +83,7 @@ class HorizontalPodAutoscalerStrategy(BuiltinStrategy):
             else:
                 causes += [invalid(f"spec.scaleTargetRef.{key}", value, m)
                            for m in is_path_segment_name(str(value))]
-        for i, metric in enumerate(_dicts(spec.get("metrics"))):
+        for i, metric in enumerate(dicts(spec.get("metrics"))):
             metric_type = metric.get("type")
             source = _METRIC_SOURCES.get(str(metric_type))
             if source is None:
@@ -112,6 +105,6 @@ class HorizontalPodAutoscalerStrategy(BuiltinStrategy):
             return [not_supported(f"{path}.target.type", target_type,
                                   ("AverageValue", "Utilization", "Value"))]
         utilization = target.get("averageUtilization")
-        if _is_int(utilization) and utilization <= 0:
+        if is_int(utilization) and utilization <= 0:
             return [invalid(f"{path}.target.averageUtilization", utilization, "must be greater than 0")]
         return []

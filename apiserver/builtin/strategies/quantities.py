@@ -7,13 +7,13 @@ from typing import Any
 from apimachinery.errors import Cause
 from apimachinery.names import invalid
 from apimachinery.quantity import parse_quantity
-from apiserver.builtin.strategies._helpers import NEGATIVE
+from apiserver.builtin.strategies.objectfields import NEGATIVE
 
 _QUANTITY_ERROR = ("quantities must match the regular expression "
                    "'^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'")
 
 
-def _validate_quantities(values: Any, path: str) -> list[Cause]:
+def validate_quantities(values: Any, path: str) -> list[Cause]:
     causes = []
     for resource, quantity in (values or {}).items() if isinstance(values, dict) else ():
         parsed = parse_quantity(quantity)
@@ -30,11 +30,11 @@ def _overcommit_allowed(resource: str) -> bool:
     return native and not resource.startswith("hugepages-")
 
 
-def _validate_resources(resources: Any, path: str) -> list[Cause]:
+def validate_resources(resources: Any, path: str) -> list[Cause]:
     if not isinstance(resources, dict):
         return []
-    causes = _validate_quantities(resources.get("limits"), f"{path}.limits")
-    causes += _validate_quantities(resources.get("requests"), f"{path}.requests")
+    causes = validate_quantities(resources.get("limits"), f"{path}.limits")
+    causes += validate_quantities(resources.get("requests"), f"{path}.requests")
     limits, requests = resources.get("limits"), resources.get("requests")
     if not isinstance(limits, dict) or not isinstance(requests, dict):
         return causes

@@ -6,16 +6,17 @@ from typing import Any
 
 from apimachinery.errors import Cause
 from apimachinery.names import invalid, is_dns1123_subdomain, is_path_segment_name, not_supported, required
-from apiserver.builtin.strategies._helpers import Obj, _child, _default, _dicts, _normalised
+from apimachinery.nested import dicts
 from apiserver.builtin.strategies.base import BuiltinStrategy
 from apiserver.builtin.strategies.labelselectors import validate_label_selector
+from apiserver.builtin.strategies.objectfields import Obj, child, normalised, set_default
 
 RBAC_GROUP = "rbac.authorization.k8s.io"
 
 
 def _validate_rules(rules: Any, namespaced: bool) -> list[Cause]:
     causes: list[Cause] = []
-    for i, rule in enumerate(_dicts(rules)):
+    for i, rule in enumerate(dicts(rules)):
         at = f"rules[{i}]"
         if not rule.get("verbs"):
             causes.append(required(f"{at}.verbs", "verbs must contain at least one value"))
@@ -43,7 +44,7 @@ class RoleStrategy(BuiltinStrategy):
         causes = _validate_rules(obj.get("rules"), self.namespaced)
         aggregation = obj.get("aggregationRule")
         if isinstance(aggregation, dict):
-            for i, selector in enumerate(_dicts(aggregation.get("clusterRoleSelectors"))):
+            for i, selector in enumerate(dicts(aggregation.get("clusterRoleSelectors"))):
                 causes += validate_label_selector(selector, f"aggregationRule.clusterRoleSelectors[{i}]")
         return causes
 
@@ -58,8 +59,8 @@ class RoleBindingStrategy(BuiltinStrategy):
     role_kinds: tuple[str, ...] = ("Role", "ClusterRole")
 
     def default(self, obj: Obj) -> None:
-        _default(_child(obj, "roleRef"), "apiGroup", RBAC_GROUP)
-        for subject in _dicts(obj.get("subjects")):
+        set_default(child(obj, "roleRef"), "apiGroup", RBAC_GROUP)
+        for subject in dicts(obj.get("subjects")):
             # ServiceAccounts are in the core group, which is the empty (and so omitted) apiGroup.
             if not subject.get("apiGroup") and subject.get("kind") in ("User", "Group"):
                 subject["apiGroup"] = RBAC_GROUP
@@ -76,7 +77,7 @@ class RoleBindingStrategy(BuiltinStrategy):
             causes.append(required("roleRef.name"))
         else:
             causes += [invalid("roleRef.name", name, m) for m in is_path_segment_name(str(name))]
-        for i, subject in enumerate(_dicts(obj.get("subjects"))):
+        for i, subject in enumerate(dicts(obj.get("subjects"))):
             causes += self._validate_subject(subject, f"subjects[{i}]")
         return causes
 
@@ -102,7 +103,7 @@ class RoleBindingStrategy(BuiltinStrategy):
     def validate_update(self, new: Obj, old: Obj) -> list[Cause]:
         causes = self.validate(new)
         # A binding is a grant of one role: pointing it elsewhere would silently change who can do what.
-        if _normalised(new.get("roleRef")) != _normalised(old.get("roleRef")):
+        if normalised(new.get("roleRef")) != normalised(old.get("roleRef")):
             causes.append(invalid("roleRef", new.get("roleRef"), "cannot change roleRef"))
         return causes
 

@@ -20,18 +20,18 @@ from apimachinery.names import (
     required,
     validate_labels,
 )
-from apiserver.builtin.strategies._helpers import (
-    _PROTOCOLS,
-    Obj,
-    _child,
-    _default,
-    _dicts,
-    _is_int,
-    _normalised,
-    _seed,
-    _spec,
-)
+from apimachinery.nested import dicts
 from apiserver.builtin.strategies.base import BuiltinStrategy
+from apiserver.builtin.strategies.objectfields import (
+    PORT_PROTOCOLS,
+    Obj,
+    allocation_seed,
+    child,
+    is_int,
+    normalised,
+    set_default,
+    spec_of,
+)
 
 # Service addressing: the cluster's service CIDR and node-port range, as a default kubeadm cluster has.
 SERVICE_CIDR = ipaddress.ip_network("10.96.0.0/12")
@@ -94,22 +94,22 @@ class ServiceStrategy(BuiltinStrategy):
         return {"loadBalancer": {}}
 
     def default(self, obj: Obj) -> None:
-        spec = _child(obj, "spec")
-        _default(spec, "type", "ClusterIP")
-        _default(spec, "sessionAffinity", "None")
+        spec = child(obj, "spec")
+        set_default(spec, "type", "ClusterIP")
+        set_default(spec, "sessionAffinity", "None")
         if spec.get("sessionAffinity") == "ClientIP":
-            config = _child(spec, "sessionAffinityConfig")
-            _default(_child(config, "clientIP"), "timeoutSeconds", 10800)
-        for port in _dicts(spec.get("ports")):
-            _default(port, "protocol", "TCP")
+            config = child(spec, "sessionAffinityConfig")
+            set_default(child(config, "clientIP"), "timeoutSeconds", 10800)
+        for port in dicts(spec.get("ports")):
+            set_default(port, "protocol", "TCP")
             if port.get("targetPort") in (None, 0, ""):
                 port["targetPort"] = port.get("port")
         if _needs_node_ports(spec):
-            _default(spec, "externalTrafficPolicy", "Cluster")
+            set_default(spec, "externalTrafficPolicy", "Cluster")
         if spec.get("type") == "LoadBalancer":
-            _default(spec, "allocateLoadBalancerNodePorts", True)
+            set_default(spec, "allocateLoadBalancerNodePorts", True)
         if _needs_cluster_ip(spec):
-            _default(spec, "internalTrafficPolicy", "Cluster")
+            set_default(spec, "internalTrafficPolicy", "Cluster")
 
     def prepare_for_create(self, obj: Obj) -> None:
         super().prepare_for_create(obj)
@@ -117,7 +117,7 @@ class ServiceStrategy(BuiltinStrategy):
 
     def prepare_for_update(self, new: Obj, old: Obj) -> None:
         super().prepare_for_update(new, old)
-        spec, old_spec = _child(new, "spec"), _spec(old)
+        spec, old_spec = child(new, "spec"), spec_of(old)
         if _needs_cluster_ip(spec) and _needs_cluster_ip(old_spec):
             # clusterIP is immutable; an update that omits it (kubectl replace, a fresh manifest) keeps it.
             for key in _IP_FIELDS:
@@ -129,7 +129,7 @@ class ServiceStrategy(BuiltinStrategy):
     @staticmethod
     def _drop_type_dependent_fields(spec: Obj, old_spec: Obj) -> None:
         """On a type change, forget what the old type allocated, unless the user changed it on purpose."""
-        unchanged_ips = all(_normalised(spec.get(k)) == _normalised(old_spec.get(k))
+        unchanged_ips = all(normalised(spec.get(k)) == normalised(old_spec.get(k))
                             for k in ("clusterIP", "clusterIPs"))
         if _needs_cluster_ip(old_spec) and not _needs_cluster_ip(spec):
             for key in _IP_FIELDS if unchanged_ips else ():
@@ -137,8 +137,8 @@ class ServiceStrategy(BuiltinStrategy):
             if spec.get("internalTrafficPolicy") == old_spec.get("internalTrafficPolicy"):
                 spec.pop("internalTrafficPolicy", None)
         if _needs_node_ports(old_spec) and not _needs_node_ports(spec):
-            old_ports = {_port_key(p) for p in _dicts(old_spec.get("ports"))}
-            for port in _dicts(spec.get("ports")):
+            old_ports = {_port_key(p) for p in dicts(old_spec.get("ports"))}
+            for port in dicts(spec.get("ports")):
                 if _port_key(port) in old_ports:
                     port.pop("nodePort", None)
             if spec.get("externalTrafficPolicy") == old_spec.get("externalTrafficPolicy"):
@@ -149,8 +149,8 @@ class ServiceStrategy(BuiltinStrategy):
                     spec.pop(key, None)
 
     def _allocate(self, obj: Obj, old_spec: Obj | None) -> None:
-        spec = _child(obj, "spec")
-        seed = _seed(obj)
+        spec = child(obj, "spec")
+        seed = allocation_seed(obj)
         if _needs_cluster_ip(spec):
             self._allocate_ips(spec, seed)
         if _needs_node_ports(spec):
@@ -164,19 +164,19 @@ class ServiceStrategy(BuiltinStrategy):
         if not spec.get("clusterIPs"):
             spec["clusterIPs"] = [spec["clusterIP"]]
         if _takes_any_family(spec):
-            _default(spec, "ipFamilyPolicy", "RequireDualStack")
+            set_default(spec, "ipFamilyPolicy", "RequireDualStack")
             dual = spec["ipFamilyPolicy"] != "SingleStack"
-            _default(spec, "ipFamilies", ["IPv4", "IPv6"] if dual else ["IPv4"])
+            set_default(spec, "ipFamilies", ["IPv4", "IPv6"] if dual else ["IPv4"])
         else:
-            _default(spec, "ipFamilyPolicy", "SingleStack")
-            _default(spec, "ipFamilies", ["IPv4"])
+            set_default(spec, "ipFamilyPolicy", "SingleStack")
+            set_default(spec, "ipFamilies", ["IPv4"])
 
     @staticmethod
     def _allocate_node_ports(spec: Obj, seed: str, old_spec: Obj | None) -> None:
-        ports = _dicts(spec.get("ports"))
+        ports = dicts(spec.get("ports"))
         old_ports = {_port_key(p, "port", "protocol"): p.get("nodePort")
-                     for p in _dicts((old_spec or {}).get("ports")) if _is_int(p.get("nodePort"))}
-        taken = {p["nodePort"] for p in ports if _is_int(p.get("nodePort"))}
+                     for p in dicts((old_spec or {}).get("ports")) if is_int(p.get("nodePort"))}
+        taken = {p["nodePort"] for p in ports if is_int(p.get("nodePort"))}
         for i, port in enumerate(ports):
             if port.get("nodePort"):
                 continue
@@ -191,7 +191,7 @@ class ServiceStrategy(BuiltinStrategy):
             spec["healthCheckNodePort"] = kept or _allocate_node_port(f"{seed}:health", taken)
 
     def validate(self, obj: Obj) -> list[Cause]:
-        spec = _spec(obj)
+        spec = spec_of(obj)
         causes: list[Cause] = []
         svc_type = spec.get("type")
         if svc_type not in _SERVICE_TYPES:
@@ -206,7 +206,7 @@ class ServiceStrategy(BuiltinStrategy):
             else:
                 causes += [invalid("spec.externalName", external, m)
                            for m in is_dns1123_subdomain(str(external).removesuffix("."))]
-        elif not _dicts(spec.get("ports")) and not _is_headless(spec):
+        elif not dicts(spec.get("ports")) and not _is_headless(spec):
             causes.append(required("spec.ports"))
         causes += self._validate_ports(spec)
         causes += self._validate_ips(spec)
@@ -216,7 +216,7 @@ class ServiceStrategy(BuiltinStrategy):
     @staticmethod
     def _validate_ports(spec: Obj) -> list[Cause]:
         causes: list[Cause] = []
-        ports = _dicts(spec.get("ports"))
+        ports = dicts(spec.get("ports"))
         names: set[str] = set()
         pairs: set[tuple[Any, Any]] = set()
         for i, port in enumerate(ports):
@@ -231,8 +231,8 @@ class ServiceStrategy(BuiltinStrategy):
                 names.add(str(name))
             causes += [invalid(f"{at}.port", port.get("port"), m)
                        for m in is_valid_port_num(port.get("port"))]
-            if port.get("protocol") not in _PROTOCOLS:
-                causes.append(not_supported(f"{at}.protocol", port.get("protocol"), _PROTOCOLS))
+            if port.get("protocol") not in PORT_PROTOCOLS:
+                causes.append(not_supported(f"{at}.protocol", port.get("protocol"), PORT_PROTOCOLS))
             target = port.get("targetPort")
             if isinstance(target, str):
                 causes += [invalid(f"{at}.targetPort", target, m) for m in is_valid_port_name(target)]
@@ -293,7 +293,7 @@ class ServiceStrategy(BuiltinStrategy):
 
     def validate_update(self, new: Obj, old: Obj) -> list[Cause]:
         causes = self.validate(new)
-        spec, old_spec = _spec(new), _spec(old)
+        spec, old_spec = spec_of(new), spec_of(old)
         if _needs_cluster_ip(spec) and _needs_cluster_ip(old_spec):
             new_ips, old_ips = spec.get("clusterIPs") or [], old_spec.get("clusterIPs") or []
             if new_ips and old_ips and new_ips[0] != old_ips[0]:

@@ -1,0 +1,74 @@
+"""What a write's ``fieldValidation`` does with a body's unknown fields, as kube-apiserver's decoder does: refuse
+them (``Strict``: a 400, or a 422 for a patch), warn of them (``Warn``) or drop them silently (``Ignore``); and a
+built-in kind's type errors, always a 400.
+
+The checks themselves are ``fieldvalidation`` (built-in kinds) and ``crdschema``'s pruning (custom resources);
+this module only decides what each mode makes of their answer. It never writes.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from apimachinery import errors
+from apimachinery.errors import Cause, StatusError
+from apiserver.catalog import Catalog
+from apiserver.crdschema import prune
+from apiserver.fieldvalidation import type_errors, unknown_fields
+from apiserver.resourcetypes import ResourceType
+
+_PATH_TOKEN = re.compile(r"([^.\[\]]+)|\[(\d+)\]")
+
+
+def check_fields(catalog: Catalog, rtype: ResourceType, obj: dict[str, Any], field_validation: str,
+                 warnings: list[str], *, patch: bool) -> None:
+    """Check ``obj`` as ``field_validation`` (Strict | Warn | Ignore) asks; unknown fields not refused are removed
+    and, with Warn, added to ``warnings``. Raises a StatusError for what the mode refuses."""
+    if rtype.schema is not None:
+        unknown = prune(obj, rtype.schema)  # custom resources: pruned whatever the mode
+    else:
+        schema = catalog.schema(rtype)
+        if schema is None:
+            return
+        defs = catalog.definitions()
+        problems = type_errors(obj, schema, defs, rtype.kind)
+        if problems:
+            # kube's decoder stops at the first type error and reports it this way.
+            raise errors.bad_request(f'{rtype.kind} in version "{rtype.version}" cannot be handled as a '
+                                     f"{rtype.kind}: {problems[0]}")
+        unknown = unknown_fields(obj, schema, defs)
+        if field_validation != "Strict":
+            prune_paths(obj, unknown)
+    if not unknown or field_validation == "Ignore":
+        return
+    if field_validation == "Warn":
+        warnings.extend(f'unknown field "{p}"' for p in unknown)
+        return
+    listed = ", ".join(f'unknown field "{p}"' for p in unknown)
+    if patch:
+        raise StatusError(422, "Invalid", f"strict decoding error: {listed}",
+                          name=obj.get("metadata", {}).get("name", ""), group=rtype.group, kind=rtype.kind,
+                          causes=[Cause("FieldValueInvalid", f'unknown field "{p}"', p) for p in unknown])
+    raise errors.bad_request(f"strict decoding error: {listed}")
+
+
+def prune_paths(obj: dict[str, Any], paths: list[str]) -> None:
+    """Remove the fields named by strict-decoding paths (``spec.containers[0].foo``)."""
+    for path in paths:
+        tokens = [(m.group(1), m.group(2)) for m in _PATH_TOKEN.finditer(path)]
+        node: Any = obj
+        for i, (name, index) in enumerate(tokens):
+            last = i == len(tokens) - 1
+            if index is not None:
+                idx = int(index)
+                if not isinstance(node, list) or idx >= len(node):
+                    break
+                node = node[idx]
+            elif isinstance(node, dict) and name in node:
+                if last:
+                    del node[name]
+                else:
+                    node = node[name]
+            else:
+                break
