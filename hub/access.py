@@ -48,6 +48,10 @@ def attributes_for(method: str, path: str, inventory_space: str) -> tuple[str, A
     parts = [p for p in path.split("/") if p]
     if path.startswith(PLACEMENT_API + "/"):
         rest = parts[2:]
+        if rest[:1] == ["spaces"] and len(rest) == 4 and rest[2] == "placements" and method == "POST" and \
+                rest[3].endswith(":reschedule"):  # asks for a new choice: writes the placement
+            return rest[1], Attributes(verb="update", group=EDGE_GROUP, resource="edgeplacements",
+                                       name=rest[3].rpartition(":")[0])
         if rest[:1] == ["spaces"] and len(rest) >= 4 and rest[2] == "placements" and \
                 (":" in rest[3] or len(rest) == 5):  # a rollout's controls and reads
             name, _, action = rest[3].partition(":")

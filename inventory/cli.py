@@ -1,4 +1,4 @@
-"""``spacehub cluster register|list|delete|cordon|drain|uncordon``: thin callers of the placement REST API.
+"""``spacehub cluster register|list|delete|cordon|drain|uncordon|taint``: thin callers of the placement REST API.
 
 Owns argument parsing and printing only. Every command reaches the hub through the kubeconfig like the
 other ``spacehub`` commands and calls ``/placement/v1/clusters``; the syncer manifest for ``-o manifest``
@@ -17,6 +17,7 @@ from urllib.parse import quote
 
 from apimachinery.durations import age
 from inventory import syncer_manifest
+from inventory.taints import register_taint_command
 from kubeclient.files import atomic_write
 from kubeclient.output import Subparsers, add_output_flag, print_list
 from spaces.client import ClientError, client_for
@@ -69,6 +70,7 @@ def register_cluster_commands(sub: Subparsers, common: argparse.ArgumentParser) 
         command = cluster_sub.add_parser(verb, parents=[common], help=help_text)
         command.add_argument("name", metavar="NAME")
         command.set_defaults(func=_cluster_schedule, verb=verb)
+    register_taint_command(cluster_sub, common)
 
 
 def _add_bootstrap_output(parser: argparse.ArgumentParser) -> None:

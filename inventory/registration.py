@@ -8,6 +8,7 @@ syncer needs to dial the hub (URL, CA, credential). ``delete`` undoes all three.
 from __future__ import annotations
 
 import base64
+import datetime as dt
 from typing import Any
 
 from apimachinery.errors import StatusError
@@ -16,6 +17,7 @@ from apiserver.resourcetypes import ResourceType
 from apiserver.service import DeleteOptions, Objects, WriteOptions, now_rfc3339
 from inventory.credentials import SyncerCredentials
 from inventory.kinds import CREDENTIALS_ROTATED, EDGE_GROUP, EDGE_VERSION, LOCATIONS, SYNC_TARGETS
+from inventory.taints import merge_taints
 
 MANAGER = "spacehub-register"
 
@@ -96,4 +98,20 @@ class Registration:
             return obj
 
         return await self.objects.guaranteed_update(self.space, self._type(SYNC_TARGETS), "", name, set_spec,
+                                                    WriteOptions(manager=MANAGER, field_validation="Strict"))
+
+    async def taint(self, name: str, add: list[dict[str, Any]], remove: list[dict[str, Any]]) -> dict[str, Any]:
+        """Put taints on SyncTarget ``name`` and take others off (``kubectl taint``'s merge,
+        :func:`inventory.taints.merge_taints`); returns it. StatusError 404 if absent."""
+        now = dt.datetime.now(dt.UTC)
+
+        def set_taints(obj: dict[str, Any]) -> dict[str, Any]:
+            spec = dict(obj.get("spec") or {})
+            spec["taints"] = merge_taints(spec.get("taints"), add, remove, now)
+            if not spec["taints"]:
+                del spec["taints"]
+            obj["spec"] = spec
+            return obj
+
+        return await self.objects.guaranteed_update(self.space, self._type(SYNC_TARGETS), "", name, set_taints,
                                                     WriteOptions(manager=MANAGER, field_validation="Strict"))

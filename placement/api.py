@@ -33,8 +33,10 @@ from placement.locations import LocationIndex, compile_location
 from placement.model import ObjectRef
 from placement.rollout_api import add_rollout_routes
 from placement.rollout_runner import RolloutRunner
+from placement.scheduling_api import add_scheduling_routes, check_scheduling
 
 if TYPE_CHECKING:
+    from placement.choices import Choices
     from placement.engine import PlacementEngine
 
 log = logging.getLogger(__name__)
@@ -59,6 +61,7 @@ class PlacementView(Protocol):
 
     inventory_space: str
     engine: PlacementEngine
+    choices: Choices  # scheduled placements' choices (placement.scheduling_api)
 
     def placements(self, space: str) -> list[dict[str, Any]] | None:
         """The EdgePlacement objects of ``space``; None if the space does not exist."""
@@ -86,6 +89,10 @@ class PlacementView(Protocol):
 
     def conflicts(self) -> list[Conflict]:
         """Every cluster object several spaces place with different content, per cluster and losing space."""
+        ...
+
+    async def reschedule(self, space: str, name: str) -> dict[str, Any]:
+        """Ask for a scheduled placement's choice to be made again from scratch; the placement. 404 if absent."""
         ...
 
 
@@ -118,6 +125,10 @@ class ClusterRegistry(Protocol):
 
     async def schedule(self, name: str, *, unschedulable: bool, drain: bool) -> dict[str, Any]:
         """Cordon, drain or uncordon SyncTarget ``name``; the SyncTarget. StatusError 404 if absent."""
+        ...
+
+    async def taint(self, name: str, add: list[dict[str, Any]], remove: list[dict[str, Any]]) -> dict[str, Any]:
+        """Put taints on SyncTarget ``name`` and take others off; the SyncTarget. StatusError 404 if absent."""
         ...
 
 
@@ -185,6 +196,7 @@ def build_placement_api(view: PlacementView, clusters: ClusterView, registry: Cl
     _add_upsync_routes(app, view, upsynced)
     if rollouts is not None:
         add_rollout_routes(app, rollouts)
+    add_scheduling_routes(app, view, clusters, registry, lambda t: cluster_info(t, _location_index(clusters)))
     return app
 
 
@@ -381,7 +393,7 @@ def _add_placement_routes(app: FastAPI, view: PlacementView) -> None:
         does not select, why: each Location's and object's reasons per selector and test."""
         _space_placements(view, space)
         spec = body.spec if isinstance(body, m.EdgePlacement) else body
-        result = view.engine.explain(space, spec.model_dump(by_alias=True, exclude_unset=True))
+        result = view.engine.explain(space, check_scheduling(spec.model_dump(by_alias=True, exclude_unset=True)))
         return m.PlacementExplanation(
             destinations=[m.destination(d) for d in result.destinations],
             matched_locations=[m.MatchedLocation(location=name, selector_indexes=sorted(indexes))

@@ -428,6 +428,14 @@ class EdgePlacementSpec(StrictModel):
                                                "gaining it run it Ready (MakeBeforeBreak) or not.")
     move_timeout_seconds: int = Field(
         default=600, ge=0, description="The longest a losing cluster keeps its copy waiting for the others.")
+    number_of_clusters: int | None = Field(default=None, ge=0, description="Choose this many of the clusters the "
+                                           "Locations select (absent: all of them).")
+    spread_constraints: list[dict[str, Any]] | None = Field(
+        default=None, description="[{topologyKey, maxSkew, minDomains, whenUnsatisfiable}]: spread the choice.")
+    prioritizers: list[dict[str, Any]] | None = Field(
+        default=None, description="[{type: Capacity|Label|CEL, weight, labelKey, values, expression}]: scores.")
+    tolerations: list[dict[str, Any]] | None = Field(
+        default=None, description="[{key, operator, value, effect, tolerationSeconds}]: taints tolerated.")
 
     model_config = ConfigDict(json_schema_extra={"examples": [{
         "locationSelectors": [{"matchLabels": {"env": "prod"}}],

@@ -25,6 +25,7 @@ from kubeclient.output import (
     print_list,
     write_structured,
 )
+from placement.scheduling_cli import explain_stored, register_reschedule_command
 from spaces.client import ClientError, client_for
 
 API = "/placement/v1"
@@ -38,13 +39,18 @@ def register_placement_commands(sub: Subparsers, common: argparse.ArgumentParser
     explain = placement_sub.add_parser(
         "explain", parents=[common], help="show what an EdgePlacement selects in a space, and why not the rest",
         description="Show the destinations and objects an EdgePlacement selects (nothing is created), and for "
-                    "every Location, SyncTarget and object it does not select, the reasons.")
-    explain.add_argument("-f", "--filename", required=True, metavar="FILE",
+                    "every Location, SyncTarget and object it does not select, the reasons. With NAME instead of "
+                    "-f: the stored placement's choice of clusters, every cluster's scores and why the others "
+                    "were not chosen.")
+    explain.add_argument("name", nargs="?", metavar="NAME", help="a stored, scheduled EdgePlacement")
+    explain.add_argument("-f", "--filename", default=None, metavar="FILE",
                          help="YAML or JSON holding an EdgePlacement or just its spec ('-' reads stdin)")
     _add_space_flag(explain)
     explain.add_argument("-o", "--output", choices=STRUCTURED_FORMATS, default=None,
                          help="output format (default: tables)")
     explain.set_defaults(func=_placement_explain)
+
+    register_reschedule_command(placement_sub, common, _add_space_flag, _space)
 
     listing = placement_sub.add_parser("list", parents=[common], help="list a space's EdgePlacements and results")
     _add_space_flag(listing)
@@ -68,8 +74,12 @@ def _space(args: argparse.Namespace) -> str:
 
 
 def _placement_explain(args: argparse.Namespace) -> int:
-    documents = read_placements(args.filename)
+    if (args.name is None) == (args.filename is None):
+        raise ClientError("give either NAME (a stored placement) or -f FILE (a placement to explain)")
     space = _space(args)
+    if args.name is not None:
+        return explain_stored(args, space)
+    documents = read_placements(args.filename)
     path = f"{API}/spaces/{quote(space, safe='')}/placements:explain"
     with client_for(getattr(args, "kubeconfig", None)) as client:
         results = [(doc, client.post(path, doc)) for doc in documents]

@@ -50,6 +50,8 @@ class Coverage:
         self._targets_by_label: dict[tuple[str, str], set[str]] = {}
         # Placements whose destinations or matching Location count changed since the last drain.
         self.dirty_placements: set[PKey] = set()
+        # Placements whose candidate SyncTargets may have changed since their scheduler last looked.
+        self.candidates_changed: set[PKey] = set()
 
     # ------------------------------------------------------------------------------------------
     # Inputs: inventory
@@ -136,7 +138,8 @@ class Coverage:
 
     def _reaches(self, key: PKey, target: str) -> bool:
         allowed = self.targets[target].allowed
-        return allowed is None or key in allowed
+        chosen = self._placements[key].chosen
+        return (allowed is None or key in allowed) and (chosen is None or target in chosen)
 
     def delete_sync_target(self, name: str) -> None:
         target = self.targets.get(name)
@@ -177,8 +180,43 @@ class Coverage:
             self.locations[name].placements.add(p.key)
         for name in old.keys() - new.keys():
             self.locations[name].placements.discard(p.key)
-        self._recover(self.reached_targets(changed), silent=silent)
+        reached = self.reached_targets(changed)
+        # A scheduled placement changes the cover of its chosen targets only.
+        self._recover(reached if p.chosen is None else p.chosen & reached, silent=silent)
         self._refresh_destinations((p.key, name) for name in changed)
+
+    def set_chosen(self, p: PlacementRecord, chosen: frozenset[str] | None) -> None:
+        """Give a scheduled placement its chosen SyncTargets (None: all its Locations select) and move the
+        targets whose cover changes."""
+        old, p.chosen = p.chosen, chosen
+        if old == chosen:
+            return
+        if old is None or chosen is None:
+            affected = self.reached_targets(p.locations)
+        else:
+            affected = {t for t in old ^ chosen if self.is_candidate(p.key, t)}
+        known = p.key in self.candidates_changed
+        self._recover(affected)
+        self._refresh_destinations((p.key, name) for name in p.locations)
+        if not known:  # its choice changed, not its candidates
+            self.candidates_changed.discard(p.key)
+
+    def candidates(self, key: PKey) -> set[str]:
+        """The SyncTargets a placement's Locations select, whatever it chose (what its scheduler chooses from)."""
+        p = self._placements.get(key)
+        return self.reached_targets(p.locations) if p is not None else set()
+
+    def is_candidate(self, key: PKey, target: str) -> bool:
+        """Whether one of the placement's Locations selects ``target`` (without listing its candidates)."""
+        p, t = self._placements.get(key), self.targets.get(target)
+        return p is not None and t is not None and any(loc in p.locations for loc in t.locations)
+
+    def candidate_placements(self, target: str) -> set[PKey]:
+        """The placements whose Locations select ``target`` (those whose choice it may change)."""
+        t = self.targets.get(target)
+        if t is None:
+            return set()
+        return set().union(*(self.locations[loc].placements for loc in t.locations))
 
     # ------------------------------------------------------------------------------------------
     # Outputs
@@ -279,7 +317,9 @@ class Coverage:
                 continue
             touched.add(key)
             loc = self.locations.get(name)
-            new = frozenset((t, self.targets[t].uid) for t in loc.targets if self._reaches(key, t)) \
+            # A scheduled placement looks only at its chosen targets (a few of a Location's thousands).
+            among = (loc.targets if p.chosen is None else p.chosen & loc.targets) if loc else ()
+            new = frozenset((t, self.targets[t].uid) for t in among if self._reaches(key, t)) \
                 if loc and name in p.locations else None
             old = p.destinations.get(name)
             if new == old or (not new and not old):
@@ -296,6 +336,7 @@ class Coverage:
                 p.destinations[name] = new
             else:
                 del p.destinations[name]
+        self.candidates_changed |= touched
         for key in touched:
             p = self._placements[key]
             if len(p.locations) != p.location_count:
@@ -315,5 +356,7 @@ class Coverage:
             new = frozenset().union(*(self.locations[loc].placements for loc in t.locations))
             if t.allowed is not None:
                 new &= t.allowed
+            new = frozenset(key for key in new if self._placements[key].chosen is None
+                            or name in self._placements[key].chosen)  # type: ignore[operator]
             if new != t.cover:
                 self._desired.move(t, new, memo)

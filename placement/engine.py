@@ -48,6 +48,7 @@ from placement.locations import metadata
 from placement.model import Change, DesiredEntry, Destination, Explanation, ObjectRef, StatusWants, WorkloadObject
 from placement.ordering import apply_order
 from placement.records import CoverKey, NsKey, PKey, PlacementRecord, entry_kind, namespace_ref
+from placement.schedulingspec import SchedulingSpec
 from placement.spec import compile_spec, spec_of
 from placement.workloads import Selections
 
@@ -115,12 +116,19 @@ class PlacementEngine:
         key = (space, name)
         p = self._placements.get(key)
         if p is None:
-            p = self._placements[key] = PlacementRecord(key, spec)
+            # A scheduled placement reaches nothing until its choice is made (``set_chosen``).
+            p = self._placements[key] = PlacementRecord(key, spec, chosen=None if spec.scheduling is None
+                                                        else frozenset())
             self._space_placements.setdefault(space, {})[key] = None
+            self._coverage.candidates_changed.add(key)
             what_changed = where_changed = True
         else:
             if p.spec == spec:
                 return
+            if p.spec.scheduling != spec.scheduling:
+                self._coverage.candidates_changed.add(key)
+                if spec.scheduling is None:
+                    self._coverage.set_chosen(p, None)
             what_changed = p.spec.tests != spec.tests or p.spec.crd_follow != spec.crd_follow
             where_changed = p.spec.location_selectors != spec.location_selectors
             p.spec = spec
@@ -188,6 +196,43 @@ class PlacementEngine:
             self.delete_object(ref)
         self._space_placements.pop(space, None)
         space_objects.pop(space, None)
+
+    def set_chosen(self, space: str, placement: str, chosen: frozenset[str] | None) -> None:
+        """A scheduled placement's choice (``placement.choices``): of the SyncTargets its Locations select, it
+        reaches only these (None: all of them)."""
+        p = self._placements.get((space, placement))
+        if p is not None:
+            self._coverage.set_chosen(p, chosen)
+
+    def chosen(self, space: str, placement: str) -> frozenset[str] | None:
+        p = self._placements.get((space, placement))
+        return p.chosen if p is not None else None
+
+    def scheduling(self, space: str, placement: str) -> SchedulingSpec | None:
+        p = self._placements.get((space, placement))
+        return p.spec.scheduling if p is not None else None
+
+    def candidates(self, space: str, placement: str) -> set[str]:
+        """The SyncTargets a placement's Locations select, chosen or not."""
+        return self._coverage.candidates((space, placement))
+
+    def placement_locations(self, space: str, placement: str) -> frozenset[str]:
+        """The Locations a placement matches (its candidates are the SyncTargets they select)."""
+        p = self._placements.get((space, placement))
+        return frozenset(p.locations) if p is not None else frozenset()
+
+    def is_candidate(self, space: str, placement: str, target: str) -> bool:
+        return self._coverage.is_candidate((space, placement), target)
+
+    def candidate_placements(self, target: str) -> set[tuple[str, str]]:
+        """The placements whose Locations select ``target``."""
+        return self._coverage.candidate_placements(target)
+
+    def drain_candidates_changed(self) -> set[tuple[str, str]]:
+        """Placements whose candidate SyncTargets or scheduling spec may have changed since the last call (their
+        choice is looked at again)."""
+        changed, self._coverage.candidates_changed = self._coverage.candidates_changed, set()
+        return {key for key in changed if key in self._placements}
 
     # ------------------------------------------------------------------------------------------
     # Outputs

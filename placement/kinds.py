@@ -1,20 +1,45 @@
-"""The placement kinds (EdgePlacement, SinglePlacementSlice, Customizer), from our own CRD definitions; the
-EdgePlacement's strategy adds the checks of ``spec.rollout`` (``placement.rollout_validation``)."""
+"""The placement kinds (EdgePlacement, SinglePlacementSlice, Customizer), from our own CRD definitions.
+
+EdgePlacement's strategy adds to its CRD's schema and CEL rules what they cannot say: the checks of
+``spec.rollout`` (:mod:`placement.rollout_validation`) and that a CEL prioritizer's expression compiles and
+returns a number (:mod:`placement.schedulingspec`).
+"""
 
 from __future__ import annotations
 
 import dataclasses
 import functools
 from pathlib import Path
+from typing import Any
 
-from apiserver.customresources import types_from_crd_files
+from apimachinery.errors import Cause
+from apiserver.customresources import CustomResourceStrategy, types_from_crd_files
 from apiserver.resourcetypes import ResourceType
-from placement.rollout_validation import EdgePlacementStrategy
+from placement.rollout_validation import rollout_problems
+from placement.schedulingspec import scheduling_causes
 
 CRDS = Path(__file__).parent / "crds"
 
 
+class EdgePlacementStrategy(CustomResourceStrategy):
+    def _check(self, obj: dict[str, Any], old: dict[str, Any] | None) -> list[Cause]:
+        causes = super()._check(obj, old)
+        spec = obj.get("spec")
+        if causes or not isinstance(spec, dict):
+            return causes
+        causes.extend(scheduling_causes(spec))
+        if old is None or spec.get("rollout") != (old.get("spec") or {}).get("rollout"):
+            # A status write, or a spec edit elsewhere, does not re-judge a stored rollout.
+            causes.extend(rollout_problems(spec))
+        return causes
+
+
 @functools.cache
 def placement_types() -> tuple[ResourceType, ...]:
-    return tuple(dataclasses.replace(t, strategy=EdgePlacementStrategy(t.strategy)) if t.kind == "EdgePlacement"
-                 else t for t in types_from_crd_files(CRDS))
+    out = []
+    for rtype in types_from_crd_files(CRDS):
+        base = rtype.strategy
+        if rtype.kind == "EdgePlacement" and isinstance(base, CustomResourceStrategy):
+            rtype = dataclasses.replace(rtype, strategy=EdgePlacementStrategy(base.kind, base.schema, base.rules))
+        out.append(rtype)
+    return tuple(out)

@@ -56,6 +56,9 @@ class PlacementRecord:
     destinations: dict[str, frozenset[tuple[str, str]]] = field(default_factory=dict)
     target_paths: dict[str, int] = field(default_factory=dict)
     location_count: int = 0  # as last reported through drain_dirty (status.matchingLocationCount)
+    # A scheduled placement (``numberOfClusters`` …): the SyncTargets it chose, the only ones it reaches of those
+    # its Locations select (``placement.choices``); None: not scheduled, it reaches all of them.
+    chosen: frozenset[str] | None = None
 
 
 @dataclass

@@ -41,7 +41,8 @@ class ResultWriter:
         self._slice_names: dict[tuple[str, str], list[str]] = {}
         # Conditions other parts add to an EdgePlacement's status (upsync clashes, copies), by (space, name).
         self.condition_sources: list[ConditionSource] = []
-        # Fields other parts add to an EdgePlacement's status (the staged rollout's ``rollout``), by (space, name).
+        # Fields other parts add to an EdgePlacement's status (the staged rollout's ``rollout``, the stored choice
+        # ``scheduling``), by (space, name).
         self.status_sources: list[Callable[[str, str], dict[str, Any]]] = []
 
     def forget(self, space: str, name: str) -> None:

@@ -1,5 +1,5 @@
-"""The EdgePlacement strategy: the CRD's own (defaults, schema, pruning, unknown fields), then the checks of
-``spec.rollout`` the schema cannot express, so that a bad rollout is refused with a 422 and kube's field paths
+"""The checks of an EdgePlacement's ``spec.rollout`` that its CRD's schema cannot express (the strategy in
+:mod:`placement.kinds` adds them), so that a bad rollout is refused with a 422 and kube's field paths
 instead of being stored: duplicate stage names, a clusterSelector that is no label selector, a
 ``maxUnavailable`` of 0 or over 100 %, a ``gate`` that does not compile to a bool (the ``cel`` package)."""
 
@@ -12,36 +12,10 @@ from typing import Any
 from apimachinery.errors import Cause, StatusError
 from apimachinery.names import duplicate, invalid
 from apimachinery.selectors import label_selector_from_object
-from apiserver.resourcetypes import Strategy
 from cel import CelCompileError, compile_expression
 
 _PERCENT = re.compile(r"^([0-9]+)%$")
 GATE_VARIABLES = {"cluster": "object", "object": "object"}
-
-
-class EdgePlacementStrategy(Strategy):
-    def __init__(self, base: Strategy) -> None:
-        self.base = base
-        self.status_sets_finalizers = base.status_sets_finalizers
-        self.name_rule = base.name_rule
-
-    def prepare_for_create(self, obj: dict[str, Any]) -> None:
-        self.base.prepare_for_create(obj)
-
-    def prepare_for_update(self, new: dict[str, Any], old: dict[str, Any]) -> None:
-        self.base.prepare_for_update(new, old)
-
-    def validate(self, obj: dict[str, Any]) -> list[Cause]:
-        return self.base.validate(obj) or rollout_problems(obj.get("spec") or {})
-
-    def validate_update(self, new: dict[str, Any], old: dict[str, Any]) -> list[Cause]:
-        causes = self.base.validate_update(new, old)
-        if causes or (new.get("spec") or {}).get("rollout") == (old.get("spec") or {}).get("rollout"):
-            return causes  # a status write, or a spec edit elsewhere, does not re-judge a stored rollout
-        return rollout_problems(new.get("spec") or {})
-
-    def validate_delete(self, obj: dict[str, Any]) -> list[Cause]:
-        return self.base.validate_delete(obj)
 
 
 def rollout_problems(spec: Mapping[str, Any]) -> list[Cause]:

@@ -19,10 +19,11 @@ from typing import Any
 
 import orjson
 
+from apimachinery.errors import not_found
 from apiserver.catalog import Catalog
 from apiserver.customresources import CRD_RESOURCE
 from apiserver.resourcetypes import ScalePaths
-from apiserver.service import Objects
+from apiserver.service import Objects, WriteOptions
 from apiserver.spacepaths import ROOT, child_id
 from apiserver.store import Key, LogRow
 from apiserver.store.lease import Leadership
@@ -32,6 +33,7 @@ from cel.types import EvalError
 from inventory.clusters import Inventory
 from inventory.kinds import EDGE_GROUP, LOCATIONS, SYNC_TARGETS
 from kubeclient.workqueue import WorkQueue
+from placement.choices import RESCHEDULE_ANNOTATION, Choices
 from placement.conflicts import Conflict
 from placement.copies import ClusterCopies
 from placement.engine import PlacementEngine
@@ -137,6 +139,11 @@ class PlacementService(WorkQueue):
         self.rollouts.exists = lambda space, name: self.placement(space, name) is not None
         self.condition_sources.append(self.rollouts.conditions)
         self.results.status_sources.append(self.rollouts.status)
+        # Scheduled placements' choices (numberOfClusters …): decided by the lease holder, kept in their status.
+        self.choices = Choices(self.engine, inventory, self._placement_failover_after)
+        self.choices.requested = self.copies.requested
+        self.condition_sources.append(self.choices.conditions)
+        self.results.status_sources.append(self.choices.status)
 
     # --- feeding the engine --------------------------------------------------------------------
 
@@ -161,6 +168,7 @@ class PlacementService(WorkQueue):
             self.engine.upsert_sync_target(target)
             self.copies.definitions_changed({name})
         self.moves.look()
+        self.choices.target_changed(name, target)
 
     def _observe(self, row: LogRow, obj: dict[str, Any] | None) -> None:
         key = row.key
@@ -175,6 +183,7 @@ class PlacementService(WorkQueue):
             if gone or for_child_hubs:
                 placements.pop(key.name, None)
                 self.results.forget(key.space, key.name)
+                self.choices.forget((key.space, key.name))
                 self.engine.delete_placement(key.space, key.name)
             if for_child_hubs:
                 self._place_object(row, ref, obj)  # type: ignore[arg-type]
@@ -184,8 +193,11 @@ class PlacementService(WorkQueue):
             if not gone:
                 previous = placements.get(key.name)
                 placements[key.name] = obj  # type: ignore[assignment]
-                if previous is None or previous.get("spec") != obj.get("spec"):  # type: ignore[union-attr]
+                spec_changed = previous is None or previous.get("spec") != obj.get("spec")  # type: ignore[union-attr]
+                if spec_changed:
                     self.engine.upsert_placement(key.space, obj)  # type: ignore[arg-type]
+                self.choices.observed((key.space, key.name), obj, leading=self.leadership.held,  # type: ignore
+                                      spec_changed=spec_changed)
             return
         if key.resource == CUSTOMIZERS:
             users = self.copies.customizer_changed((key.space, key.namespace, key.name), None if gone else obj)
@@ -306,11 +318,36 @@ class PlacementService(WorkQueue):
         opted_out = bool(specs) and all(s.get("moveStrategy") == BREAK_BEFORE_MAKE for s in specs)
         return MovePolicy(not opted_out, min(timeouts, default=DEFAULT_MOVE_TIMEOUT))
 
+    def _placement_failover_after(self, key: tuple[str, str]) -> float | None:
+        """A placement's ``spec.failover.after`` (seconds), or None."""
+        text = (((self._placements.get(key[0], {}).get(key[1]) or {}).get("spec") or {}).get("failover") or {}) \
+            .get("after")
+        try:
+            return parse_duration(text).total_seconds() if isinstance(text, str) else None
+        except EvalError:
+            return None
+
+    def _decide_choices(self) -> None:
+        """The lease holder makes the scheduled placements' due choices; looks again when a toleration or a
+        failover.after runs out."""
+        if not self.leadership.held:
+            return
+        changed, recheck = self.choices.decide()
+        self._refresh |= changed
+        if recheck is not None:
+            delay = (recheck - self.choices.clock()).total_seconds() + 0.05
+            asyncio.get_running_loop().call_later(max(delay, 0.05), self.add, DRAIN)
+
     def set_bound(self, space: str, bound: Mapping[tuple[str, str], str]) -> None:
         """What ``space`` serves through APIBindings, (group, plural) -> provider space: served there for downsync
         tests, and the provider's CRD sent along by ``crdFollow`` placements (``placement.workloads``)."""
         self.engine.set_bound(space, bound)
         self.moves.look()
+        self.add(DRAIN)
+
+    def _health_changed(self, name: str) -> None:
+        """A SyncTarget's Ready condition changed: scheduled placements with failover.after look again."""
+        self.choices.target_changed(name, self.inventory.sync_target(name))
         self.add(DRAIN)
 
     def _drain_due(self) -> None:
@@ -336,6 +373,7 @@ class PlacementService(WorkQueue):
         for target in self.inventory.sync_targets():
             self.sync_target_changed(target["metadata"]["name"], target)
         self.inventory.listeners.append(self)
+        self.inventory.health_listeners.append(self._health_changed)
         self.objects.bus.add_listener(self.on_commit)
         super().start()
         self.add(DRAIN)
@@ -376,6 +414,7 @@ class PlacementService(WorkQueue):
         self._evacuate()
         if self.moves.settle():  # copies kept for a move: look again whether their replacements are Ready
             asyncio.get_running_loop().call_later(MOVE_POLL, self.add, DRAIN)
+        self._decide_choices()
         placements, targets = self.engine.drain_dirty()
         self._refresh |= await self.copies.look(placements)
         if self.copies.wake:
@@ -442,6 +481,22 @@ class PlacementService(WorkQueue):
         if self._inventory_changed:
             self._inventory_changed = False
             await self.results.location_statuses()
+
+    async def reschedule(self, space: str, name: str) -> dict[str, Any]:
+        """Ask for a scheduled placement's choice to be made again from scratch (by whichever hub process leads):
+        the request is an annotation on the placement; returns the placement. StatusError 404 if absent."""
+        rtype = self.catalog.by_group_resource(space, PLACEMENTS)
+        if rtype is None or name not in self._placements.get(space, {}):
+            raise not_found(PLACEMENTS, EDGE_GROUP, name)
+        asked = dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")  # each request a new value
+
+        def annotate(obj: dict[str, Any]) -> dict[str, Any]:
+            meta = obj.setdefault("metadata", {})
+            meta["annotations"] = {**(meta.get("annotations") or {}), RESCHEDULE_ANNOTATION: asked}
+            return obj
+
+        return await self.objects.guaranteed_update(space, rtype, "", name, annotate,
+                                                    WriteOptions(manager="spacehub-reschedule"))
 
     # --- per-cluster copies ----------------------------------------------------------------------
 

@@ -14,6 +14,7 @@ from typing import Any
 from apimachinery.selectors import LabelSelector
 from placement.downsync import DownsyncTest, compile_test
 from placement.locations import compile_location_selectors
+from placement.schedulingspec import SchedulingSpec, compile_scheduling
 
 
 @dataclass(frozen=True)
@@ -25,6 +26,7 @@ class PlacementSpec:
     crd_follow: bool  # crdFollow: a selected custom resource takes its CRD along (instead of missingCRDs)
     upsync: tuple[Any, ...]
     problems: tuple[str, ...]
+    scheduling: SchedulingSpec | None = None  # None: every cluster the Locations select (placement.scheduler)
 
     @property
     def uses_namespace_selectors(self) -> bool:
@@ -60,4 +62,5 @@ def compile_spec(spec: Mapping[str, Any]) -> PlacementSpec:
         crd_follow=spec.get("crdFollow") is True,
         upsync=tuple(upsync) if isinstance(upsync, Sequence) and not isinstance(upsync, str) else (),
         problems=tuple(problems),
+        scheduling=compile_scheduling(spec),
     )

@@ -114,6 +114,10 @@ def test_a_view_user_reads_its_space_cannot_write_and_is_refused_elsewhere(hub: 
                         headers={"Authorization": f"Bearer {alice.token}"}, verify=hub.ssl_context(), timeout=10)
     assert paused.status_code == 403 and 'cannot update resource "edgeplacements"' in paused.json()["message"], \
         paused.text
+    # Asking for a placement's new choice writes the placement: "update", which view does not have.
+    reschedule = httpx.post(f"{hub.base_url}/placement/v1/spaces/{own}/placements/any:reschedule",
+                            headers={"Authorization": f"Bearer {alice.token}"}, verify=hub.ssl_context(), timeout=10)
+    assert reschedule.status_code == 403 and 'cannot update resource "edgeplacements"' in reschedule.json()["message"]
     assert alice.get("/metrics").status_code == 403
     assert alice.get("/placement/v1/clusters").status_code == 403
     assert alice.get("/spacehub/v1/users").status_code == 403

@@ -162,6 +162,19 @@ def test_the_replicas_are_divided(walkthrough: Walkthrough) -> None:
                                  until=lambda o, _: o["spec"]["replicas"] == 2)
 
 
+def test_one_cluster_is_chosen_by_score(walkthrough: Walkthrough) -> None:
+    cm = ("configmap", "once", "-n", "scheduled")
+    wait_for(lambda: walkthrough.get(*cm, cluster="wec2") is not None, timeout=60, interval=0.5,
+             message="the ConfigMap in wec2, the higher-scored cluster")
+    placed = walkthrough.get("edgeplacement", "one-cluster")
+    assert placed is not None and placed["status"]["scheduling"]["clusters"] == ["wec2"]
+    assert walkthrough.get(*cm, cluster="wec1") is None  # the choice is stored: wec1 never gets it
+    done = subprocess.run([str(BIN / "spacehub"), "placement", "explain", "one-cluster", "--space", "team-a"],
+                          capture_output=True, text=True, env=walkthrough.env, cwd=walkthrough.checkout, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert "1 of 1 clusters chosen" in done.stdout and "LABEL:CLUSTER" in done.stdout
+
+
 def test_explain_reads_the_hello_placement(walkthrough: Walkthrough) -> None:
     done = subprocess.run([str(BIN / "spacehub"), "placement", "explain", "-f", "examples/hello/placement.yaml",
                            "--space", "team-a"], capture_output=True, text=True, env=walkthrough.env,

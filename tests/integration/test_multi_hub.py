@@ -407,3 +407,53 @@ def test_every_process_pins_the_clusters_of_a_staged_rollout_at_the_same_revisio
     with leader.client() as c:
         wait_for(lambda: c.get("/placement/v1/spaces/staged/placements/web/rollout").json()["phase"] == "Paused",
                  message="the lease holder paused")
+
+
+def test_a_scheduled_placements_choice_is_the_same_in_every_process_and_outlives_the_leader(
+        hubs: list[Hub], tmp_path: Path) -> None:
+    first = hubs[0]
+    first.create_space("chosen")
+    for name, cpu in [("ch-a", "4"), ("ch-b", "16"), ("ch-c", "8")]:
+        register(first, tmp_path, name, fleet="chosen")
+        first.kubectl("patch", "synctargets", name, "--subresource=status", "--type=merge", "-p",
+                      orjson.dumps({"status": {"allocatable": {"cpu": cpu, "memory": "8Gi"}}}).decode(),
+                      space="inventory")
+    scheduled = placement("two", {"fleet": "chosen"}, [{"apiGroup": "", "resources": ["configmaps"],
+                                                        "namespaces": ["default"]}])
+    scheduled["spec"].update(numberOfClusters=2, prioritizers=[{"type": "Capacity"}])
+    apply(hubs[1], "chosen", scheduled, configmap("c", "default"))
+
+    def chosen_everywhere(expected: list[str], among: list[Hub]) -> bool:
+        for hub in among:
+            with hub.client() as c:
+                if c.get("/placement/v1/spaces/chosen/placements/two/scheduling").json().get("chosen") != expected:
+                    return False
+                for target in ("ch-a", "ch-b", "ch-c"):
+                    names = {e["name"] for e in c.get(f"/placement/v1/clusters/{target}/desired").json()["items"]
+                             if e["space"] == "chosen"}
+                    if ("c" in names) != (target in expected):
+                        return False
+        return True
+    wait_for(lambda: chosen_everywhere(["ch-b", "ch-c"], hubs), timeout=20,
+             message="the two largest clusters chosen in every process")
+
+    # A larger newcomer changes nothing, in any process, even once the leader is gone.
+    register(first, tmp_path, "ch-d", fleet="chosen")
+    first.kubectl("patch", "synctargets", "ch-d", "--subresource=status", "--type=merge", "-p",
+                  orjson.dumps({"status": {"allocatable": {"cpu": "64", "memory": "8Gi"}}}).decode(),
+                  space="inventory")
+    leader = leader_of(hubs)
+    with leader.client() as c:
+        wait_for(lambda: {r["cluster"]: r["reason"] for r in c.get(
+            "/placement/v1/spaces/chosen/placements/two/scheduling").json()["candidates"]}.get("ch-d") == "Steady",
+            timeout=20, message="ch-d seen by the leader as better but not chosen")
+    leader.kill()
+    rest = [h for h in hubs if h is not leader]
+    wait_for(lambda: leader_of(rest), timeout=10, message="a standby to take the lease")
+    assert chosen_everywhere(["ch-b", "ch-c"], rest)
+
+    # A reschedule asked of either process is made once, by the new leader, and seen by both.
+    with rest[0].client() as c:
+        assert c.post("/placement/v1/spaces/chosen/placements/two:reschedule").status_code == 200
+    wait_for(lambda: chosen_everywhere(["ch-b", "ch-d"], rest), timeout=20,
+             message="the reschedule's choice in every remaining process")

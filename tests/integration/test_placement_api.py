@@ -48,7 +48,7 @@ def test_every_endpoint_of_the_hub_conforms_to_the_served_openapi_document(hub: 
     finally:
         delete_clusters(hub, cluster_names(hub) - before)  # clusters the fuzzer registered
         session.close()
-    assert operations == 22  # 16, and the staged rollout's six
+    assert operations == 25  # 16, the staged rollout's six and scheduling's three
     assert not failures, "\n\n".join(failures)
 
 

@@ -129,7 +129,7 @@ def test_a_resync_of_the_losing_cluster_lists_its_leaving_copy() -> None:
 def test_a_placement_status_counts_a_ready_leaving_copy_among_the_ready_only() -> None:
     deployments = ResourceType("apps", "v1", "Deployment", "deployments", "deployment", True)
     states = {"wec1": ClusterState("Ready", True), "wec2": ClusterState("Applied", True, "1 of 2 available")}
-    body = _summary(WEB, deployments, {"uid": "u"}, "7", states, {}, None, {"wec1"})
+    body = _summary(WEB, deployments, {"uid": "u"}, "7", states, {}, None, {"wec1"}, {})
     assert body["summary"] == {"targeted": 1, "applied": 1, "ready": 1, "failed": 0, "stale": 0, "pending": 0,
                                "current": 1, "leaving": 1}
     assert [(c["name"], c["phase"], c.get("ready")) for c in body["clusters"]] == [

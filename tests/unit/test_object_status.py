@@ -57,7 +57,8 @@ def count(obj: dict[str, Any]) -> str | None:
 def test_singleton_status_is_the_one_clusters_status_and_the_count_follows_destinations(tmp_path: Path) -> None:
     async def scenario() -> None:
         async with hub_core(tmp_path) as core:
-            await placed_web(core, {"florin": "prod", "guilder": "test"}, wantSingletonReportedState=True)
+            await placed_web(core, {"florin": "prod", "guilder": "test"}, wantSingletonReportedState=True,
+                            wantMultiWECReportedState=False)
             await web_where(core, lambda o: count(o) == "1", "executing-count 1")
             await report(core, "florin", ready(2))
             copied = await web_where(core, lambda o: o.get("status"), "florin's status copied")

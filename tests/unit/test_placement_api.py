@@ -6,6 +6,7 @@ paths, the OpenAPI ``servers`` entry and the error bodies are the ones clients s
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Iterator
 from typing import Any
 
@@ -18,7 +19,9 @@ from starlette.testclient import TestClient
 
 from apimachinery.errors import StatusError, already_exists, not_found, unauthorized
 from inventory.kinds import EDGE_GROUP, EDGE_VERSION
+from inventory.taints import merge_taints
 from placement.api import build_placement_api
+from placement.choices import Choices
 from placement.engine import PlacementEngine
 from placement.model import ObjectRef, WorkloadObject
 from tests.openapi_fuzz import fuzz_operations
@@ -26,6 +29,7 @@ from tests.openapi_fuzz import fuzz_operations
 INVENTORY = "inventory"
 SPACE = "team-a"
 API_VERSION = f"{EDGE_GROUP}/{EDGE_VERSION}"
+NOW = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
 
 
 class FakeView:
@@ -40,6 +44,7 @@ class FakeView:
         self._placements: dict[str, dict[str, dict[str, Any]]] = {SPACE: {}}
         self._objects: dict[ObjectRef, WorkloadObject] = {}
         self._uids = 0
+        self.choices = Choices(self.engine, self, lambda _key: None)  # type: ignore[arg-type]
 
     # --- feeding -------------------------------------------------------------------------------
 
@@ -71,6 +76,7 @@ class FakeView:
                "metadata": {"name": name, "uid": self._uid(), "generation": 1}, "spec": spec}
         self._placements.setdefault(space, {})[name] = obj
         self.engine.upsert_placement(space, obj)
+        self.choices.decide()  # the lease holder's choice, as the hub glue makes it after each change
 
     def add_object(self, resource: str, namespace: str, name: str, kind: str, api_version: str,
                    labels: dict[str, str] | None = None, space: str = SPACE,
@@ -86,6 +92,9 @@ class FakeView:
 
     def sync_targets(self) -> list[dict[str, Any]]:
         return [self._targets[n] for n in sorted(self._targets)]
+
+    def sync_target(self, name: str) -> dict[str, Any] | None:
+        return self._targets.get(name)
 
     def locations(self) -> list[dict[str, Any]]:
         return [self._locations[n] for n in sorted(self._locations)]
@@ -145,6 +154,24 @@ class FakeView:
         target["spec"] = {"unschedulable": unschedulable, **({"evictAfter": "2026-11-25T00:00:00Z"} if drain else {})}
         self.engine.upsert_sync_target(target)
         return target
+
+    async def taint(self, name: str, add: list[dict[str, Any]], remove: list[dict[str, Any]]) -> dict[str, Any]:
+        if name not in self._targets:
+            raise not_found("synctargets", EDGE_GROUP, name)
+        target = self._targets[name]
+        target["spec"] = {**(target.get("spec") or {}),
+                          "taints": merge_taints((target.get("spec") or {}).get("taints"), add, remove, NOW)}
+        self.engine.upsert_sync_target(target)
+        self.choices.target_changed(name, target)
+        self.choices.decide()
+        return target
+
+    async def reschedule(self, space: str, name: str) -> dict[str, Any]:
+        if name not in self._placements.get(space, {}):
+            raise not_found("edgeplacements", EDGE_GROUP, name)
+        self.choices.reschedule((space, name))
+        self.choices.decide()
+        return self._placements[space][name]
 
 
 HEARTBEAT = "2023-11-20T10:00:00Z"
@@ -524,7 +551,8 @@ def test_openapi_document_is_served_under_the_mount_with_its_server(client: Test
         "/spaces/{space}/objects/{resource}/{name}",
         "/spaces/{space}/namespaces/{namespace}/objects/{resource}/{name}", "/spaces/{space}/upsynced",
         "/conflicts", "/clusters/{name}:cordon", "/clusters/{name}:drain", "/clusters/{name}:uncordon",
-        "/clusters/{name}:rotate-credentials"}
+        "/clusters/{name}:rotate-credentials", "/clusters/{name}:taint", "/spaces/{space}/placements/{name}/scheduling",
+        "/spaces/{space}/placements/{name}:reschedule"}
     assert doc["components"]["securitySchemes"]["bearerAuth"]["scheme"] == "bearer"
     explain = doc["paths"]["/spaces/{space}/placements:explain"]["post"]
     assert set(explain["responses"]) >= {"200", "400", "401", "403", "404", "422"}
@@ -563,5 +591,72 @@ def test_every_endpoint_conforms_to_the_openapi_document() -> None:
         case.call_and_validate(headers={"Authorization": f"Bearer {TOKEN}"})
 
     failures, operations = fuzz_operations(schema, call, max_examples=10)
-    assert operations == 16
+    assert operations == 19
     assert not failures, "\n\n".join(failures)
+
+
+# --- scheduling ------------------------------------------------------------------------------------
+
+
+def scheduled_view() -> FakeView:
+    """Four clusters in two zones, one with more allocatable capacity, and a placement choosing two of them."""
+    view = FakeView()
+    for name, zone, cpu in [("a1", "z1", "12"), ("a2", "z1", "16"), ("b1", "z2", "8"), ("b2", "z2", "2")]:
+        view.add_cluster(name, {"env": "prod", "zone": zone}, status={"allocatable": {"cpu": cpu, "memory": "8Gi"}})
+    view.add_cluster("dev1", {"env": "dev", "zone": "z1"})
+    view.add_placement("two", {"locationSelectors": [{"matchLabels": {"env": "prod"}}],
+                               "downsync": [{"resources": ["configmaps"]}], "numberOfClusters": 2,
+                               "spreadConstraints": [{"topologyKey": "zone", "maxSkew": 1}],
+                               "prioritizers": [{"type": "Capacity", "weight": 2}]})
+    return view
+
+
+def test_scheduling_explains_scores_and_reasons() -> None:
+    view = scheduled_view()
+    with TestClient(mounted(view), base_url="http://hub") as c:
+        body = c.get(f"/placement/v1/spaces/{SPACE}/placements/two/scheduling").json()
+    assert body["scheduled"] and body["wanted"] == 2 and body["chosen"] == ["a2", "b1"]
+    rows = {r["cluster"]: r for r in body["candidates"]}
+    assert rows["a2"]["scores"] == {"Capacity": 100.0} and rows["a2"]["score"] == 200.0 and rows["a2"]["chosen"]
+    assert rows["a1"]["reason"] == "SpreadConstraint" and rows["b2"]["reason"] == "Outscored"
+    assert rows["dev1"]["reason"] == "NotSelected"
+    assert {d.sync_target_name for d in view.engine.destinations(SPACE, "two")} == {"a2", "b1"}
+
+
+def test_a_no_execute_taint_moves_the_choice_and_a_no_schedule_one_does_not() -> None:
+    view = scheduled_view()
+    with TestClient(mounted(view), base_url="http://hub") as c:
+        r = c.post("/placement/v1/clusters/b1:taint", json={"add": [{"key": "maint", "effect": "NoSchedule"}]})
+        assert r.status_code == 200
+        assert view.engine.chosen(SPACE, "two") == {"a2", "b1"}
+        c.post("/placement/v1/clusters/b1:taint", json={"add": [{"key": "gone", "effect": "NoExecute"}]})
+        assert view.engine.chosen(SPACE, "two") == {"a2", "b2"}
+        rows = {r["cluster"]: r for r in c.get(f"/placement/v1/spaces/{SPACE}/placements/two/scheduling")
+                .json()["candidates"]}
+        assert rows["b1"]["reason"] == "Tainted" and "gone:NoExecute" in rows["b1"]["message"]
+        c.post("/placement/v1/clusters/b1:taint", json={"remove": [{"key": "gone"}, {"key": "maint"}]})
+        assert view.engine.chosen(SPACE, "two") == {"a2", "b2"}  # kept: b1 is back but Steady
+        c.post(f"/placement/v1/spaces/{SPACE}/placements/two:reschedule")
+        assert view.engine.chosen(SPACE, "two") == {"a2", "b1"}
+
+
+def test_bad_taint_requests_are_422_with_field_paths_and_unknown_clusters_404() -> None:
+    view = scheduled_view()
+    with TestClient(mounted(view), base_url="http://hub") as c:
+        r = c.post("/placement/v1/clusters/b1:taint", json={"add": [{"key": "k", "effect": "Sometimes"}]})
+        assert_status(r, 422, "Invalid")
+        assert [cause["field"] for cause in r.json()["details"]["causes"]] == ["add[0].effect"]
+        assert_status(c.post("/placement/v1/clusters/nope:taint", json={}), 404, "NotFound")
+        assert_status(c.post(f"/placement/v1/spaces/{SPACE}/placements/nope:reschedule"), 404, "NotFound")
+
+
+def test_explain_refuses_bad_scheduling_fields_with_their_paths() -> None:
+    view = scheduled_view()
+    spec = {"locationSelectors": [{"matchLabels": {"env": "prod"}}], "downsync": [{"resources": ["configmaps"]}],
+            "prioritizers": [{"type": "CEL", "expression": "cluster.name +"}]}
+    with TestClient(mounted(view), base_url="http://hub") as c:
+        r = c.post(f"/placement/v1/spaces/{SPACE}/placements:explain", json=spec)
+        assert_status(r, 422, "Invalid")
+        assert [cause["field"] for cause in r.json()["details"]["causes"]] == ["spec.prioritizers[0].expression"]
+        spec["prioritizers"] = [{"type": "Capacity"}]
+        assert c.post(f"/placement/v1/spaces/{SPACE}/placements:explain", json=spec).status_code == 200

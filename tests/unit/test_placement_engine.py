@@ -4,6 +4,7 @@ incremental results equal to a computation from scratch (the scenario is tests.p
 
 from __future__ import annotations
 
+import datetime as dt
 import random
 from collections import Counter
 from typing import Any
@@ -14,6 +15,7 @@ from placement.downsync import FOLLOWED
 from placement.engine import PlacementEngine
 from placement.model import DesiredEntry, Destination, ObjectRef, WorkloadObject
 from placement.ordering import apply_order, deletion_order
+from placement.scheduler import Candidate, choose
 from tests.placement_world import (
     CRD,
     EXAMPLE_S,
@@ -384,6 +386,7 @@ def test_explain_stored_spec_matches_engine(example1: PlacementEngine) -> None:
 
 
 PKey = tuple[str, str]
+NOW = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
 
 
 def _random_world(rng: random.Random) -> dict[str, Any]:
@@ -558,3 +561,108 @@ def test_incremental_equals_from_scratch_and_logs_replay(seed: int) -> None:
                             for e in engine.desired(t)}
                 assert replicas[t] == expected, (seed, step, t)
 
+
+
+# ----------------------------------------------------------------------------------------------
+# Scheduled placements (numberOfClusters, spread, scores): the model-based test with choices
+
+
+SCHEDULING_POOL: list[dict[str, Any]] = [
+    {},
+    {"numberOfClusters": 1},
+    {"numberOfClusters": 2, "spreadConstraints": [{"topologyKey": "site", "maxSkew": 1}]},
+    {"numberOfClusters": 3, "prioritizers": [{"type": "Label", "labelKey": "site", "values": {"s0": 100, "s1": 50}}]},
+    {"numberOfClusters": 2, "spreadConstraints": [{"topologyKey": "site", "whenUnsatisfiable": "ScheduleAnyway"}],
+     "prioritizers": [{"type": "CEL", "expression": "cluster.name == 't3' ? 100 : 10", "weight": 2}]},
+]
+
+
+def _candidates(engine: PlacementEngine, world: dict[str, Any], key: PKey) -> dict[str, Candidate]:
+    return {n: Candidate(n, world["targets"][n]["metadata"]["labels"]) for n in engine.candidates(*key)
+            if n in world["targets"]}
+
+
+def _decide(engine: PlacementEngine, world: dict[str, Any], keys: Any) -> None:
+    """What the lease holder's Choices do, without the store: the due placements' choices, kept in the world."""
+    for key in sorted(keys):
+        spec = engine.scheduling(*key)
+        if spec is None:
+            world["choices"].pop(key, None)
+            continue
+        decision = choose(spec, _candidates(engine, world, key), world["choices"].get(key), NOW)
+        world["choices"][key] = decision.chosen
+        engine.set_chosen(*key, frozenset(decision.chosen))
+
+
+def _build_scheduled(world: dict[str, Any]) -> PlacementEngine:
+    """From scratch, with the stored choices (a restarted hub adopting what the placements' status holds)."""
+    engine = _build(world)
+    for key, chosen in world["choices"].items():
+        engine.set_chosen(*key, frozenset(chosen))
+    return engine
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_incremental_with_choices_equals_rebuild_and_only_due_placements_change(seed: int) -> None:
+    rng = random.Random(1000 + seed)
+    world = _random_world(rng)
+    world["choices"] = {}
+    engine = _build(world)
+    target_names = [f"t{i}" for i in range(6)]
+    _decide(engine, world, engine.drain_candidates_changed())
+    engine.drain_dirty()
+    for step in range(200):
+        op = rng.random()
+        if op < 0.3:
+            obj = _random_object(rng, "s1")
+            world["objects"][obj.ref] = obj
+            engine.upsert_object(obj)
+        elif op < 0.55:
+            name = f"p{rng.randrange(3)}"
+            where, what = rng.choice(PLACEMENT_POOL)
+            p = placement(name, where, what)
+            p["spec"].update(rng.choice(SCHEDULING_POOL))
+            world["placements"][("s1", name)] = p
+            engine.upsert_placement("s1", p)
+        elif op < 0.6 and world["placements"]:
+            key = rng.choice(sorted(world["placements"]))
+            del world["placements"][key]
+            world["choices"].pop(key, None)
+            engine.delete_placement(*key)
+        elif op < 0.8:
+            name = rng.choice(target_names)
+            t = sync_target(name, {"site": rng.choice(["s0", "s1", "s2"])}, uid=f"u{rng.randrange(2)}")
+            world["targets"][name] = t
+            engine.upsert_sync_target(t)
+        elif op < 0.85 and world["targets"]:
+            name = rng.choice(sorted(world["targets"]))
+            del world["targets"][name]
+            engine.delete_sync_target(name)
+        else:
+            name = f"l{rng.randrange(5)}"
+            loc = location(name, {"env": rng.choice(["prod", "dev"]), "x": rng.choice("ab")},
+                           {"matchLabels": {"site": rng.choice(["s0", "s1", "s2"])}})
+            world["locations"][name] = loc
+            engine.upsert_location(loc)
+        _decide(engine, world, engine.drain_candidates_changed())
+        # Only the due placements were looked at: every other choice is what choosing again would keep.
+        for key in world["placements"]:
+            spec = engine.scheduling(*key)
+            if spec is not None:
+                again = choose(spec, _candidates(engine, world, key), world["choices"].get(key), NOW)
+                assert again.chosen == world["choices"][key], (seed, step, key)
+                assert set(again.chosen) <= engine.candidates(*key)
+                spread = spec.spreads[0] if spec.spreads else None
+                if spec.number is not None and not (spread and spread.hard):
+                    assert len(again.chosen) == min(spec.number, len(engine.candidates(*key))), (seed, step, key)
+        engine.drain_dirty()
+        if step % 20 == 19:
+            fresh = _build_scheduled(world)
+            for t in target_names:
+                assert engine.desired(t) == fresh.desired(t), (seed, step, t)
+                assert engine.covering(t) == fresh.covering(t), (seed, step, t)
+            for key in world["placements"]:
+                assert engine.destinations(*key) == fresh.destinations(*key), (seed, step, key)
+                chosen = world["choices"].get(key)
+                if chosen is not None:
+                    assert {d.sync_target_name for d in engine.destinations(*key)} == set(chosen), (seed, step, key)

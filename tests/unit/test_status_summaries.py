@@ -53,7 +53,7 @@ def test_the_summary_counts_each_clusters_state_and_names_the_worst(tmp_path: Pa
             assert summary_name(WEB) == "deployments.apps.web"
             pending = await summary_where(core, lambda s: s["summary"]["targeted"] == 2)
             assert pending["summary"] == {"targeted": 2, "applied": 0, "ready": 0, "failed": 0, "stale": 0,
-                                          "pending": 2, "current": 0}
+                                          "pending": 2, "current": 0, "leaving": 0}
             assert pending["object"]["name"] == "web" and pending["object"]["kind"] == "Deployment"
             owner = pending["metadata"]["ownerReferences"][0]  # garbage-collected with the object
             assert (owner["kind"], owner["name"]) == ("Deployment", "web")
@@ -61,7 +61,7 @@ def test_the_summary_counts_each_clusters_state_and_names_the_worst(tmp_path: Pa
             await report(core, "florin", READY)
             one = await summary_where(core, lambda s: s["summary"]["ready"] == 1)
             assert one["summary"] == {"targeted": 2, "applied": 1, "ready": 1, "failed": 0, "stale": 0,
-                                      "pending": 1, "current": 1}
+                                      "pending": 1, "current": 1, "leaving": 0}
             assert {c["name"]: c["phase"] for c in one["clusters"]} == {"florin": "Ready", "guilder": "Pending"}
             assert one["worstCondition"] == {"cluster": "guilder", "phase": "Pending",
                                              "message": "no report from the cluster yet"}
