@@ -16,6 +16,8 @@ import subprocess
 from collections.abc import Iterator
 from typing import Any
 
+import pytest
+
 from tests.harness import Hub
 from tests.syncer_harness import World, configmap, deployment, namespace, placement
 
@@ -71,6 +73,16 @@ def chromium() -> Iterator[Any]:
             yield browser
         finally:
             browser.close()
+
+
+def browser_or_skip() -> Iterator[Any]:
+    """A Chromium for a test module's ``browser`` fixture (``yield from`` this); skips the module, saying why,
+    where none can be started."""
+    try:
+        with chromium() as b:
+            yield b
+    except BrowserUnavailable as exc:
+        pytest.skip(f"no browser for the UI tests: {exc}")
 
 
 def open_ui(browser: Any, hub: Hub, width: int = 1400, height: int = 900) -> Any:

@@ -18,7 +18,7 @@ import yaml
 
 from tests.harness import wait_for
 from tests.syncer_harness import World, deployment
-from tests.ui_harness import PLACEMENT, SPACE, BrowserUnavailable, chromium, demo, open_ui, rendered, sign_in
+from tests.ui_harness import PLACEMENT, SPACE, browser_or_skip, demo, open_ui, rendered, sign_in
 
 RED_WITHIN = 2.0  # seconds from a cluster going down to red in the page (issue 18)
 EDGE_PLACEMENTS = f"/clusters/{SPACE}/apis/edge.kubestellar.io/v2alpha1/edgeplacements"
@@ -26,11 +26,7 @@ EDGE_PLACEMENTS = f"/clusters/{SPACE}/apis/edge.kubestellar.io/v2alpha1/edgeplac
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
-    try:
-        with chromium() as b:
-            yield b
-    except BrowserUnavailable as exc:
-        pytest.skip(f"no browser for the UI tests: {exc}")
+    yield from browser_or_skip()
 
 
 @pytest.fixture(scope="module")

@@ -1,9 +1,10 @@
-// One placed object: its state in every cluster (phase, reason, replicas of a divided object, drift
+// One placed object: its state in every cluster (phase, reason, revision, replicas of a divided object, drift
 // corrections, what it owns there), its pods (read from the clusters through the hub), its Events, and
 // each cluster's customized copy (the desired-set view of that cluster, read when opened).
 
 import { Informer } from './api.js';
 import { enc, errorBox, esc, link, markRendered, showError } from './dom.js';
+import { revisionOf } from './rollout.js';
 import { idOf } from './spaces.js';
 import { copyState } from './states.js';
 import { dumpYaml } from './yaml.js';
@@ -37,7 +38,7 @@ export function mount(ctx, space, group, resource, namespace, name) {
       <div id="object-error"></div>
       <p id="object-meta" class="muted"></p>
       <h2>In each cluster <span id="live" class="live"></span></h2>
-      <table class="grid"><thead><tr><th>Cluster</th><th>State</th><th>Reason</th><th>Replicas</th><th>Drift corrections</th><th>Pods</th><th>Copy</th></tr></thead>
+      <table class="grid"><thead><tr><th>Cluster</th><th>State</th><th>Reason</th><th>Revision</th><th>Replicas</th><th>Drift corrections</th><th>Pods</th><th>Copy</th></tr></thead>
       <tbody id="clusters"></tbody></table>
       <h2>Pods</h2><div id="pods">Loading…</div>
       <h2>Events</h2><div id="events">Loading…</div>
@@ -66,6 +67,7 @@ export function mount(ctx, space, group, resource, namespace, name) {
       const drift = report.driftCorrections ? `${report.driftCorrections} (last ${esc(report.lastDriftCorrection || '?')})` : '0';
       return `<tr data-cluster="${esc(cluster)}" data-state="${state.state}"><td>${esc(cluster)}</td>` +
         `<td><span class="swatch s-${state.state}"></span> ${esc(state.state)}</td><td>${esc(state.reason || '')}</td>` +
+        `<td class="num" data-revision>${esc(revisionOf(state))}</td>` +
         `<td class="num">${division ? esc(division[cluster] ?? 0) : '—'}</td><td class="num">${drift}</td>` +
         `<td>${podsSummary(report.associated)}</td>` +
         `<td><details data-copy="${esc(cluster)}" ${opened.has(cluster) ? 'open' : ''}><summary>${esc(cluster)}'s copy</summary>` +

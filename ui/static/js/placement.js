@@ -2,11 +2,13 @@
 // object → cluster edge coloured by that copy's state, with the reason on hover (the edge's title) and on
 // click (the panel below). Live: SyncTargets (cluster health), the space's PlacementStatuses (copy states)
 // and the EdgePlacement itself are watched; a health or status change recolours edges in place, a change
-// of what the placement selects or reaches draws the picture again.
+// of what the placement selects or reaches draws the picture again. A staged rollout (status.rollout) is
+// drawn above the picture by rollout.js.
 
 import { HubError, Informer } from './api.js';
 import { enc, errorBox, esc, link, markRendered, showError } from './dom.js';
 import { edgeTitle, layout } from './graph.js';
+import { markRevisions, rolloutOf, rolloutPanel } from './rollout.js';
 import { idOf, objectHash } from './spaces.js';
 import { EDGE_STATES, copyState, health, statusKey } from './states.js';
 
@@ -30,6 +32,7 @@ export function mount(ctx, space, name) {
       <div class="legend">${legend()}</div>
       <div id="placement-error"></div>
       <div id="placement-notes"></div>
+      <div id="rollout"></div>
       <div class="picture-wrap" id="picture"></div>
       <div id="details" class="details muted">Hover over an edge for its state; click it for the details.</div>
     </section>`;
@@ -173,6 +176,9 @@ export function mount(ctx, space, name) {
     const problems = [...detail.missingCRDs.map((c) => `missing CRD: ${c}`),
                       ...detail.unservedResources.map((r) => `not served in this space: ${r}`)];
     notes.innerHTML = problems.map((p) => `<p class="warning">${esc(p)}</p>`).join('');
+    const rollout = rolloutOf(placementWatch.items.get(name));
+    view.querySelector('#rollout').innerHTML = rolloutPanel(rollout);
+    if (rollout) markRevisions(picture, rollout);
     drawSummary();
     performance.measure('draw:placement', { start });  // read by bench/ui_bench.py
   }
@@ -203,6 +209,7 @@ export function mount(ctx, space, name) {
         `<p><span class="swatch s-${state.state}"></span> <strong data-detail-state>${esc(state.state)}</strong>` +
         ` — <span data-detail-reason>${esc(state.reason || '')}</span></p>` +
         (entry.replicas !== undefined ? `<p>replicas on this cluster: ${esc(entry.replicas)}</p>` : '') +
+        (entry.revision !== undefined ? `<p>revision on this cluster: <strong data-detail-revision>${esc(entry.revision)}</strong></p>` : '') +
         (entry.reportedAt ? `<p class="muted">reported at ${esc(entry.reportedAt)}</p>` : '') +
         (pods ? `<p>pods: <code>${esc(pods)}</code></p>` : '') +
         `<p>${link(objectHash(id, object.ref), 'the object in every cluster →')}</p>`;
