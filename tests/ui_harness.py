@@ -5,6 +5,10 @@ Chromium is found on the PATH; where it is missing it is installed with ``apt-ge
 running as root (as ``.ci/run`` installs the proxies), else :class:`BrowserUnavailable` says why and
 callers skip. The hub's certificate comes from its generated CA, which Chromium has no flag to trust, so
 pages ignore certificate errors; everything else is the page as a user gets it.
+
+Browser test modules import the fixtures ``browser`` (one Chromium per module, or a skip saying why) and ``page``
+(a fresh page on the module's ``world`` fixture, failing the test on a JavaScript error) as ``browser_fixture`` and
+``page_fixture``, so that the names do not shadow the tests' arguments.
 """
 
 from __future__ import annotations
@@ -15,6 +19,8 @@ import shutil
 import subprocess
 from collections.abc import Iterator
 from typing import Any
+
+import pytest
 
 from tests.harness import Hub
 from tests.syncer_harness import World, configmap, deployment, namespace, placement
@@ -71,6 +77,23 @@ def chromium() -> Iterator[Any]:
             yield browser
         finally:
             browser.close()
+
+
+@pytest.fixture(scope="module", name="browser")
+def browser_fixture() -> Iterator[Any]:
+    try:
+        with chromium() as b:
+            yield b
+    except BrowserUnavailable as exc:
+        pytest.skip(f"no browser for the UI tests: {exc}")
+
+
+@pytest.fixture(name="page")
+def page_fixture(browser: Any, world: World) -> Iterator[Any]:
+    p = open_ui(browser, world.hub)
+    yield p
+    assert p.errors == [], f"JavaScript errors in the page: {p.errors}"
+    p.context.close()
 
 
 def open_ui(browser: Any, hub: Hub, width: int = 1400, height: int = 900) -> Any:

@@ -2,11 +2,13 @@
 // object → cluster edge coloured by that copy's state, with the reason on hover (the edge's title) and on
 // click (the panel below). Live: SyncTargets (cluster health), the space's PlacementStatuses (copy states)
 // and the EdgePlacement itself are watched; a health or status change recolours edges in place, a change
-// of what the placement selects or reaches draws the picture again.
+// of what the placement selects or reaches draws the picture again. A scheduled placement's choice, scores
+// and reasons are shown below the picture (scheduling.js).
 
 import { HubError, Informer } from './api.js';
 import { enc, errorBox, esc, link, markRendered, showError } from './dom.js';
 import { edgeTitle, layout } from './graph.js';
+import { SchedulingPanel } from './scheduling.js';
 import { idOf, objectHash } from './spaces.js';
 import { EDGE_STATES, copyState, health, statusKey } from './states.js';
 
@@ -32,6 +34,7 @@ export function mount(ctx, space, name) {
       <div id="placement-notes"></div>
       <div class="picture-wrap" id="picture"></div>
       <div id="details" class="details muted">Hover over an edge for its state; click it for the details.</div>
+      <div id="scheduling"></div>
     </section>`;
   const picture = view.querySelector('#picture');
   const details = view.querySelector('#details');
@@ -45,6 +48,7 @@ export function mount(ctx, space, name) {
   let redrawTimer = null;
   let healthOf = new Map();  // cluster → health, as last drawn
   let targetsReadable = true;
+  const scheduling = new SchedulingPanel(hub, id, name, view.querySelector('#scheduling'));
 
   const clusterHealth = (cluster) => {
     const target = targets.items.get(cluster);
@@ -76,6 +80,7 @@ export function mount(ctx, space, name) {
 
   const targets = new Informer(hub, `/clusters/${enc(inventory)}/apis/edge.kubestellar.io/v2alpha1/synctargets`, {
     onChange(keys) {
+      scheduling.targetsChanged(keys, targets.items);
       for (const cluster of keys) {
         const now = clusterHealth(cluster);
         const before = healthOf.get(cluster);
@@ -167,6 +172,7 @@ export function mount(ctx, space, name) {
       detail = await hub.get(`/placement/v1/spaces/${enc(id)}/placements/${enc(name)}`);
       showError(errors, null);
       draw();
+      scheduling.refresh();
     } catch (err) {
       detail = null;
       picture.innerHTML = '';
@@ -211,6 +217,7 @@ export function mount(ctx, space, name) {
     });
     await Promise.all([inventoryRead, statusInformer.start(), placementWatch.start()]).catch((err) => showError(errors, err));
     await load();
+    await scheduling.load();
     markRendered(view, 'placement');
   })();
   return {
@@ -218,6 +225,7 @@ export function mount(ctx, space, name) {
       targets.stop();
       statusInformer.stop();
       placementWatch.stop();
+      scheduling.stop();
       if (redrawTimer !== null) clearTimeout(redrawTimer);
     },
   };
