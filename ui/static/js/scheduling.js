@@ -60,7 +60,8 @@ function schedulingInputs(target) {
 }
 
 // The panel in `element` for placement `name` of space id `id`: refresh() asks the API again (coalesced);
-// targetsChanged(keys, items) does so only if a changed SyncTarget changed what scheduling reads.
+// targetsChanged(keys, items) does so only if the placement is scheduled and a changed SyncTarget changed what
+// scheduling reads (a placement becomes scheduled by a change of its own, which refresh() hears of).
 export class SchedulingPanel {
   constructor(hub, id, name, element) {
     this.hub = hub;
@@ -70,6 +71,7 @@ export class SchedulingPanel {
     this.timer = null;
     this.asked = 0;
     this.stopped = false;
+    this.scheduled = false;  // as last answered
   }
 
   // Asks now (a pending refresh is then not needed).
@@ -79,11 +81,13 @@ export class SchedulingPanel {
     const mine = ++this.asked;
     try {
       const doc = await this.hub.get(this.path);
-      if (mine === this.asked && !this.stopped) this.element.innerHTML = schedulingHtml(doc);
+      if (mine === this.asked && !this.stopped) {
+        this.scheduled = doc.scheduled;
+        this.element.innerHTML = schedulingHtml(doc);
+      }
     } catch (err) {
       if (mine === this.asked && !this.stopped) this.element.innerHTML = errorBox(err);
     }
-    if (mine === this.asked && !this.stopped) this.element.dataset.loaded = String(mine);
   }
 
   refresh() {
@@ -100,7 +104,7 @@ export class SchedulingPanel {
       if (now === null) this.inputs.delete(key);
       else this.inputs.set(key, now);
     }
-    if (changed) this.refresh();
+    if (changed && this.scheduled) this.refresh();
   }
 
   stop() {
