@@ -39,7 +39,18 @@ from bench.measure import pct  # noqa: E402
 from bench.report import write_section  # noqa: E402
 from tests.harness import Hub, free_port, wait_for  # noqa: E402
 from tests.syncer_harness import World, namespace  # noqa: E402
-from tests.ui_harness import PLACEMENT, SPACE, chromium, demo, open_ui, rendered, sign_in  # noqa: E402
+from tests.ui_harness import (  # noqa: E402
+    PLACEMENT,
+    SCHEDULING_SPACE,
+    SPACE,
+    chromium,
+    demo,
+    open_ui,
+    rendered,
+    scheduling_demo,
+    scheduling_world,
+    sign_in,
+)
 
 HEADING = "## Web UI (`bench/ui_bench.py`)"
 CLUSTERS, RUNS, AIM = 1_000, 7, 1.0
@@ -234,7 +245,26 @@ def screenshots() -> None:
                     raise SystemExit(f"JavaScript errors: {page.errors}")
         finally:
             world.close()
+    scheduling_screenshot()
     print(f"wrote {', '.join(sorted(p.name for p in DOCS.glob('ui-*.png')))} in {DOCS}")
+
+
+def scheduling_screenshot() -> None:
+    """docs/ui-scheduling.png: a scheduled placement's picture with its scores and reasons, from a real run (four
+    clusters in two zones with their syncers, one tainted)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        world = scheduling_world(Path(tmp)).start()
+        try:
+            scheduling_demo(world)
+            with chromium() as browser:
+                page = open_ui(browser, world.hub, 1280, 760)
+                sign_in(page, world.hub.token)
+                rendered(page, "placement", f"#/space/{SCHEDULING_SPACE}/placement/{PLACEMENT}")
+                page.screenshot(path=str(DOCS / "ui-scheduling.png"), full_page=True)
+                if page.errors:
+                    raise SystemExit(f"JavaScript errors: {page.errors}")
+        finally:
+            world.close()
 
 
 def main() -> None:

@@ -5,6 +5,10 @@ Chromium is found on the PATH; where it is missing it is installed with ``apt-ge
 running as root (as ``.ci/run`` installs the proxies), else :class:`BrowserUnavailable` says why and
 callers skip. The hub's certificate comes from its generated CA, which Chromium has no flag to trust, so
 pages ignore certificate errors; everything else is the page as a user gets it.
+
+Browser test modules import the fixtures ``browser`` (one Chromium per module, or a skip saying why) and ``page``
+(a fresh page on the module's ``world`` fixture, failing the test on a JavaScript error) as ``browser_fixture`` and
+``page_fixture``, so that the names do not shadow the tests' arguments.
 """
 
 from __future__ import annotations
@@ -14,16 +18,27 @@ import os
 import shutil
 import subprocess
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.harness import Hub
+from tests.harness import Hub, wait_for
 from tests.syncer_harness import World, configmap, deployment, namespace, placement
 
 CHROMIUM_NAMES = ("chromium", "chromium-browser")
 INSTALL_TIMEOUT = 900.0
 SPACE, PLACEMENT = "shop", "web"
+# The scheduling demo: 4 clusters in 2 zones; 2 chosen with zone spread, Capacity and Label scores, wec3 tainted.
+SCHEDULING_SPACE = "edge"
+ZONES = {"wec1": "za", "wec2": "za", "wec3": "zb", "wec4": "zb"}
+CHOSEN = ["wec1", "wec4"]  # za's largest (twice the CPU); in zb, wec3 is tainted
+SCHEDULED = {"apiVersion": "edge.kubestellar.io/v2alpha1", "kind": "EdgePlacement", "metadata": {"name": PLACEMENT},
+             "spec": {"locationSelectors": [{"matchLabels": {"env": "edge"}}],
+                      "downsync": [{"apiGroup": "", "resources": ["configmaps"], "namespaces": ["app"]}],
+                      "numberOfClusters": 2, "spreadConstraints": [{"topologyKey": "zone", "maxSkew": 1}],
+                      "prioritizers": [{"type": "Capacity", "weight": 2},
+                                       {"type": "Label", "labelKey": "zone", "values": {"za": 10}}]}}
 
 
 class BrowserUnavailable(Exception):
@@ -85,6 +100,19 @@ def browser_or_skip() -> Iterator[Any]:
         pytest.skip(f"no browser for the UI tests: {exc}")
 
 
+@pytest.fixture(scope="module", name="browser")
+def browser_fixture() -> Iterator[Any]:
+    yield from browser_or_skip()
+
+
+@pytest.fixture(name="page")
+def page_fixture(browser: Any, world: World) -> Iterator[Any]:
+    p = open_ui(browser, world.hub)
+    yield p
+    assert p.errors == [], f"JavaScript errors in the page: {p.errors}"
+    p.context.close()
+
+
 def open_ui(browser: Any, hub: Hub, width: int = 1400, height: int = 900) -> Any:
     """A new page (in a context of its own: its own session) at the hub's /ui/; JavaScript errors are kept in
     ``page.errors``."""
@@ -121,3 +149,34 @@ def demo(world: World) -> None:
     web["spec"]["wantMultiWECReportedState"] = True
     world.apply(SPACE, namespace(SPACE), configmap("settings", SPACE, color="blue"),
                 deployment("storefront", SPACE, replicas=2), web)
+
+
+def scheduling_world(base: Path) -> World:
+    """``spacehub sim serve --with-syncers``: clusters wec1-4 (env=edge, zones za and zb; wec1 with twice the
+    CPU), each with its syncer talking to the hub over HTTP; not started."""
+    world = World(base, clusters=len(ZONES))
+    labels = [arg for name, zone in ZONES.items() for arg in ("--cluster-label", f"{name}:zone={zone}")]
+    world.sim.extra_args = ("--hub", world.hub.base_url, "--hub-kubeconfig", str(world.hub.kubeconfig),
+                            "--with-syncers", "--cluster-label", "env=edge", *labels, "--node-cpu", "wec1=16",
+                            "--ready-delay", "1", "--processes", "1")
+    return world
+
+
+def scheduling(world: World) -> dict[str, Any]:
+    """The placement REST API's explanation of the demo placement's choice."""
+    with world.hub.client() as c:
+        r = c.get(f"/placement/v1/spaces/{SCHEDULING_SPACE}/placements/{PLACEMENT}/scheduling")
+    assert r.status_code == 200, r.text
+    return dict(r.json())
+
+
+def scheduling_demo(world: World) -> None:
+    """wec3 tainted ``maintenance=soon:NoSchedule``; space ``edge`` with a ConfigMap and :data:`SCHEDULED`, once
+    every cluster's capacity has come with its syncer's heartbeats; returns when :data:`CHOSEN` is chosen."""
+    targets = "/apis/edge.kubestellar.io/v2alpha1/synctargets"
+    wait_for(lambda: all(((world.hub_get("inventory", f"{targets}/{c}") or {}).get("status") or {})
+                         .get("allocatable") for c in ZONES), timeout=60, message="every cluster's capacity")
+    world.hub.spacehub("cluster", "taint", "wec3", "maintenance=soon:NoSchedule")
+    world.hub.create_space(SCHEDULING_SPACE)
+    world.apply(SCHEDULING_SPACE, namespace("app"), configmap("settings", "app", color="blue"), SCHEDULED)
+    wait_for(lambda: scheduling(world)["chosen"] == CHOSEN, timeout=60, message=f"{CHOSEN} chosen")

@@ -18,15 +18,10 @@ import yaml
 
 from tests.harness import wait_for
 from tests.syncer_harness import World, deployment
-from tests.ui_harness import PLACEMENT, SPACE, browser_or_skip, demo, open_ui, rendered, sign_in
+from tests.ui_harness import PLACEMENT, SPACE, browser_fixture, demo, open_ui, page_fixture, rendered, sign_in  # noqa: F401 (fixtures)
 
 RED_WITHIN = 2.0  # seconds from a cluster going down to red in the page (issue 18)
 EDGE_PLACEMENTS = f"/clusters/{SPACE}/apis/edge.kubestellar.io/v2alpha1/edgeplacements"
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    yield from browser_or_skip()
 
 
 @pytest.fixture(scope="module")
@@ -40,14 +35,6 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
         yield w
     finally:
         w.close()
-
-
-@pytest.fixture
-def page(browser: Any, world: World) -> Iterator[Any]:
-    p = open_ui(browser, world.hub)
-    yield p
-    assert p.errors == [], f"JavaScript errors in the page: {p.errors}"
-    p.context.close()
 
 
 def edges(page: Any) -> dict[tuple[str, str], str]:

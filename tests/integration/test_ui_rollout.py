@@ -20,7 +20,7 @@ import pytest
 
 from tests.harness import wait_for
 from tests.syncer_harness import World, deployment, namespace, placement
-from tests.ui_harness import browser_or_skip, open_ui, rendered, sign_in
+from tests.ui_harness import browser_fixture, open_ui, rendered, sign_in  # noqa: F401 (fixtures)
 
 SPACE, NAME = "common", "web"
 EDGE_PLACEMENT = f"/apis/edge.kubestellar.io/v2alpha1/edgeplacements/{NAME}"
@@ -41,11 +41,6 @@ def web_placement() -> dict[str, Any]:
                    {"name": "rest", "maxUnavailable": "50%", "approval": "Manual"}],
         "progressDeadlineSeconds": 10}
     return spread
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    yield from browser_or_skip()
 
 
 @pytest.fixture(scope="module")

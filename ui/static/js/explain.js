@@ -1,9 +1,11 @@
 // Explain: edit an EdgePlacement's spec in the page (YAML or JSON) and see what it would select — the
 // placement REST API's explain, which creates nothing — before saving it through the space's Kubernetes
-// API (a 409 says someone else changed it meanwhile, a 403 what was refused).
+// API (a 409 says someone else changed it meanwhile, a 403 what was refused). A stored scheduled placement's
+// choice, scores and reasons are shown below (scheduling.js).
 
 import { HubError } from './api.js';
 import { enc, errorBox, esc, link, markRendered } from './dom.js';
+import { SchedulingPanel } from './scheduling.js';
 import { idOf } from './spaces.js';
 import { YamlError, dumpYaml, parseYaml } from './yaml.js';
 
@@ -52,7 +54,7 @@ export function mount(ctx, space, name) {
             ${name ? link(`/space/${id}/placement/${name}`, 'picture →') : ''}</div>
           <div id="save-result"></div>
         </div>
-        <div><h2>Would select</h2><div id="explain-result">…</div></div>
+        <div><h2>Would select</h2><div id="explain-result">…</div><div id="scheduling"></div></div>
       </div>
     </section>`;
   const editor = view.querySelector('#spec');
@@ -61,6 +63,7 @@ export function mount(ctx, space, name) {
   let stored = null;
   let timer = null;
   let asked = 0;
+  const scheduling = name ? new SchedulingPanel(hub, id, name, view.querySelector('#scheduling')) : null;
 
   function spec() {
     const doc = parseYaml(editor.value);
@@ -95,6 +98,7 @@ export function mount(ctx, space, name) {
       if (stored) doc = await hub.put(`${base}/${enc(placementName)}`, { ...stored, spec: body });
       else doc = await hub.post(base, { apiVersion: EDGE, kind: 'EdgePlacement', metadata: { name: placementName }, spec: body });
       stored = doc;
+      if (scheduling) scheduling.refresh();
       saved.innerHTML = `<p class="ok">Saved (resourceVersion ${esc(doc.metadata.resourceVersion)}). ${link(`/space/${id}/placement/${placementName}`, 'See the picture →')}</p>`;
     } catch (err) {
       const conflict = err instanceof HubError && err.code === 409 && stored
@@ -126,8 +130,14 @@ export function mount(ctx, space, name) {
     } else {
       editor.value = dumpYaml(TEMPLATE);
     }
-    await explainNow();
+    await Promise.all([explainNow(), scheduling && scheduling.load()]);
     markRendered(view, 'explain');
   })();
-  return { stop() { if (timer !== null) clearTimeout(timer); asked = -1; } };
+  return {
+    stop() {
+      if (timer !== null) clearTimeout(timer);
+      asked = -1;
+      if (scheduling) scheduling.stop();
+    },
+  };
 }

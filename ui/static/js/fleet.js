@@ -1,10 +1,11 @@
 // The fleet: every SyncTarget of the inventory space with its labels, health, heartbeat age, capacity and the
-// number of objects it holds, filtered by a label selector; kept current by a watch of the SyncTargets.
+// number of objects it holds, its taints as badges, filtered by a label selector; kept current by a watch of the SyncTargets.
 // A heartbeat changes one row, so one row is redrawn; the table is drawn whole only when the set of
 // shown clusters changes.
 
 import { Informer } from './api.js';
 import { age, enc, errorBox, esc, labelChips, markRendered, showError } from './dom.js';
+import { taintBadges } from './scheduling.js';
 import { matches, parseSelector } from './selector.js';
 import { health } from './states.js';
 
@@ -34,7 +35,7 @@ function cells(target, count) {
   const notes = h.notes.map((n) => `<span class="badge">${n}</span>`).join('');
   return `<td class="name"><a href="#/fleet?selector=${enc(`id=${name}`)}">${esc(name)}</a></td>` +
     `<td>${labelChips(target.metadata.labels)}</td>` +
-    `<td><span class="health ${h.state}" title="${esc(h.message)}">${h.label}</span>${notes}</td>` +
+    `<td><span class="health ${h.state}" title="${esc(h.message)}">${h.label}</span>${notes}${taintBadges(target)}</td>` +
     `<td class="num" data-heartbeat="${esc(heartbeat)}" title="${esc(heartbeat)}">${age(heartbeat)}</td>` +
     `<td>${capacity(target)}</td>` +
     `<td class="num">${count === undefined ? '<span class="muted">…</span>' : count}</td>`;

@@ -3,12 +3,14 @@
 // click (the panel below). Live: SyncTargets (cluster health), the space's PlacementStatuses (copy states)
 // and the EdgePlacement itself are watched; a health or status change recolours edges in place, a change
 // of what the placement selects or reaches draws the picture again. A staged rollout (status.rollout) is
-// drawn above the picture by rollout.js.
+// drawn above the picture by rollout.js; a scheduled placement's choice, scores and reasons below it
+// (scheduling.js).
 
 import { HubError, Informer } from './api.js';
 import { enc, errorBox, esc, link, markRendered, showError } from './dom.js';
 import { edgeTitle, layout } from './graph.js';
 import { markRevisions, rolloutOf, rolloutPanel } from './rollout.js';
+import { SchedulingPanel } from './scheduling.js';
 import { idOf, objectHash } from './spaces.js';
 import { EDGE_STATES, copyState, health, statusKey } from './states.js';
 
@@ -35,6 +37,7 @@ export function mount(ctx, space, name) {
       <div id="rollout"></div>
       <div class="picture-wrap" id="picture"></div>
       <div id="details" class="details muted">Hover over an edge for its state; click it for the details.</div>
+      <div id="scheduling"></div>
     </section>`;
   const picture = view.querySelector('#picture');
   const details = view.querySelector('#details');
@@ -48,6 +51,7 @@ export function mount(ctx, space, name) {
   let redrawTimer = null;
   let healthOf = new Map();  // cluster → health, as last drawn
   let targetsReadable = true;
+  const scheduling = new SchedulingPanel(hub, id, name, view.querySelector('#scheduling'));
 
   const clusterHealth = (cluster) => {
     const target = targets.items.get(cluster);
@@ -90,6 +94,7 @@ export function mount(ctx, space, name) {
 
   const targets = new Informer(hub, `/clusters/${enc(inventory)}/apis/edge.kubestellar.io/v2alpha1/synctargets`, {
     onChange(keys) {
+      scheduling.targetsChanged(keys, targets.items);
       for (const cluster of keys) {
         const now = clusterHealth(cluster);
         const before = healthOf.get(cluster);
@@ -188,6 +193,7 @@ export function mount(ctx, space, name) {
       detail = await hub.get(`/placement/v1/spaces/${enc(id)}/placements/${enc(name)}`);
       showError(errors, null);
       draw();
+      scheduling.refresh();
     } catch (err) {
       detail = null;
       picture.innerHTML = '';
@@ -233,6 +239,7 @@ export function mount(ctx, space, name) {
     });
     await Promise.all([inventoryRead, statusInformer.start(), placementWatch.start()]).catch((err) => showError(errors, err));
     await load();
+    await scheduling.load();
     markRendered(view, 'placement');
   })();
   return {
@@ -240,6 +247,7 @@ export function mount(ctx, space, name) {
       targets.stop();
       statusInformer.stop();
       placementWatch.stop();
+      scheduling.stop();
       if (redrawTimer !== null) clearTimeout(redrawTimer);
     },
   };
