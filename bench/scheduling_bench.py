@@ -11,12 +11,14 @@ Measures, with the calls the placement service makes (``upsert_sync_target`` and
 the SyncTarget is written, ``decide`` then ``drain_dirty`` in its next drain):
 - the initial resolution: the engine loaded, then every placement's first choice;
 - one cluster's relabel until every affected placement is re-chosen, several times each: a label nothing
-  reads, an unchosen cluster leaving its Location (every placement over it ranks again, nothing moves) and
-  coming back, and a chosen cluster leaving its Location (the placements that chose it choose another);
+  reads, an unchosen cluster leaving its Location (the placements over it look at their kept clusters again,
+  nothing moves) and coming back, and a chosen cluster leaving its Location (the placements that chose it
+  choose another);
 - the floor in the same run: the same relabel given to the engine alone (``upsert_sync_target`` and
-  ``drain_dirty``: what the hub does for it without choosing), reported as a ratio.
-Checks every choice (3 clusters in 3 zones, the relabelled cluster gone from those that chose it) and
-replaces the ``## Scheduling`` section of ``docs/benchmarks.md``. ``--smoke`` runs a tenth of the size and
+  ``drain_dirty``: what the hub does for it without choosing), reported as a ratio of CPU times.
+Each time in wall clock and in this process's CPU (the machine is shared). Checks every choice (3 clusters in
+3 zones, the relabelled cluster gone from those that chose it) and replaces the ``## Scheduling
+(`bench/scheduling_bench.py`)`` section of ``docs/benchmarks.md``. ``--smoke`` runs a tenth of the size and
 writes nothing.
 """
 
@@ -269,8 +271,8 @@ def main() -> None:
           f"clusters chosen, the most popular by {max(counts.values())} placements", flush=True)
     results = relabels(world, rng)
     for case, samples in results.items():
-        print(f"{case}: " + ", ".join(f"{s.ms:.1f} ms (CPU {s.cpu_ms:.1f}, floor {s.floor_ms:.1f}, {s.rechosen} "
-                                      "re-chosen)" for s in samples), flush=True)
+        print(f"{case}: " + ", ".join(f"{s.ms:.1f} ms (CPU {s.cpu_ms:.1f}; floor {s.floor_ms:.1f}, CPU "
+                                      f"{s.floor_cpu_ms:.1f}; {s.rechosen} re-chosen)" for s in samples), flush=True)
     if size == FULL:
         write_report(size, len(objects), load, initial, counts, results)
 
