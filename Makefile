@@ -23,6 +23,7 @@ bench: $(STAMP)
 	$(BIN)/python bench/api_bench.py
 	$(BIN)/python bench/placement_bench.py
 	$(BIN)/python bench/placement_hub_bench.py
+	$(BIN)/python bench/scheduling_bench.py
 	$(BIN)/python bench/sync_bench.py
 	$(BIN)/python bench/fanout_bench.py
 	$(BIN)/python bench/status_bench.py
