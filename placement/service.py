@@ -333,6 +333,8 @@ class PlacementService(WorkQueue):
         if not self.leadership.held:
             return
         changed, recheck = self.choices.decide()
+        if changed:
+            self.moves.look()  # clusters a new choice drops keep their copies until the new ones are Ready
         self._refresh |= changed
         if recheck is not None:
             delay = (recheck - self.choices.clock()).total_seconds() + 0.05
