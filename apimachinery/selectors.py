@@ -405,6 +405,11 @@ def parse_label_selector(text: str) -> LabelSelector:
     return LabelSelector(tuple(sorted(requirements, key=lambda r: r.key)))
 
 
+def _go_string(value: Any) -> str:
+    """A JSON value decoded into a Go string field: null is the empty string."""
+    return "" if value is None else str(value)
+
+
 _OBJECT_OPS = {"In": Op.IN, "NotIn": Op.NOT_IN, "Exists": Op.EXISTS, "DoesNotExist": Op.DOES_NOT_EXIST}
 
 
@@ -419,13 +424,15 @@ def label_selector_from_object(sel: Mapping[str, Any] | None) -> LabelSelector:
     requirements: list[Requirement] = []
     try:
         for key in sorted(match_labels):
-            requirements.append(_new_requirement(str(key), Op.EQUALS, [str(match_labels[key])]))
+            requirements.append(_new_requirement(str(key), Op.EQUALS, [_go_string(match_labels[key])]))
         for expr in expressions:
-            operator = str(expr.get("operator", ""))
+            # A null item decodes as Go's zero requirement, whose empty operator is refused below.
+            expr = expr if isinstance(expr, Mapping) else {}
+            operator = _go_string(expr.get("operator"))
             if operator not in _OBJECT_OPS:
                 raise _SelectorSyntaxError(f"{go_quote(operator)} is not a valid label selector operator")
-            requirements.append(_new_requirement(str(expr.get("key", "")), _OBJECT_OPS[operator],
-                                                 [str(v) for v in expr.get("values") or []]))
+            requirements.append(_new_requirement(_go_string(expr.get("key")), _OBJECT_OPS[operator],
+                                                 [_go_string(v) for v in expr.get("values") or []]))
     except _SelectorSyntaxError as e:
         raise bad_request(str(e)) from None
     return LabelSelector(tuple(sorted(requirements, key=lambda r: r.key)))

@@ -6,6 +6,7 @@ import pytest
 
 from apimachinery.errors import StatusError
 from apimachinery.selectors import LabelSelector, label_selector_from_object, parse_label_selector
+from apiserver.builtin.strategies import selector_matches
 
 LABELS = {"app": "web", "tier": "front", "example.com/team": "a", "n": "5"}
 
@@ -154,3 +155,26 @@ def test_from_object_errors(obj: dict, message: str) -> None:
         label_selector_from_object(obj)
     assert err.value.code == 400
     assert err.value.message.startswith(message)
+
+
+def test_strategies_match_label_selector_objects_with_the_one_matcher() -> None:
+    web = {"matchLabels": {"app": "web"}, "matchExpressions": [{"key": "env", "operator": "NotIn", "values": ["prod"]}]}
+    assert selector_matches(web, LABELS) and selector_matches(web, {"app": "web"})
+    assert not selector_matches(web, {**LABELS, "env": "prod"})
+    assert not selector_matches(web, {"app": "api"}) and not selector_matches(web, None)
+    assert selector_matches({}, None) and selector_matches({"matchExpressions": []}, LABELS)
+    assert selector_matches({"matchExpressions": [{"key": "gone", "operator": "DoesNotExist"}]}, LABELS)
+    assert not selector_matches({"matchExpressions": [{"key": "n", "operator": "DoesNotExist"}]}, LABELS)
+    for malformed in (None, "app=web", [], {"matchExpressions": [{"key": "app", "operator": "Gt", "values": ["1"]}]},
+                      {"matchExpressions": [{"key": "app", "operator": "Exists", "values": ["web"]}]},
+                      {"matchExpressions": [{"key": "app", "operator": "NotIn", "values": []}]},
+                      {"matchExpressions": [None]}, {"matchLabels": {"a/b/c": "web"}}):
+        # validate_label_selector reports these; the strategies' checks then select nothing.
+        assert not selector_matches(malformed, LABELS), malformed
+
+
+def test_null_items_decode_as_go_zero_values() -> None:
+    with pytest.raises(StatusError) as err:
+        label_selector_from_object({"matchExpressions": [None]})
+    assert err.value.message == '"" is not a valid label selector operator'
+    assert label_selector_from_object({"matchLabels": {"a": None}}).matches({"a": ""})
