@@ -17,67 +17,9 @@ from typing import Any
 
 from apimachinery.errors import bad_request
 from apimachinery.gofmt import go_quote
+from apimachinery.names import is_label_value, is_qualified_name
 
-# ----------------------------------------------------------------------------------------------
-# Validation messages (apimachinery ``validation``); selector errors quote them verbatim.
-
-_LABEL_KEY_FMT = "([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]"
-_LABEL_KEY_RE = re.compile(_LABEL_KEY_FMT)
-_LABEL_KEY_MSG = ("must consist of alphanumeric characters, '-', '_' or '.', and must start and end with "
-                  "an alphanumeric character")
-_LABEL_VALUE_FMT = f"({_LABEL_KEY_FMT})?"
-_LABEL_VALUE_RE = re.compile(_LABEL_VALUE_FMT)
-_LABEL_VALUE_MSG = ("a valid label must be an empty string or consist of alphanumeric characters, '-', '_' "
-                    "or '.', and must start and end with an alphanumeric character")
-_DNS1123_LABEL_FMT = "[a-z0-9]([-a-z0-9]*[a-z0-9])?"
-_DNS1123_SUBDOMAIN_FMT = f"{_DNS1123_LABEL_FMT}(\\.{_DNS1123_LABEL_FMT})*"
-_DNS1123_SUBDOMAIN_RE = re.compile(_DNS1123_SUBDOMAIN_FMT)
-_DNS1123_SUBDOMAIN_MSG = ("a lowercase RFC 1123 subdomain must consist of lower case alphanumeric "
-                          "characters, '-' or '.', and must start and end with an alphanumeric character")
-_MAX_NAME = 63
-_MAX_SUBDOMAIN = 253
 _INT64 = re.compile(r"[+-]?[0-9]+")
-
-
-def _regex_error(msg: str, fmt: str, *examples: str) -> str:
-    shown = " or ".join(f"'{e}'" for e in examples)
-    return f"{msg} (e.g. {shown}, regex used for validation is '{fmt}')"
-
-
-def _qualified_name_errors(key: str) -> list[str]:
-    errs: list[str] = []
-    name_rule = _regex_error(_LABEL_KEY_MSG, _LABEL_KEY_FMT, "MyName", "my.name", "123-abc")
-    parts = key.split("/")
-    if len(parts) > 2:
-        return [f"a valid label key {name_rule} with an optional DNS subdomain prefix and '/' "
-                "(e.g. 'example.com/MyName')"]
-    name = parts[-1]
-    if len(parts) == 2:
-        prefix = parts[0]
-        if not prefix:
-            errs.append("prefix part must be non-empty")
-        else:
-            if len(prefix.encode()) > _MAX_SUBDOMAIN:
-                errs.append(f"prefix part must be no more than {_MAX_SUBDOMAIN} bytes")
-            if not _DNS1123_SUBDOMAIN_RE.fullmatch(prefix):
-                errs.append("prefix part " + _regex_error(_DNS1123_SUBDOMAIN_MSG, _DNS1123_SUBDOMAIN_FMT,
-                                                          "example.com"))
-    if not name:
-        errs.append("name part must be non-empty")
-    elif len(name.encode()) > _MAX_NAME:
-        errs.append(f"name part must be no more than {_MAX_NAME} bytes")
-    if not _LABEL_KEY_RE.fullmatch(name):
-        errs.append("name part " + name_rule)
-    return errs
-
-
-def _label_value_errors(value: str) -> list[str]:
-    errs: list[str] = []
-    if len(value.encode()) > _MAX_NAME:
-        errs.append(f"must be no more than {_MAX_NAME} bytes")
-    if not _LABEL_VALUE_RE.fullmatch(value):
-        errs.append(_regex_error(_LABEL_VALUE_MSG, _LABEL_VALUE_FMT, "MyValue", "my_value", "12345"))
-    return errs
 
 
 def _go_json_strings(values: list[str] | None) -> str:
@@ -162,7 +104,7 @@ class Requirement:
 def _new_requirement(key: str, op: Op, values: list[str]) -> Requirement:
     """apimachinery ``NewRequirement``: the checks and the error text of a single requirement."""
     errs: list[str] = []
-    if key_errs := _qualified_name_errors(key):
+    if key_errs := is_qualified_name(key):
         errs.append(_invalid("key", go_quote(key), "; ".join(key_errs)))
     if op in (Op.IN, Op.NOT_IN):
         if not values:
@@ -185,7 +127,7 @@ def _new_requirement(key: str, op: Op, values: list[str]) -> Requirement:
                 errs.append(_invalid(f"values[{i}]", go_quote(v),
                                      "for 'Gt', 'Lt' operators, the value must be an integer"))
     for i, v in enumerate(values):
-        if value_errs := _label_value_errors(v):
+        if value_errs := is_label_value(v):
             errs.append(_invalid(f"values[{i}][{key}]", go_quote(v), "; ".join(value_errs)))
     if errs:
         raise _SelectorSyntaxError(_aggregate(errs))
@@ -327,7 +269,7 @@ class _LabelParser:
         if tok is not _Tok.IDENT:
             raise _SelectorSyntaxError(f"found '{lit}', expected: identifier")
         key = lit
-        if errs := _qualified_name_errors(key):
+        if errs := is_qualified_name(key):
             # The parser validates the key with a nil field path, which Go prints as "<nil>".
             raise _SelectorSyntaxError(_invalid("<nil>", go_quote(key), "; ".join(errs)))
         if negated:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from apimachinery.errors import StatusError
+from apimachinery.names import validate_labels
 from apimachinery.selectors import LabelSelector, label_selector_from_object, parse_label_selector
 from apiserver.builtin.strategies import selector_matches
 
@@ -178,3 +179,24 @@ def test_null_items_decode_as_go_zero_values() -> None:
         label_selector_from_object({"matchExpressions": [None]})
     assert err.value.message == '"" is not a valid label selector operator'
     assert label_selector_from_object({"matchLabels": {"a": None}}).matches({"a": ""})
+
+
+def test_selector_keys_are_worded_as_label_validation_words_them() -> None:
+    # One copy of the key rule: a 400 for a bad selector key says what a 422 for the same metadata label says,
+    # with upstream RegexError's joining of the examples.
+    rule = ("a valid label key must consist of alphanumeric characters, '-', '_' or '.', and must start and end "
+            "with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for "
+            "validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]') with an optional DNS subdomain prefix "
+            "and '/' (e.g. 'example.com/MyName')")
+    assert bad_label("a/b/c") == f'unable to parse requirement: <nil>: Invalid value: "a/b/c": {rule}'
+    assert [c.message for c in validate_labels({"a/b/c": "x"})] == [f'Invalid value: "a/b/c": {rule}']
+
+
+@pytest.mark.parametrize("selector", [{"matchLabels": {"a\n": "x"}}, {"matchLabels": {"a": "x\n"}},
+                                      {"matchExpressions": [{"key": "a\n", "operator": "Exists"}]}])
+def test_a_trailing_newline_is_not_part_of_a_valid_key_or_value(selector: dict) -> None:
+    # Go's ^…$ ends at the end of the text; Python's $ also matches before a final newline.
+    with pytest.raises(StatusError):
+        label_selector_from_object(selector)
+    labels = selector.get("matchLabels") or {"a\n": ""}
+    assert validate_labels(labels)
