@@ -151,7 +151,7 @@ def _unescape(value: str) -> str:
     return "".join(out)
 
 
-def parse_field_selector(text: str, fields: SelectableFields = DEFAULT_FIELDS) -> FieldSelector:
+def parse_field_selector(text: str, fields: SelectableFields) -> FieldSelector:
     """Parse the ``fieldSelector`` query syntax over a kind's ``fields``; an empty string selects all."""
     requirements: list[FieldRequirement] = []
     # Upstream sorts the raw terms; exact_value() returns the first match in that order.

@@ -89,7 +89,7 @@ def test_field_selector_empty_and_hashable() -> None:
     a = parse("metadata.name=a,metadata.namespace=b", "ConfigMap")
     b = parse("metadata.namespace=b,metadata.name=a", "ConfigMap")
     assert a == b and hash(a) == hash(b) and isinstance(a, FieldSelector)
-    assert parse_field_selector("metadata.name=a").fields is DEFAULT_FIELDS
+    assert parse("metadata.name=a", "ConfigMap").fields is DEFAULT_FIELDS
 
 
 def test_missing_fields_compare_as_empty() -> None:
