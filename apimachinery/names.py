@@ -109,9 +109,9 @@ _DNS1035_LABEL_FMT = "[a-z]([-a-z0-9]*[a-z0-9])?"
 _DNS1035_LABEL_MSG = ("a DNS-1035 label must consist of lower case alphanumeric characters or '-', start "
                       "with an alphabetic character, and end with an alphanumeric character")
 
-_DNS1123_LABEL_RE = re.compile(f"^{_DNS1123_LABEL_FMT}$")
-_DNS1123_SUBDOMAIN_RE = re.compile(f"^{_DNS1123_SUBDOMAIN_FMT}$")
-_DNS1035_LABEL_RE = re.compile(f"^{_DNS1035_LABEL_FMT}$")
+_DNS1123_LABEL_RE = re.compile(_DNS1123_LABEL_FMT)
+_DNS1123_SUBDOMAIN_RE = re.compile(_DNS1123_SUBDOMAIN_FMT)
+_DNS1035_LABEL_RE = re.compile(_DNS1035_LABEL_FMT)
 
 DNS1123_LABEL_MAX = 63
 DNS1123_SUBDOMAIN_MAX = 253
@@ -121,8 +121,8 @@ def is_dns1123_label(value: str) -> list[str]:
     errs = []
     if len(value) > DNS1123_LABEL_MAX:
         errs.append(_max_len_chars(DNS1123_LABEL_MAX))
-    if not _DNS1123_LABEL_RE.match(value):
-        if _DNS1123_SUBDOMAIN_RE.match(value):
+    if not _DNS1123_LABEL_RE.fullmatch(value):
+        if _DNS1123_SUBDOMAIN_RE.fullmatch(value):
             # A valid subdomain but not a label: length was checked above, so it must be the dots.
             errs.append("must not contain dots")
         else:
@@ -134,7 +134,7 @@ def is_dns1123_subdomain(value: str) -> list[str]:
     errs = []
     if len(value) > DNS1123_SUBDOMAIN_MAX:
         errs.append(_max_len_chars(DNS1123_SUBDOMAIN_MAX))
-    if not _DNS1123_SUBDOMAIN_RE.match(value):
+    if not _DNS1123_SUBDOMAIN_RE.fullmatch(value):
         errs.append(regex_error(_DNS1123_SUBDOMAIN_MSG, _DNS1123_SUBDOMAIN_FMT, "example.com"))
     return errs
 
@@ -143,7 +143,7 @@ def is_dns1035_label(value: str) -> list[str]:
     errs = []
     if len(value) > DNS1123_LABEL_MAX:
         errs.append(_max_len_chars(DNS1123_LABEL_MAX))
-    if not _DNS1035_LABEL_RE.match(value):
+    if not _DNS1035_LABEL_RE.fullmatch(value):
         errs.append(regex_error(_DNS1035_LABEL_MSG, _DNS1035_LABEL_FMT, "my-name", "abc-123"))
     return errs
 
@@ -170,11 +170,11 @@ def validate_object_name(name: str, rule: NameRule) -> list[str]:
 _QUALIFIED_NAME_FMT = "([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]"
 _QUALIFIED_NAME_MSG = ("must consist of alphanumeric characters, '-', '_' or '.', and must start and end "
                        "with an alphanumeric character")
-_QUALIFIED_NAME_RE = re.compile(f"^{_QUALIFIED_NAME_FMT}$")
+_QUALIFIED_NAME_RE = re.compile(_QUALIFIED_NAME_FMT)
 _LABEL_VALUE_FMT = f"({_QUALIFIED_NAME_FMT})?"
 _LABEL_VALUE_MSG = ("a valid label must be an empty string or consist of alphanumeric characters, '-', '_' "
                     "or '.', and must start and end with an alphanumeric character")
-_LABEL_VALUE_RE = re.compile(f"^{_LABEL_VALUE_FMT}$")
+_LABEL_VALUE_RE = re.compile(_LABEL_VALUE_FMT)
 QUALIFIED_NAME_MAX = 63
 LABEL_VALUE_MAX = 63
 TOTAL_ANNOTATION_SIZE_LIMIT = 256 * 1024
@@ -200,7 +200,7 @@ def is_qualified_name(value: str) -> list[str]:
         errs.append("name part must be non-empty")
     elif len(name.encode()) > QUALIFIED_NAME_MAX:
         errs.append("name part " + _max_len_bytes(QUALIFIED_NAME_MAX))
-    if not _QUALIFIED_NAME_RE.match(name):
+    if not _QUALIFIED_NAME_RE.fullmatch(name):
         errs.append("name part " + regex_error(_QUALIFIED_NAME_MSG, _QUALIFIED_NAME_FMT, "MyName", "my.name",
                                                "123-abc"))
     return errs
@@ -210,7 +210,7 @@ def is_label_value(value: str) -> list[str]:
     errs = []
     if len(value.encode()) > LABEL_VALUE_MAX:
         errs.append(_max_len_bytes(LABEL_VALUE_MAX))
-    if not _LABEL_VALUE_RE.match(value):
+    if not _LABEL_VALUE_RE.fullmatch(value):
         errs.append(regex_error(_LABEL_VALUE_MSG, _LABEL_VALUE_FMT, "MyValue", "my_value", "12345"))
     return errs
 
@@ -246,7 +246,7 @@ def validate_annotations(annotations: Any, path: str = "metadata.annotations") -
 
 _CONFIG_KEY_FMT = "[-._a-zA-Z0-9]+"
 _CONFIG_KEY_MSG = "a valid config key must consist of alphanumeric characters, '-', '_' or '.'"
-_CONFIG_KEY_RE = re.compile(f"^{_CONFIG_KEY_FMT}$")
+_CONFIG_KEY_RE = re.compile(_CONFIG_KEY_FMT)
 
 
 def is_config_map_key(value: str) -> list[str]:
@@ -254,7 +254,7 @@ def is_config_map_key(value: str) -> list[str]:
     errs = []
     if len(value) > DNS1123_SUBDOMAIN_MAX:
         errs.append(_max_len_chars(DNS1123_SUBDOMAIN_MAX))
-    if not _CONFIG_KEY_RE.match(value):
+    if not _CONFIG_KEY_RE.fullmatch(value):
         errs.append(regex_error(_CONFIG_KEY_MSG, _CONFIG_KEY_FMT, "key.name", "KEY_NAME", "key-name"))
     if value in (".", ".."):
         errs.append(f"must not be '{value}'")
@@ -263,7 +263,7 @@ def is_config_map_key(value: str) -> list[str]:
     return errs
 
 
-_PORT_NAME_CHARSET = re.compile("^[-a-z0-9]+$")
+_PORT_NAME_CHARSET = re.compile("[-a-z0-9]+")
 _PORT_NAME_ONE_LETTER = re.compile("[a-z]")
 
 
@@ -272,7 +272,7 @@ def is_valid_port_name(value: str) -> list[str]:
     errs = []
     if len(value) > 15:
         errs.append(_max_len_chars(15))
-    if not _PORT_NAME_CHARSET.match(value):
+    if not _PORT_NAME_CHARSET.fullmatch(value):
         errs.append("must contain only alpha-numeric characters (a-z, 0-9), and hyphens (-)")
     if not _PORT_NAME_ONE_LETTER.search(value):
         errs.append("must contain at least one letter (a-z)")
@@ -290,11 +290,11 @@ def is_valid_port_num(value: Any) -> list[str]:
 
 
 _PERCENT_FMT = "[0-9]+%"
-_PERCENT_RE = re.compile(f"^{_PERCENT_FMT}$")
+_PERCENT_RE = re.compile(_PERCENT_FMT)
 
 
 def is_valid_percent(value: str) -> list[str]:
-    if _PERCENT_RE.match(value):
+    if _PERCENT_RE.fullmatch(value):
         return []
     return [regex_error("a valid percent string must be a numeric string followed by an ending '%'",
                         _PERCENT_FMT, "1%", "93%")]

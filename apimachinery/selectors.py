@@ -1,83 +1,25 @@
-"""Label and field selectors: parsing the ``labelSelector`` / ``fieldSelector`` query strings and
-``metav1.LabelSelector`` objects, and matching objects against them.
+"""Label selectors: parsing the ``labelSelector`` query string and ``metav1.LabelSelector`` objects, and
+matching label sets against them.
 
-Owns the selector grammar, its error wording and the table of fields each kind can be selected on.
-The behaviour follows apimachinery (``pkg/labels``, ``pkg/fields``, ``LabelSelectorAsSelector``) and
-the per-kind field-label conversions of kube-apiserver, because clients (kubectl, client-go
-informers, controllers) depend on both the matching rules and the 400 messages.
+Owns the label-selector grammar, its error wording and the one matcher every caller uses. The behaviour
+follows apimachinery (``pkg/labels``, ``LabelSelectorAsSelector``), because clients (kubectl, client-go
+informers, controllers) depend on both the matching rules and the 400 messages. Field selectors are
+:mod:`apimachinery.fieldselectors`.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import Enum, StrEnum
 from typing import Any
 
-from apimachinery.errors import StatusError, bad_request
+from apimachinery.errors import bad_request
 from apimachinery.gofmt import go_quote
+from apimachinery.names import is_label_value, is_qualified_name
 
-# ----------------------------------------------------------------------------------------------
-# Validation messages (apimachinery ``validation``); selector errors quote them verbatim.
-
-_LABEL_KEY_FMT = "([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]"
-_LABEL_KEY_RE = re.compile(_LABEL_KEY_FMT)
-_LABEL_KEY_MSG = ("must consist of alphanumeric characters, '-', '_' or '.', and must start and end with "
-                  "an alphanumeric character")
-_LABEL_VALUE_FMT = f"({_LABEL_KEY_FMT})?"
-_LABEL_VALUE_RE = re.compile(_LABEL_VALUE_FMT)
-_LABEL_VALUE_MSG = ("a valid label must be an empty string or consist of alphanumeric characters, '-', '_' "
-                    "or '.', and must start and end with an alphanumeric character")
-_DNS1123_LABEL_FMT = "[a-z0-9]([-a-z0-9]*[a-z0-9])?"
-_DNS1123_SUBDOMAIN_FMT = f"{_DNS1123_LABEL_FMT}(\\.{_DNS1123_LABEL_FMT})*"
-_DNS1123_SUBDOMAIN_RE = re.compile(_DNS1123_SUBDOMAIN_FMT)
-_DNS1123_SUBDOMAIN_MSG = ("a lowercase RFC 1123 subdomain must consist of lower case alphanumeric "
-                          "characters, '-' or '.', and must start and end with an alphanumeric character")
-_MAX_NAME = 63
-_MAX_SUBDOMAIN = 253
 _INT64 = re.compile(r"[+-]?[0-9]+")
-
-
-def _regex_error(msg: str, fmt: str, *examples: str) -> str:
-    shown = " or ".join(f"'{e}'" for e in examples)
-    return f"{msg} (e.g. {shown}, regex used for validation is '{fmt}')"
-
-
-def _qualified_name_errors(key: str) -> list[str]:
-    errs: list[str] = []
-    name_rule = _regex_error(_LABEL_KEY_MSG, _LABEL_KEY_FMT, "MyName", "my.name", "123-abc")
-    parts = key.split("/")
-    if len(parts) > 2:
-        return [f"a valid label key {name_rule} with an optional DNS subdomain prefix and '/' "
-                "(e.g. 'example.com/MyName')"]
-    name = parts[-1]
-    if len(parts) == 2:
-        prefix = parts[0]
-        if not prefix:
-            errs.append("prefix part must be non-empty")
-        else:
-            if len(prefix.encode()) > _MAX_SUBDOMAIN:
-                errs.append(f"prefix part must be no more than {_MAX_SUBDOMAIN} bytes")
-            if not _DNS1123_SUBDOMAIN_RE.fullmatch(prefix):
-                errs.append("prefix part " + _regex_error(_DNS1123_SUBDOMAIN_MSG, _DNS1123_SUBDOMAIN_FMT,
-                                                          "example.com"))
-    if not name:
-        errs.append("name part must be non-empty")
-    elif len(name.encode()) > _MAX_NAME:
-        errs.append(f"name part must be no more than {_MAX_NAME} bytes")
-    if not _LABEL_KEY_RE.fullmatch(name):
-        errs.append("name part " + name_rule)
-    return errs
-
-
-def _label_value_errors(value: str) -> list[str]:
-    errs: list[str] = []
-    if len(value.encode()) > _MAX_NAME:
-        errs.append(f"must be no more than {_MAX_NAME} bytes")
-    if not _LABEL_VALUE_RE.fullmatch(value):
-        errs.append(_regex_error(_LABEL_VALUE_MSG, _LABEL_VALUE_FMT, "MyValue", "my_value", "12345"))
-    return errs
 
 
 def _go_json_strings(values: list[str] | None) -> str:
@@ -162,7 +104,7 @@ class Requirement:
 def _new_requirement(key: str, op: Op, values: list[str]) -> Requirement:
     """apimachinery ``NewRequirement``: the checks and the error text of a single requirement."""
     errs: list[str] = []
-    if key_errs := _qualified_name_errors(key):
+    if key_errs := is_qualified_name(key):
         errs.append(_invalid("key", go_quote(key), "; ".join(key_errs)))
     if op in (Op.IN, Op.NOT_IN):
         if not values:
@@ -185,7 +127,7 @@ def _new_requirement(key: str, op: Op, values: list[str]) -> Requirement:
                 errs.append(_invalid(f"values[{i}]", go_quote(v),
                                      "for 'Gt', 'Lt' operators, the value must be an integer"))
     for i, v in enumerate(values):
-        if value_errs := _label_value_errors(v):
+        if value_errs := is_label_value(v):
             errs.append(_invalid(f"values[{i}][{key}]", go_quote(v), "; ".join(value_errs)))
     if errs:
         raise _SelectorSyntaxError(_aggregate(errs))
@@ -327,7 +269,7 @@ class _LabelParser:
         if tok is not _Tok.IDENT:
             raise _SelectorSyntaxError(f"found '{lit}', expected: identifier")
         key = lit
-        if errs := _qualified_name_errors(key):
+        if errs := is_qualified_name(key):
             # The parser validates the key with a nil field path, which Go prints as "<nil>".
             raise _SelectorSyntaxError(_invalid("<nil>", go_quote(key), "; ".join(errs)))
         if negated:
@@ -405,6 +347,11 @@ def parse_label_selector(text: str) -> LabelSelector:
     return LabelSelector(tuple(sorted(requirements, key=lambda r: r.key)))
 
 
+def _go_string(value: Any) -> str:
+    """A JSON value decoded into a Go string field: null is the empty string."""
+    return "" if value is None else str(value)
+
+
 _OBJECT_OPS = {"In": Op.IN, "NotIn": Op.NOT_IN, "Exists": Op.EXISTS, "DoesNotExist": Op.DOES_NOT_EXIST}
 
 
@@ -419,256 +366,15 @@ def label_selector_from_object(sel: Mapping[str, Any] | None) -> LabelSelector:
     requirements: list[Requirement] = []
     try:
         for key in sorted(match_labels):
-            requirements.append(_new_requirement(str(key), Op.EQUALS, [str(match_labels[key])]))
+            requirements.append(_new_requirement(str(key), Op.EQUALS, [_go_string(match_labels[key])]))
         for expr in expressions:
-            operator = str(expr.get("operator", ""))
+            # A null item decodes as Go's zero requirement, whose empty operator is refused below.
+            expr = expr if isinstance(expr, Mapping) else {}
+            operator = _go_string(expr.get("operator"))
             if operator not in _OBJECT_OPS:
                 raise _SelectorSyntaxError(f"{go_quote(operator)} is not a valid label selector operator")
-            requirements.append(_new_requirement(str(expr.get("key", "")), _OBJECT_OPS[operator],
-                                                 [str(v) for v in expr.get("values") or []]))
+            requirements.append(_new_requirement(_go_string(expr.get("key")), _OBJECT_OPS[operator],
+                                                 [_go_string(v) for v in expr.get("values") or []]))
     except _SelectorSyntaxError as e:
         raise bad_request(str(e)) from None
     return LabelSelector(tuple(sorted(requirements, key=lambda r: r.key)))
-
-
-# ----------------------------------------------------------------------------------------------
-# Field selectors
-
-FieldGetter = Callable[[Mapping[str, Any]], str]
-
-
-def _path(*keys: str) -> FieldGetter:
-    def get(obj: Mapping[str, Any]) -> str:
-        node: Any = obj
-        for key in keys:
-            node = node.get(key) if isinstance(node, Mapping) else None
-        return "" if node is None else str(node)
-    return get
-
-
-def _go_bool(*keys: str) -> FieldGetter:
-    def get(obj: Mapping[str, Any]) -> str:
-        node: Any = obj
-        for key in keys:
-            node = node.get(key) if isinstance(node, Mapping) else None
-        return "true" if node is True else "false"
-    return get
-
-
-def _event_object(obj: Mapping[str, Any]) -> Mapping[str, Any]:
-    # core/v1 calls it involvedObject, events.k8s.io/v1 calls it regarding.
-    return obj.get("involvedObject") or obj.get("regarding") or {}
-
-
-def _event_reporting(obj: Mapping[str, Any]) -> str:
-    return obj.get("reportingComponent") or obj.get("reportingController") or ""
-
-
-def _event_source(obj: Mapping[str, Any]) -> str:
-    source = obj.get("source") or obj.get("deprecatedSource") or {}
-    return source.get("component") or _event_reporting(obj)
-
-
-def _pod_ip(obj: Mapping[str, Any]) -> str:
-    status = obj.get("status") or {}
-    ips = status.get("podIPs") or []
-    if ips and isinstance(ips[0], Mapping):
-        return ips[0].get("ip") or ""
-    return status.get("podIP") or ""
-
-
-def _replicas(obj: Mapping[str, Any]) -> str:
-    return str((obj.get("status") or {}).get("replicas") or 0)  # an int32 that is never absent upstream
-
-
-_NAME = {"metadata.name": _path("metadata", "name")}
-_NAME_NAMESPACE = {**_NAME, "metadata.namespace": _path("metadata", "namespace")}
-
-
-@dataclass(frozen=True)
-class _KindFields:
-    fields: Mapping[str, FieldGetter]
-    # Kinds with their own field-label conversion reject other fields with this wording; the rest
-    # use the generic conversion's message.
-    custom: bool
-
-
-_DEFAULT_FIELDS = _KindFields(_NAME_NAMESPACE, custom=False)
-
-# kube-apiserver's field-label conversions and the selectable field sets behind them, by kind qualified
-# with its group ("group/Kind"; core kinds by Kind alone): see :func:`selector_kind`.
-_KIND_FIELDS: dict[str, _KindFields] = {
-    "Event": _KindFields({
-        **_NAME_NAMESPACE,
-        "involvedObject.kind": lambda o: str(_event_object(o).get("kind") or ""),
-        "involvedObject.namespace": lambda o: str(_event_object(o).get("namespace") or ""),
-        "involvedObject.name": lambda o: str(_event_object(o).get("name") or ""),
-        "involvedObject.uid": lambda o: str(_event_object(o).get("uid") or ""),
-        "involvedObject.apiVersion": lambda o: str(_event_object(o).get("apiVersion") or ""),
-        "involvedObject.resourceVersion": lambda o: str(_event_object(o).get("resourceVersion") or ""),
-        "involvedObject.fieldPath": lambda o: str(_event_object(o).get("fieldPath") or ""),
-        "reason": _path("reason"),
-        "reportingComponent": _event_reporting,
-        "source": _event_source,
-        "type": _path("type"),
-    }, custom=True),
-    # events.k8s.io/v1 (upstream's field-label conversion maps these onto core's).
-    "events.k8s.io/Event": _KindFields({
-        **_NAME_NAMESPACE,
-        "regarding.kind": lambda o: str(_event_object(o).get("kind") or ""),
-        "regarding.namespace": lambda o: str(_event_object(o).get("namespace") or ""),
-        "regarding.name": lambda o: str(_event_object(o).get("name") or ""),
-        "regarding.uid": lambda o: str(_event_object(o).get("uid") or ""),
-        "regarding.apiVersion": lambda o: str(_event_object(o).get("apiVersion") or ""),
-        "regarding.resourceVersion": lambda o: str(_event_object(o).get("resourceVersion") or ""),
-        "regarding.fieldPath": lambda o: str(_event_object(o).get("fieldPath") or ""),
-        "reason": _path("reason"),
-        "reportingController": _event_reporting,
-        "type": _path("type"),
-    }, custom=True),
-    "Secret": _KindFields({**_NAME_NAMESPACE, "type": _path("type")}, custom=True),
-    "Namespace": _KindFields({**_NAME, "status.phase": _path("status", "phase")}, custom=True),
-    "Pod": _KindFields({
-        **_NAME_NAMESPACE,
-        "spec.nodeName": _path("spec", "nodeName"),
-        "spec.restartPolicy": _path("spec", "restartPolicy"),
-        "spec.schedulerName": _path("spec", "schedulerName"),
-        "spec.serviceAccountName": _path("spec", "serviceAccountName"),
-        "spec.hostNetwork": _go_bool("spec", "hostNetwork"),
-        "status.phase": _path("status", "phase"),
-        "status.podIP": _pod_ip,
-        "status.nominatedNodeName": _path("status", "nominatedNodeName"),
-    }, custom=True),
-    "Node": _KindFields({**_NAME, "spec.unschedulable": _go_bool("spec", "unschedulable")}, custom=True),
-    "Service": _KindFields({**_NAME_NAMESPACE, "spec.clusterIP": _path("spec", "clusterIP"),
-                            "spec.type": _path("spec", "type")}, custom=True),
-    "ReplicationController": _KindFields({**_NAME_NAMESPACE, "status.replicas": _replicas}, custom=True),
-}
-
-
-def selector_kind(group: str, kind: str) -> str:
-    """The key of a kind's field table: a custom resource named like a core kind gets no core fields."""
-    return f"{group}/{kind}" if group else kind
-
-
-def selectable_fields(kind: str) -> tuple[str, ...]:
-    """The field labels ``kind`` can be selected on."""
-    return tuple(_KIND_FIELDS.get(kind, _DEFAULT_FIELDS).fields)
-
-
-@dataclass(frozen=True)
-class FieldRequirement:
-    field: str
-    operator: str  # "=", "==" or "!="
-    value: str
-
-    def __str__(self) -> str:
-        escaped = self.value.replace("\\", "\\\\").replace(",", "\\,").replace("=", "\\=")
-        return f"{self.field}{'!=' if self.operator == '!=' else '='}{escaped}"
-
-
-@dataclass(frozen=True)
-class FieldSelector:
-    kind: str
-    requirements: tuple[FieldRequirement, ...] = ()
-
-    def matches(self, obj: Mapping[str, Any]) -> bool:
-        table = _KIND_FIELDS.get(self.kind, _DEFAULT_FIELDS).fields
-        for r in self.requirements:
-            equal = table[r.field](obj) == r.value
-            if equal if r.operator == "!=" else not equal:
-                return False
-        return True
-
-    @property
-    def empty(self) -> bool:
-        return not self.requirements
-
-    def exact_value(self, field: str) -> str | None:
-        """The value ``field`` must equal (``field=v`` / ``field==v``), e.g. for a point lookup by name."""
-        for r in self.requirements:
-            if r.field == field and r.operator != "!=":
-                return r.value
-        return None
-
-    def __str__(self) -> str:
-        return ",".join(str(r) for r in self.requirements)
-
-
-def _split_terms(text: str) -> list[str]:
-    """Split on commas that are not escaped; escapes stay in the terms."""
-    if not text:
-        return []
-    terms: list[str] = []
-    start, escaped = 0, False
-    for i, ch in enumerate(text):
-        if escaped:
-            escaped = False
-        elif ch == "\\":
-            escaped = True
-        elif ch == ",":
-            terms.append(text[start:i])
-            start = i + 1
-    terms.append(text[start:])
-    return terms
-
-
-_TERM_OPERATORS = ("!=", "==", "=")  # "==" before "=" so no "=" is left on the value
-
-
-def _split_term(term: str) -> tuple[str, str, str] | None:
-    for i in range(len(term)):
-        for op in _TERM_OPERATORS:
-            if term.startswith(op, i):
-                return term[:i], op, term[i + len(op):]
-    return None
-
-
-def _unescape(value: str) -> str:
-    out: list[str] = []
-    escaped = False
-    for ch in value:
-        if escaped:
-            if ch not in "\\,=":
-                raise _SelectorSyntaxError(f"invalid field selector: invalid escape sequence: \\{ch}")
-            out.append(ch)
-            escaped = False
-        elif ch == "\\":
-            escaped = True
-        elif ch in ",=":
-            # Go prints the offending rune as its code point.
-            raise _SelectorSyntaxError(f"invalid field selector: unescaped character in value: {ord(ch)}")
-        else:
-            out.append(ch)
-    if escaped:
-        raise _SelectorSyntaxError("invalid field selector: invalid escape sequence: \\")
-    return "".join(out)
-
-
-def parse_field_selector(text: str, kind: str) -> FieldSelector:
-    """Parse the ``fieldSelector`` query syntax for objects of ``kind``; an empty string selects all."""
-    table = _KIND_FIELDS.get(kind, _DEFAULT_FIELDS)
-    requirements: list[FieldRequirement] = []
-    try:
-        # Upstream sorts the raw terms; exact_value() returns the first match in that order.
-        for term in sorted(_split_terms(text)):
-            if not term:
-                continue
-            split = _split_term(term)
-            if split is None:
-                raise _SelectorSyntaxError(f"invalid selector: '{text}'; can't understand '{term}'")
-            field, op, raw = split
-            requirements.append(FieldRequirement(field, op, _unescape(raw)))
-    except _SelectorSyntaxError as e:
-        raise bad_request(str(e)) from None
-    for r in requirements:
-        if r.field not in table.fields:
-            raise _unsupported_field(r.field, table)
-    return FieldSelector(kind, tuple(requirements))
-
-
-def _unsupported_field(field: str, table: _KindFields) -> StatusError:
-    if table.custom:
-        return bad_request(f"field label not supported: {field}")
-    return bad_request(f'{go_quote(field)} is not a known field selector: only "metadata.name", '
-                       '"metadata.namespace"')

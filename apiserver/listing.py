@@ -17,7 +17,8 @@ import orjson
 
 from apimachinery import errors
 from apimachinery.errors import Cause, StatusError
-from apimachinery.selectors import FieldSelector, LabelSelector
+from apimachinery.fieldselectors import FieldSelector
+from apimachinery.selectors import LabelSelector
 from apiserver.resourcetypes import ResourceType, served
 from apiserver.store import Compacted, LogStore
 from apiserver.watch import WatchBus, decode_object

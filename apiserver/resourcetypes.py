@@ -15,6 +15,7 @@ from typing import Any
 import orjson
 
 from apimachinery.errors import Cause
+from apimachinery.fieldselectors import DEFAULT_FIELDS, SelectableFields
 from apimachinery.names import NameRule
 
 ALL_VERBS = ("create", "delete", "deletecollection", "get", "list", "patch", "update", "watch")
@@ -30,6 +31,9 @@ class Strategy:
     # Which of apimachinery's name rules ``metadata.name`` follows (upstream's ``ValidateObjectMeta`` name
     # function of the kind): most kinds, and every custom resource, take DNS subdomains.
     name_rule: NameRule = "dns1123-subdomain"
+    # The fields a ``fieldSelector`` may name (upstream's GetAttrs and field-label conversion of the kind):
+    # metadata.name and metadata.namespace unless the kind offers more.
+    selectable_fields: SelectableFields = DEFAULT_FIELDS
 
     def prepare_for_create(self, obj: dict[str, Any]) -> None:
         """Set defaults and server-owned fields on a new object (status, defaults)."""

@@ -24,8 +24,9 @@ from typing import Any, TypeVar
 
 from apimachinery import errors
 from apimachinery.errors import Cause, StatusError
+from apimachinery.fieldselectors import FieldSelector
 from apimachinery.names import validate_annotations, validate_labels, validate_object_name
-from apimachinery.selectors import FieldSelector, LabelSelector
+from apimachinery.selectors import LabelSelector
 from apiserver.apply import server_side_apply
 from apiserver.catalog import Catalog
 from apiserver.fieldmanager import update_managed_fields

@@ -11,7 +11,8 @@ from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 
 from apimachinery import errors, kubejsonpath
-from apimachinery.selectors import parse_field_selector, parse_label_selector, selector_kind
+from apimachinery.fieldselectors import parse_field_selector
+from apimachinery.selectors import parse_label_selector
 from apiserver.access import Attributes, Authorizer, require
 from apiserver.api import discovery, reviews
 from apiserver.api.codec import (
@@ -326,7 +327,7 @@ class SpaceAPI:
     def _selectors(self, request: Request, rtype: ResourceType) -> tuple[Any, Any]:
         q = request.query_params
         labels = parse_label_selector(q["labelSelector"]) if q.get("labelSelector") else None
-        fields = parse_field_selector(q["fieldSelector"], selector_kind(rtype.group, rtype.kind)) \
+        fields = parse_field_selector(q["fieldSelector"], rtype.strategy.selectable_fields) \
             if q.get("fieldSelector") else None
         return labels, fields
 

@@ -18,7 +18,8 @@ import orjson
 from starlette.datastructures import QueryParams
 
 from apimachinery import errors
-from apimachinery.selectors import FieldSelector, LabelSelector
+from apimachinery.fieldselectors import FieldSelector
+from apimachinery.selectors import LabelSelector
 from apiserver.api.params import query_bool
 from apiserver.api.tables import to_table
 from apiserver.listing import parse_resource_version

@@ -19,6 +19,13 @@ from typing import Any
 
 from apimachinery.durations import age
 from apimachinery.errors import Cause
+from apimachinery.fieldselectors import (
+    NAME_FIELDS,
+    NAME_NAMESPACE_FIELDS,
+    SelectableFields,
+    field_at,
+    go_bool_at,
+)
 from apimachinery.names import forbidden, invalid
 from apimachinery.nested import get
 from apiserver.builtin.strategies import BuiltinStrategy, default_pod_spec, parse_quantity, validate_pod_spec
@@ -99,10 +106,27 @@ def _without_mutable(spec: Any) -> Any:
     return out
 
 
+def _pod_ip(pod: Obj) -> str:
+    """The pod's primary IP: the first of ``status.podIPs``, else the older ``status.podIP``; "" if none."""
+    ips = _dicts(_get(pod, "status", "podIPs"))
+    return (_str(ips[0], "ip") if ips else "") or _str(pod, "status", "podIP")
+
+
 class PodStrategy(BuiltinStrategy):
     """Upstream pod defaults, the pod-spec rules of the workload templates, and immutable specs."""
 
     has_status = True
+    selectable_fields = SelectableFields({
+        **NAME_NAMESPACE_FIELDS,
+        "spec.nodeName": field_at("spec", "nodeName"),
+        "spec.restartPolicy": field_at("spec", "restartPolicy"),
+        "spec.schedulerName": field_at("spec", "schedulerName"),
+        "spec.serviceAccountName": field_at("spec", "serviceAccountName"),
+        "spec.hostNetwork": go_bool_at("spec", "hostNetwork"),
+        "status.phase": field_at("status", "phase"),
+        "status.podIP": _pod_ip,
+        "status.nominatedNodeName": field_at("status", "nominatedNodeName"),
+    })
 
     def default(self, obj: Obj) -> None:
         spec = obj.get("spec")
@@ -203,11 +227,6 @@ def _pod_ready_cell(pod: Obj) -> str:
     return f"{ready}/{total}"
 
 
-def _pod_ip(pod: Obj) -> str:
-    ips = _dicts(_get(pod, "status", "podIPs"))
-    return (_str(ips[0], "ip") if ips else "") or _str(pod, "status", "podIP") or "<none>"
-
-
 def _readiness_gates(pod: Obj) -> str:
     gates = _dicts(_get(pod, "spec", "readinessGates"))
     if not gates:
@@ -224,6 +243,7 @@ class NodeStrategy(BuiltinStrategy):
     """Nodes: status is the node's (the simulator's) to write; a pod CIDR must be a CIDR."""
 
     has_status = True
+    selectable_fields = SelectableFields({**NAME_FIELDS, "spec.unschedulable": go_bool_at("spec", "unschedulable")})
 
     def validate(self, obj: Obj) -> list[Cause]:
         causes = []
@@ -299,7 +319,7 @@ def pod_columns() -> tuple[Column, ...]:
         Column("Restarts", "string", lambda o: str(_pod_cell(3)(o)), "The number of times the containers in "
                "this pod have been restarted and when the last container in this pod has restarted."),
         _age_col(),
-        Column("IP", "string", _pod_ip, _doc(status, "podIP"), priority=1),
+        Column("IP", "string", lambda o: _pod_ip(o) or "<none>", _doc(status, "podIP"), priority=1),
         Column("Node", "string", lambda o: _str(o, "spec", "nodeName") or "<none>", _doc(spec, "nodeName"),
                priority=1),
         Column("Nominated Node", "string", lambda o: _str(o, "status", "nominatedNodeName") or "<none>",

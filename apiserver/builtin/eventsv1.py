@@ -13,9 +13,15 @@ from __future__ import annotations
 from typing import Any
 
 from apimachinery.errors import Cause
+from apimachinery.fieldselectors import NAME_NAMESPACE_FIELDS, SelectableFields, field_at
 from apimachinery.names import invalid, required
 from apiserver.builtin.strategies import EventStrategy
 from apiserver.builtin.strategies.base import BuiltinStrategy
+from apiserver.builtin.strategies.core import (
+    INVOLVED_OBJECT_FIELDS,
+    event_reporting_component,
+    involved_object_field,
+)
 from apiserver.resourcetypes import Conversion
 
 API_VERSION = "events.k8s.io/v1"
@@ -62,6 +68,15 @@ class EventsV1Conversion(Conversion):
 class EventsV1Strategy(BuiltinStrategy):
     """Validation of Events written through ``events.k8s.io/v1`` (upstream ``ValidateEventCreate`` and
     ``ValidateEventUpdate`` for that request version)."""
+
+    # Upstream's field-label conversion maps these onto core's fields of the same Events.
+    selectable_fields = SelectableFields({
+        **NAME_NAMESPACE_FIELDS,
+        **{f"regarding.{name}": involved_object_field(name) for name in INVOLVED_OBJECT_FIELDS},
+        "reason": field_at("reason"),
+        "reportingController": event_reporting_component,
+        "type": field_at("type"),
+    })
 
     def __init__(self) -> None:
         self.core = EventStrategy()

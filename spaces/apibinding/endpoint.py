@@ -29,13 +29,8 @@ from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 
 from apimachinery import errors
-from apimachinery.selectors import (
-    FieldSelector,
-    LabelSelector,
-    parse_field_selector,
-    parse_label_selector,
-    selector_kind,
-)
+from apimachinery.fieldselectors import FieldSelector, parse_field_selector
+from apimachinery.selectors import LabelSelector, parse_label_selector
 from apiserver.access import Attributes, Authorizer, require
 from apiserver.api import discovery
 from apiserver.api.codec import (
@@ -220,7 +215,7 @@ class ExportAPI:
         tv = table_version(request.headers.get("accept"))
         include = q.get("includeObject") or "Metadata"
         selectors = (parse_label_selector(q["labelSelector"]) if q.get("labelSelector") else None,
-                     parse_field_selector(q["fieldSelector"], selector_kind(rtype.group, rtype.kind))
+                     parse_field_selector(q["fieldSelector"], rtype.strategy.selectable_fields)
                      if q.get("fieldSelector") else None)
         if query_bool(q, "watch"):
             req = watch_request(q, space or "", rtype, rp.namespace, *selectors, tv, include)

@@ -11,6 +11,13 @@ from collections.abc import Iterable
 from typing import Any
 
 from apimachinery.errors import Cause
+from apimachinery.fieldselectors import (
+    NAME_FIELDS,
+    NAME_NAMESPACE_FIELDS,
+    FieldGetter,
+    SelectableFields,
+    field_at,
+)
 from apimachinery.names import (
     duplicate,
     forbidden,
@@ -42,6 +49,7 @@ _STANDARD_FINALIZERS = ("kubernetes", "orphan", "foregroundDeletion")
 class NamespaceStrategy(BuiltinStrategy):
     name_rule = "dns1123-label"
     has_status = True
+    selectable_fields = SelectableFields({**NAME_FIELDS, "status.phase": field_at("status", "phase")})
 
     def initial_status(self, obj: Obj) -> Obj:
         return {"phase": "Active"}
@@ -152,6 +160,8 @@ _SECRET_REQUIRED_KEYS = {
 
 
 class SecretStrategy(BuiltinStrategy):
+    selectable_fields = SelectableFields({**NAME_NAMESPACE_FIELDS, "type": field_at("type")})
+
     def default(self, obj: Obj) -> None:
         set_default(obj, "type", "Opaque")
         _unwrap_base64(obj.get("data"))
@@ -199,8 +209,40 @@ class ServiceAccountStrategy(BuiltinStrategy):
         return causes
 
 
+def _involved_object(obj: Obj) -> Obj:
+    # core/v1 calls it involvedObject, events.k8s.io/v1 calls it regarding.
+    return obj.get("involvedObject") or obj.get("regarding") or {}
+
+
+def involved_object_field(name: str) -> FieldGetter:
+    """A field of the object an Event is about, whichever API's shape the Event is in."""
+    return lambda obj: str(_involved_object(obj).get(name) or "")
+
+
+def event_reporting_component(obj: Obj) -> str:
+    return obj.get("reportingComponent") or obj.get("reportingController") or ""
+
+
+def _event_source(obj: Obj) -> str:
+    source = obj.get("source") or obj.get("deprecatedSource") or {}
+    return source.get("component") or event_reporting_component(obj)
+
+
+# The parts of the object an Event is about that a field selector may name, in both APIs.
+INVOLVED_OBJECT_FIELDS = ("kind", "namespace", "name", "uid", "apiVersion", "resourceVersion", "fieldPath")
+
+
 class EventStrategy(BuiltinStrategy):
     """core/v1 Events, old style (no eventTime) as kubectl and older clients write them, or new style."""
+
+    selectable_fields = SelectableFields({
+        **NAME_NAMESPACE_FIELDS,
+        **{f"involvedObject.{name}": involved_object_field(name) for name in INVOLVED_OBJECT_FIELDS},
+        "reason": field_at("reason"),
+        "reportingComponent": event_reporting_component,
+        "source": _event_source,
+        "type": field_at("type"),
+    })
 
     def validate(self, obj: Obj) -> list[Cause]:
         event_ns = get(obj, "metadata", "namespace") or ""

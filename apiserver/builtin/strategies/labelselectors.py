@@ -1,12 +1,14 @@
-"""``metav1.LabelSelector``: validation, and matching against a set of labels."""
+"""``metav1.LabelSelector`` in the built-in kinds' strategies: validation with field paths, and matching
+through :mod:`apimachinery.selectors` (the one matcher)."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from apimachinery.errors import Cause
+from apimachinery.errors import Cause, StatusError
 from apimachinery.names import forbidden, invalid, is_label_value, is_qualified_name, required, validate_labels
 from apimachinery.nested import dicts
+from apimachinery.selectors import label_selector_from_object
 
 
 def validate_label_selector(selector: Any, path: str) -> list[Cause]:
@@ -35,28 +37,20 @@ def validate_label_selector(selector: Any, path: str) -> list[Cause]:
 
 
 def selector_matches(selector: Any, labels: Any) -> bool:
-    """Whether a ``metav1.LabelSelector`` selects ``labels``; an empty selector selects everything."""
+    """Whether a ``metav1.LabelSelector`` selects ``labels``, by apimachinery's one matcher; an empty
+    selector selects everything.
+
+    A selector that does not convert (not an object, an unknown operator, a bad key or value …) selects
+    nothing: :func:`validate_label_selector` reports what is wrong with it, and the caller's own check
+    (the template's labels, a Job's generated selector) then fails too rather than pass on half a selector.
+    """
     if not isinstance(selector, dict):
         return False
-    labels = labels if isinstance(labels, dict) else {}
-    for key, value in (selector.get("matchLabels") or {}).items():
-        if labels.get(key) != value:
-            return False
-    for expr in dicts(selector.get("matchExpressions")):
-        key, op, values = expr.get("key"), expr.get("operator"), expr.get("values")
-        if not isinstance(key, str):
-            return False
-        values = values if isinstance(values, list) else []
-        present = key in labels
-        if op == "In" and not (present and labels[key] in values):
-            return False
-        if op == "NotIn" and present and labels[key] in values:
-            return False
-        if op == "Exists" and not present:
-            return False
-        if op == "DoesNotExist" and present:
-            return False
-    return True
+    try:
+        parsed = label_selector_from_object(selector)
+    except StatusError:
+        return False
+    return parsed.matches(labels if isinstance(labels, dict) else None)
 
 
 def selector_is_empty(selector: Any) -> bool:

@@ -8,6 +8,7 @@ import ipaddress
 from typing import Any
 
 from apimachinery.errors import Cause
+from apimachinery.fieldselectors import NAME_NAMESPACE_FIELDS, SelectableFields, field_at
 from apimachinery.names import (
     duplicate,
     forbidden,
@@ -89,6 +90,8 @@ class ServiceStrategy(BuiltinStrategy):
     # Service names become DNS labels of the cluster domain and env-var prefixes: RFC 1035.
     name_rule = "dns1035-label"
     has_status = True
+    selectable_fields = SelectableFields({**NAME_NAMESPACE_FIELDS, "spec.clusterIP": field_at("spec", "clusterIP"),
+                                          "spec.type": field_at("spec", "type")})
 
     def initial_status(self, obj: Obj) -> Obj:
         return {"loadBalancer": {}}
