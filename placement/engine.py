@@ -14,7 +14,9 @@ or its Namespace's labels changed), a placement deleted or edited, a SyncTarget 
 Locations or deleted, a Location relabelled or deleted — removes it from exactly the targets whose
 remaining covering placements do not select it, and from no other. Each input call logs each target's
 net change once. A placement edit changing both its location selectors and its downsync is accounted
-per target from its old state to its new one for that reason.
+per target from its old state to its new one for that reason. A copy the glue holds (:meth:`hold`, for a
+make-before-break move, :mod:`placement.moves`) stays in its target's desired set, its DELETE withheld, until
+:meth:`let_go` logs it.
 
 **Change log and first contact.** A syncer that presents seq 0 ("never synced"), a seq below its log's
 floor (the ring moved past it) or above the current seq (handed out by an earlier hub process) gets
