@@ -33,14 +33,6 @@ class Taint:
     effect: str
     time_added: dt.datetime | None = None  # NoExecute: when it was put on (tolerationSeconds count from it)
 
-    def to_object(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"key": self.key, "effect": self.effect}
-        if self.value:
-            out["value"] = self.value
-        if self.time_added is not None:
-            out["timeAdded"] = self.time_added.strftime("%Y-%m-%dT%H:%M:%SZ")
-        return out
-
 
 @dataclass(frozen=True)
 class Toleration:
