@@ -170,7 +170,7 @@ def test_toleration_seconds_and_failover_after_run_out_on_the_injected_clock() -
 def test_capacity_counts_only_what_divided_replicas_leave_free() -> None:
     fleet, clock = a_fleet(), Clock()
     engine, choices = hub(fleet, clock)
-    choices.requested = lambda target: (7.0, 0.0) if target == "b" else (0.0, 0.0)  # b: 8 CPUs, 7 requested
+    choices.requested = lambda: {"b": (7.0, 0.0)}  # b: 8 CPUs, 7 requested
     engine.upsert_placement(SPACE, scheduled())
     choices.decide()
     assert reached(engine) == {"a"}
