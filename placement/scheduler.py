@@ -116,7 +116,7 @@ def rank_candidates(spec: SchedulingSpec, candidates: Mapping[str, Candidate], n
     hard_keys = [s.topology_key for s in spec.spreads if s.hard]
     for name, c in candidates.items():
         _judge(r, spec, hard_keys, name, c, now, seen)
-    r.scales = _scales(r.usable)
+    r.scales = _scales(spec.prioritizers, r.usable)
     r.scores, r.parts = _scores(spec.prioritizers, r.usable, explain, r.scales)
     r.rank = sorted(r.new_ok, key=lambda n: (-r.scores[n], n))
     return r
@@ -142,7 +142,7 @@ def rerank(r: Ranking, spec: SchedulingSpec, candidates: Mapping[str, Candidate]
     added = [name for name in changed if name in candidates]
     for name in added:
         _judge(r, spec, hard_keys, name, candidates[name], now, seen)
-    scales = _scales(r.usable) if any(p.type == "Capacity" for p in spec.prioritizers) else r.scales
+    scales = _scales(spec.prioritizers, r.usable)
     if scales != r.scales:
         return rank_candidates(spec, candidates, now, seen, explain=False)
     scores, _ = _scores(spec.prioritizers, {n: r.usable[n] for n in added if n in r.usable}, False, scales)
@@ -314,8 +314,11 @@ def _fits(spread: Spread, domains: set[str], chosen: list[str], name: str, label
     return counts[domain] - floor <= spread.max_skew
 
 
-def _scales(clusters: Mapping[str, Candidate]) -> tuple[float, float]:
-    """The Capacity score of one core and of one byte: the cluster with the most scores 50 for each."""
+def _scales(prioritizers: tuple[Prioritizer, ...], clusters: Mapping[str, Candidate]) -> tuple[float, float]:
+    """The Capacity score of one core and of one byte: the cluster with the most scores 50 for each (0 without
+    a Capacity prioritizer)."""
+    if not any(p.type == "Capacity" for p in prioritizers):
+        return 0.0, 0.0
     max_cpu = max((c.cpu for c in clusters.values()), default=0.0)
     max_memory = max((c.memory for c in clusters.values()), default=0.0)
     return (MAX_SCORE / 2 / max_cpu if max_cpu > 0 else 0.0, MAX_SCORE / 2 / max_memory if max_memory > 0 else 0.0)
