@@ -6,7 +6,8 @@ are lost past ``failover.after``), the previous choice and the time, :func:`choo
 choice and, for every candidate, its score per prioritizer and why it was not chosen. Never does I/O,
 never reads a clock and never keeps state: the caller (:mod:`placement.choices`) stores the choice.
 :func:`rank_candidates` is the part that does not depend on a previous choice (eligibility and scores),
-so placements with the same candidates and rules share it.
+so placements with the same candidates and rules share it; :func:`rerank` updates such a ranking, which
+the caller keeps between decisions, for the candidates that changed.
 
 Rules, in order (README "Choosing clusters" has them beside OCM's and Karmada's):
 
