@@ -15,6 +15,7 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from apimachinery.quantity import parse_quantity
@@ -22,7 +23,7 @@ from inventory.clusters import Inventory, cordoned, not_ready_since
 from inventory.taints import Taint, evicting, taints_of
 from placement.engine import PlacementEngine
 from placement.records import PKey
-from placement.scheduler import Candidate, Decision, Ranking, choose, needs_choice, rank_candidates
+from placement.scheduler import Candidate, Decision, Ranking, choose, needs_choice, rank_candidates, rerank
 from placement.schedulingspec import SchedulingSpec
 
 SCHEDULED = "Scheduled"
@@ -37,6 +38,18 @@ def stored_choice(placement: Mapping[str, Any]) -> tuple[str, ...] | None:
     if not isinstance(clusters, list):
         return None
     return tuple(sorted(str(c) for c in clusters))
+
+
+@dataclass
+class _KeptRanking:
+    """One group's ranking (placements with the same Locations and rules) kept between decisions: what it was
+    made from, so that the next decision ranks again only the candidates that changed."""
+
+    ranking: Ranking
+    candidates: dict[str, Candidate]  # the ranking's candidates, as read
+    lost_at: dict[str, dt.datetime]  # silent candidates: when each will be lost (past failover.after)
+    requested: Mapping[str, tuple[float, float]]  # what divided replicas requested when it was read
+    changed: set[str]  # SyncTargets changed since (``target_changed``)
 
 
 class Choices:
@@ -56,8 +69,13 @@ class Choices:
         self._handled: dict[PKey, str] = {}  # the reschedule request (annotation value) last taken
         # Each SyncTarget as the scheduler sees it, and since when it is not Ready: read once per change of it.
         self._seen_targets: dict[str, tuple[Candidate, dt.datetime | None]] = {}
-        # CPU (cores) and memory (bytes) divided replicas already request on a cluster (set by the hub glue).
-        self.requested: Callable[[str], tuple[float, float]] = lambda _target: (0.0, 0.0)
+        # Per cluster, the CPU (cores) and memory (bytes) divided replicas already request (set by the hub glue).
+        self.requested: Callable[[], Mapping[str, tuple[float, float]]] = dict
+        # Each group's ranking between decisions (a cluster leaving ranks one cluster again, not thousands), and
+        # the group each placement ranked in last (a group no placement is in any more is dropped).
+        self._rankings: dict[Any, _KeptRanking] = {}
+        self._group_of: dict[PKey, Any] = {}
+        self._regrouped = False
 
     # --- inputs -------------------------------------------------------------------------------
 
@@ -87,6 +105,7 @@ class Choices:
     def forget(self, key: PKey) -> None:
         for table in (self._current, self._decisions, self._recheck, self._handled):
             table.pop(key, None)  # type: ignore[attr-defined]
+        self._regrouped |= self._group_of.pop(key, None) is not None
         self._due.discard(key)
         self._from_scratch.discard(key)
 
@@ -98,6 +117,8 @@ class Choices:
             if taint.time_added is None:
                 self._seen.setdefault(taint, now)
         self._seen_targets.pop(name, None)
+        for kept in self._rankings.values():
+            kept.changed.add(name)
         self._due |= self.engine.candidate_placements(name)
 
     def reschedule(self, key: PKey) -> None:
@@ -116,17 +137,20 @@ class Choices:
         due, self._due = self._due, set()
         changed: set[PKey] = set()
         rankings: dict[Any, tuple[Ranking, dt.datetime | None]] = {}
+        requested = self.requested()
+        moves: dict[PKey, frozenset[str] | None] = {}  # handed to the engine at once
         for key in sorted(due):
             spec = self.engine.scheduling(*key)
             if spec is None:
                 if self._current.pop(key, None) is not None or self._decisions.pop(key, None) is not None:
                     changed.add(key)
                 self._recheck.pop(key, None)
+                self._regrouped |= self._group_of.pop(key, None) is not None
                 continue
             previous = None if key in self._from_scratch else self._current.get(key)
             self._from_scratch.discard(key)
             if key in self._decisions and previous is not None and spec.number is not None:
-                kept, lost_at = self._kept(key, previous, now)
+                kept, lost_at = self._kept(key, previous, now, requested)
                 if not needs_choice(spec, kept, previous, now, self._seen):
                     # The cheap look (only the kept clusters are read, not every candidate); looked at again
                     # when one of them is lost or its toleration of a NoExecute taint runs out.
@@ -135,12 +159,14 @@ class Choices:
                     self._set_recheck(key, min((t for t in times if t is not None), default=None))
                     continue
             # Placements with the same Locations and rules share one ranking of their (maybe thousands of)
-            # candidates in this decision.
+            # candidates, kept between decisions.
             shared = (self.engine.placement_locations(*key), spec.prioritizers, spec.tolerations, spec.spreads,
                       self._failover_after(key))
+            if self._group_of.get(key) != shared:
+                self._regrouped |= key in self._group_of
+                self._group_of[key] = shared
             if shared not in rankings:
-                candidates, lost = self._candidates(key, now)
-                rankings[shared] = (rank_candidates(spec, candidates, now, self._seen, explain=False), lost)
+                rankings[shared] = self._rank(key, shared, spec, now, requested)
             ranking, lost_at = rankings[shared]
             decision = choose(spec, ranking.candidates, previous, now, self._seen, explain=False, ranking=ranking)
             self._set_recheck(key, min((t for t in (decision.recheck_at, lost_at) if t is not None), default=None))
@@ -151,8 +177,42 @@ class Choices:
                 changed.add(key)
             if self._current.get(key) != decision.chosen or self.engine.chosen(*key) != frozenset(decision.chosen):
                 self._current[key] = decision.chosen
-                self.engine.set_chosen(*key, frozenset(decision.chosen))
+                moves[key] = frozenset(decision.chosen)
+        # One engine update for the decision: a cluster replacing one that left moves into its new cover once.
+        self.engine.set_chosen_many(moves)
+        if self._regrouped:
+            self._regrouped = False
+            groups = set(self._group_of.values())
+            self._rankings = {shared: kept for shared, kept in self._rankings.items() if shared in groups}
         return changed, min(self._recheck.values(), default=None)
+
+    def _rank(self, key: PKey, shared: Any, spec: SchedulingSpec, now: dt.datetime,
+              requested: Mapping[str, tuple[float, float]]) -> tuple[Ranking, dt.datetime | None]:
+        """The group's ranking now and the earliest time a silent candidate will be lost: the kept ranking with
+        the candidates that changed read and ranked again (added, removed, written, given other divided replicas,
+        lost or out of toleration since), else a new one."""
+        names = self.engine.candidates(*key)
+        kept = self._rankings.get(shared)
+        if kept is None:
+            candidates, lost_at = self._read(key, names, now, requested)
+            ranking = rank_candidates(spec, candidates, now, self._seen, explain=False)
+            kept = self._rankings[shared] = _KeptRanking(ranking, candidates, lost_at, requested, set())
+        else:
+            before = kept.requested
+            dirty = kept.changed | {n for n in before.keys() | requested.keys() if before.get(n) != requested.get(n)}
+            dirty |= {n for n, at in kept.lost_at.items() if at <= now}
+            dirty |= {n for n, at in kept.ranking.until.items() if at <= now}
+            dirty = (dirty & (names | kept.candidates.keys())) | (names ^ kept.candidates.keys())
+            if dirty:
+                fresh, fresh_lost = self._read(key, dirty & names, now, requested)
+                for name in dirty:
+                    kept.candidates.pop(name, None)
+                    kept.lost_at.pop(name, None)
+                kept.candidates.update(fresh)
+                kept.lost_at.update(fresh_lost)
+                kept.ranking = rerank(kept.ranking, spec, kept.candidates, dirty, now, self._seen)
+            kept.changed, kept.requested = set(), requested
+        return kept.ranking, min(kept.lost_at.values(), default=None)
 
     def _set_recheck(self, key: PKey, at: dt.datetime | None) -> None:
         if at is None:
@@ -160,25 +220,24 @@ class Choices:
         else:
             self._recheck[key] = at
 
-    def _kept(self, key: PKey, previous: tuple[str, ...], now: dt.datetime
-              ) -> tuple[dict[str, Candidate], dt.datetime | None]:
+    def _kept(self, key: PKey, previous: tuple[str, ...], now: dt.datetime,
+              requested: Mapping[str, tuple[float, float]]) -> tuple[dict[str, Candidate], dt.datetime | None]:
         """The previous choice's clusters that are still candidates, as the scheduler sees them, and the earliest
         time a silent one of them will be lost."""
-        return self._read(key, [n for n in previous if self.engine.is_candidate(*key, n)], now)
+        kept, lost_at = self._read(key, [n for n in previous if self.engine.is_candidate(*key, n)], now, requested)
+        return kept, min(lost_at.values(), default=None)
 
     def candidates(self, key: PKey) -> dict[str, Candidate]:
         """The placement's candidates as the scheduler sees them, read from the inventory."""
-        return self._candidates(key, self.clock())[0]
+        return self._read(key, self.engine.candidates(*key), self.clock(), self.requested())[0]
 
-    def _candidates(self, key: PKey, now: dt.datetime) -> tuple[dict[str, Candidate], dt.datetime | None]:
-        """The candidates, and the earliest time a silent one of them will be lost (past failover.after)."""
-        return self._read(key, self.engine.candidates(*key), now)
-
-    def _read(self, key: PKey, names: Iterable[str], now: dt.datetime
-              ) -> tuple[dict[str, Candidate], dt.datetime | None]:
+    def _read(self, key: PKey, names: Iterable[str], now: dt.datetime, requested: Mapping[str, tuple[float, float]]
+              ) -> tuple[dict[str, Candidate], dict[str, dt.datetime]]:
+        """These candidates as the scheduler sees them, and when each silent one will be lost (past
+        failover.after)."""
         after = self._failover_after(key)
         out = {}
-        lost_at: dt.datetime | None = None
+        lost_at: dict[str, dt.datetime] = {}
         for name in names:
             seen = self._seen_targets.get(name)
             if seen is None:
@@ -187,7 +246,7 @@ class Choices:
                     continue
                 seen = self._seen_targets[name] = (candidate_of(target), not_ready_since(target))
             candidate, since = seen
-            cpu, memory = self.requested(name)
+            cpu, memory = requested.get(name, (0.0, 0.0))
             if cpu or memory:
                 candidate = dataclasses.replace(candidate, cpu=max(candidate.cpu - cpu, 0.0),
                                                 memory=max(candidate.memory - memory, 0.0))
@@ -196,7 +255,7 @@ class Choices:
                 if at <= now:
                     candidate = dataclasses.replace(candidate, lost=True)
                 else:
-                    lost_at = at if lost_at is None else min(lost_at, at)
+                    lost_at[name] = at
             out[name] = candidate
         return out, lost_at
 

@@ -189,17 +189,21 @@ class ClusterCopies:
             return True
         return False
 
-    def requested(self, target: str) -> tuple[float, float]:
-        """The CPU (cores) and memory (bytes) that the divided replicas given to ``target`` request (the
-        scheduler's Capacity score counts only what is left)."""
-        cpu = memory = 0.0
+    def requested(self) -> dict[str, tuple[float, float]]:
+        """Per cluster, the CPU (cores) and memory (bytes) that the divided replicas given to it request (the
+        scheduler's Capacity score counts only what is left); clusters given none are left out."""
+        out: dict[str, tuple[float, float]] = {}
         for ref, (_key, shares, _over) in self._shares.items():
-            share, division = shares.get(target), self._divisions.get(ref)
-            if share and division is not None:
-                per_replica = dict(division[0].per_replica)
-                cpu += float(per_replica.get("cpu", 0)) * share
-                memory += float(per_replica.get("memory", 0)) * share
-        return cpu, memory
+            division = self._divisions.get(ref)
+            if division is None:
+                continue
+            per_replica = dict(division[0].per_replica)
+            for target, share in shares.items():
+                if share:
+                    cpu, memory = out.get(target, (0.0, 0.0))
+                    out[target] = (cpu + float(per_replica.get("cpu", 0)) * share,
+                                   memory + float(per_replica.get("memory", 0)) * share)
+        return out
 
     def share(self, ref: ObjectRef, target: str) -> int | None:
         """The replicas ``target`` runs of a divided object (None: not divided)."""

@@ -185,21 +185,26 @@ class Coverage:
         self._recover(reached if p.chosen is None else p.chosen & reached, silent=silent)
         self._refresh_destinations((p.key, name) for name in changed)
 
-    def set_chosen(self, p: PlacementRecord, chosen: frozenset[str] | None) -> None:
-        """Give a scheduled placement its chosen SyncTargets (None: all its Locations select) and move the
-        targets whose cover changes."""
-        old, p.chosen = p.chosen, chosen
-        if old == chosen:
+    def set_chosen(self, choices: Mapping[PKey, frozenset[str] | None]) -> None:
+        """Give scheduled placements their chosen SyncTargets (None: all their Locations select) and move the
+        targets whose cover changes: each such target once, however many of these placements it enters or
+        leaves (one decision re-choosing hundreds of placements recomputes a replacement cluster's cover once)."""
+        changed = [(p, old) for key, chosen in choices.items()
+                   if (p := self._placements.get(key)) is not None and (old := p.chosen) != chosen]
+        if not changed:
             return
-        if old is None or chosen is None:
-            affected = self.reached_targets(p.locations)
-        else:
-            affected = {t for t in old ^ chosen if self.is_candidate(p.key, t)}
-        known = p.key in self.candidates_changed
+        affected: set[str] = set()
+        known = {p.key for p, _ in changed if p.key in self.candidates_changed}
+        for p, old in changed:
+            p.chosen = choices[p.key]
+            if old is None or p.chosen is None:
+                affected |= self.reached_targets(p.locations)
+            else:
+                affected |= {t for t in old ^ p.chosen if self.is_candidate(p.key, t)}
         self._recover(affected)
-        self._refresh_destinations((p.key, name) for name in p.locations)
-        if not known:  # its choice changed, not its candidates
-            self.candidates_changed.discard(p.key)
+        self._refresh_destinations((p.key, name) for p, _ in changed for name in p.locations)
+        # Their choice changed, not their candidates.
+        self.candidates_changed -= {p.key for p, _ in changed} - known
 
     def candidates(self, key: PKey) -> set[str]:
         """The SyncTargets a placement's Locations select, whatever it chose (what its scheduler chooses from)."""

@@ -130,7 +130,7 @@ class PlacementEngine:
             if p.spec.scheduling != spec.scheduling:
                 self._coverage.candidates_changed.add(key)
                 if spec.scheduling is None:
-                    self._coverage.set_chosen(p, None)
+                    self._coverage.set_chosen({key: None})
             what_changed = p.spec.tests != spec.tests or p.spec.crd_follow != spec.crd_follow
             where_changed = p.spec.location_selectors != spec.location_selectors
             p.spec = spec
@@ -202,9 +202,12 @@ class PlacementEngine:
     def set_chosen(self, space: str, placement: str, chosen: frozenset[str] | None) -> None:
         """A scheduled placement's choice (``placement.choices``): of the SyncTargets its Locations select, it
         reaches only these (None: all of them)."""
-        p = self._placements.get((space, placement))
-        if p is not None:
-            self._coverage.set_chosen(p, chosen)
+        self._coverage.set_chosen({(space, placement): chosen})
+
+    def set_chosen_many(self, choices: Mapping[tuple[str, str], frozenset[str] | None]) -> None:
+        """Several placements' choices at once (one decision's): each SyncTarget whose cover they change is
+        moved once, not once per placement."""
+        self._coverage.set_chosen(choices)
 
     def chosen(self, space: str, placement: str) -> frozenset[str] | None:
         p = self._placements.get((space, placement))

@@ -6,7 +6,8 @@ are lost past ``failover.after``), the previous choice and the time, :func:`choo
 choice and, for every candidate, its score per prioritizer and why it was not chosen. Never does I/O,
 never reads a clock and never keeps state: the caller (:mod:`placement.choices`) stores the choice.
 :func:`rank_candidates` is the part that does not depend on a previous choice (eligibility and scores),
-so placements with the same candidates and rules share it.
+so placements with the same candidates and rules share it; :func:`rerank` updates such a ranking, which
+the caller keeps between decisions, for the candidates that changed.
 
 Rules, in order (README "Choosing clusters" has them beside OCM's and Karmada's):
 
@@ -29,6 +30,7 @@ clusters (0 while fewer than ``minDomains`` domains have any); a new choice must
 
 from __future__ import annotations
 
+import bisect
 import datetime as dt
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
@@ -84,7 +86,8 @@ class Decision:
 @dataclass
 class Ranking:
     """The candidates judged and ranked for one scheduling spec: what every placement with the same candidates
-    and the same rules shares (a decision over many placements ranks thousands of clusters once)."""
+    and the same rules shares (a decision over many placements ranks thousands of clusters once), and what
+    :func:`rerank` updates for the candidates that changed (the caller keeps it between decisions)."""
 
     candidates: Mapping[str, Candidate]
     excluded: dict[str, tuple[str, str]]  # not eligible: reason, message
@@ -93,44 +96,110 @@ class Ranking:
     scores: dict[str, float]
     parts: dict[str, dict[str, float]]  # each prioritizer's score (explain only)
     rank: list[str]  # the new_ok clusters, best first, ties to the lower name
-    domains: list[set[str]]  # per spread constraint, the domains of the new_ok clusters
-    recheck: dt.datetime | None
+    domain_counts: list[dict[str, int]]  # per spread constraint, how many new_ok clusters each domain has
+    until: dict[str, dt.datetime]  # per candidate, when its tolerated NoExecute taint runs out
+    scales: tuple[float, float]  # the Capacity score of one core and of one byte
+
+    @property
+    def domains(self) -> list[set[str]]:
+        """Per spread constraint, the domains of the new_ok clusters."""
+        return [set(counts) for counts in self.domain_counts]
+
+    @property
+    def recheck(self) -> dt.datetime | None:
+        return min(self.until.values(), default=None)
 
 
 def rank_candidates(spec: SchedulingSpec, candidates: Mapping[str, Candidate], now: dt.datetime,
                     seen: Mapping[Taint, dt.datetime] | None = None, *, explain: bool = True) -> Ranking:
     """Eligibility (rule 1) and scores of every candidate, independent of any previous choice."""
-    excluded: dict[str, tuple[str, str]] = {}
-    usable: dict[str, Candidate] = {}
-    new_ok: set[str] = set()
-    recheck: dt.datetime | None = None
+    r = Ranking(candidates, {}, {}, set(), {}, {}, [], [{} for _ in spec.spreads], {}, (0.0, 0.0))
     hard_keys = [s.topology_key for s in spec.spreads if s.hard]
     for name, c in candidates.items():
-        if c.taints:
-            evict, until = evicting(c.taints, spec.tolerations, now, seen)
-            if until is not None:
-                recheck = until if recheck is None else min(recheck, until)
-            if evict is not None:
-                excluded[name] = (TAINTED, f"taint {describe(evict)} is not tolerated")
-                continue
-        if c.lost:
-            excluded[name] = (LOST, "its syncer is silent past failover.after")
-            continue
-        usable[name] = c
-        blocking = blocks_new_choice(c.taints, spec.tolerations) if c.taints else None
-        if c.cordoned:
-            excluded[name] = (CORDONED, "the cluster is cordoned")
-        elif blocking is not None:
-            excluded[name] = (TAINTED, f"taint {describe(blocking)} is not tolerated")
-        elif any(key not in c.labels for key in hard_keys):
-            excluded[name] = (SPREAD, "it has no label " + ", ".join(hard_keys))
-        else:
-            new_ok.add(name)
-    scores, parts = _scores(spec.prioritizers, usable, explain)
-    rank = sorted(new_ok, key=lambda n: (-scores[n], n))
-    domains = [{candidates[n].labels[s.topology_key] for n in new_ok if s.topology_key in candidates[n].labels}
-               for s in spec.spreads]
-    return Ranking(candidates, excluded, usable, new_ok, scores, parts, rank, domains, recheck)
+        _judge(r, spec, hard_keys, name, c, now, seen)
+    r.scales = _scales(spec.prioritizers, r.usable)
+    r.scores, r.parts = _scores(spec.prioritizers, r.usable, explain, r.scales)
+    r.rank = sorted(r.new_ok, key=lambda n: (-r.scores[n], n))
+    return r
+
+
+# Past this many changed candidates (or a sixteenth of them), ranking every candidate again is as cheap.
+RERANK_LIMIT = 16
+
+
+def rerank(r: Ranking, spec: SchedulingSpec, candidates: Mapping[str, Candidate], changed: set[str],
+           now: dt.datetime, seen: Mapping[Taint, dt.datetime] | None = None) -> Ranking:
+    """``rank_candidates(spec, candidates, now, seen, explain=False)``, from ``r``: the same spec's ranking
+    (without explain) of the candidates as they were, and ``changed``: the names of those added, removed or
+    different since (or whose taint's toleration ran out). Only those are judged and placed in the rank again
+    (``r`` is updated in place), unless a Capacity scale moved (the most allocatable CPU or memory changed
+    hands: every score changes) or many changed; then every candidate is ranked again."""
+    if len(changed) > max(RERANK_LIMIT, len(candidates) // 16):
+        return rank_candidates(spec, candidates, now, seen, explain=False)
+    for name in changed:
+        _drop(r, spec, name)
+    r.candidates = candidates
+    hard_keys = [s.topology_key for s in spec.spreads if s.hard]
+    added = [name for name in changed if name in candidates]
+    for name in added:
+        _judge(r, spec, hard_keys, name, candidates[name], now, seen)
+    scales = _scales(spec.prioritizers, r.usable)
+    if scales != r.scales:
+        return rank_candidates(spec, candidates, now, seen, explain=False)
+    scores, _ = _scores(spec.prioritizers, {n: r.usable[n] for n in added if n in r.usable}, False, scales)
+    r.scores.update(scores)
+    for name in added:
+        if name in r.new_ok:
+            bisect.insort(r.rank, name, key=lambda n: (-r.scores[n], n))
+    return r
+
+
+def _judge(r: Ranking, spec: SchedulingSpec, hard_keys: list[str], name: str, c: Candidate, now: dt.datetime,
+           seen: Mapping[Taint, dt.datetime] | None) -> None:
+    """Rule 1 for one candidate, recorded in ``r`` (its score is not)."""
+    if c.taints:
+        evict, until = evicting(c.taints, spec.tolerations, now, seen)
+        if until is not None:
+            r.until[name] = until
+        if evict is not None:
+            r.excluded[name] = (TAINTED, f"taint {describe(evict)} is not tolerated")
+            return
+    if c.lost:
+        r.excluded[name] = (LOST, "its syncer is silent past failover.after")
+        return
+    r.usable[name] = c
+    blocking = blocks_new_choice(c.taints, spec.tolerations) if c.taints else None
+    if c.cordoned:
+        r.excluded[name] = (CORDONED, "the cluster is cordoned")
+    elif blocking is not None:
+        r.excluded[name] = (TAINTED, f"taint {describe(blocking)} is not tolerated")
+    elif any(key not in c.labels for key in hard_keys):
+        r.excluded[name] = (SPREAD, "it has no label " + ", ".join(hard_keys))
+    else:
+        r.new_ok.add(name)
+        for s, counts in zip(spec.spreads, r.domain_counts, strict=True):
+            if s.topology_key in c.labels:
+                domain = c.labels[s.topology_key]
+                counts[domain] = counts.get(domain, 0) + 1
+
+
+def _drop(r: Ranking, spec: SchedulingSpec, name: str) -> None:
+    """Undo :func:`_judge` and the scoring of one candidate."""
+    if name in r.new_ok:
+        r.new_ok.discard(name)
+        key = (-r.scores[name], name)
+        del r.rank[bisect.bisect_left(r.rank, key, key=lambda n: (-r.scores[n], n))]
+        labels = r.usable[name].labels  # as judged (``candidates`` may have changed in place)
+        for s, counts in zip(spec.spreads, r.domain_counts, strict=True):
+            if s.topology_key in labels:
+                domain = labels[s.topology_key]
+                counts[domain] -= 1
+                if not counts[domain]:
+                    del counts[domain]
+    r.excluded.pop(name, None)
+    r.usable.pop(name, None)
+    r.scores.pop(name, None)
+    r.until.pop(name, None)
 
 
 def choose(spec: SchedulingSpec, candidates: Mapping[str, Candidate], previous: Collection[str] | None,
@@ -246,17 +315,25 @@ def _fits(spread: Spread, domains: set[str], chosen: list[str], name: str, label
     return counts[domain] - floor <= spread.max_skew
 
 
-def _scores(prioritizers: tuple[Prioritizer, ...], clusters: Mapping[str, Candidate], explain: bool
-            ) -> tuple[dict[str, float], dict[str, dict[str, float]]]:
-    """Per cluster the weighted sum of the prioritizers' scores (0-100 each), and with ``explain`` each score."""
+def _scales(prioritizers: tuple[Prioritizer, ...], clusters: Mapping[str, Candidate]) -> tuple[float, float]:
+    """The Capacity score of one core and of one byte: the cluster with the most scores 50 for each (0 without
+    a Capacity prioritizer)."""
+    if not any(p.type == "Capacity" for p in prioritizers):
+        return 0.0, 0.0
     max_cpu = max((c.cpu for c in clusters.values()), default=0.0)
     max_memory = max((c.memory for c in clusters.values()), default=0.0)
+    return (MAX_SCORE / 2 / max_cpu if max_cpu > 0 else 0.0, MAX_SCORE / 2 / max_memory if max_memory > 0 else 0.0)
+
+
+def _scores(prioritizers: tuple[Prioritizer, ...], clusters: Mapping[str, Candidate], explain: bool,
+            scales: tuple[float, float]) -> tuple[dict[str, float], dict[str, dict[str, float]]]:
+    """Per cluster the weighted sum of the prioritizers' scores (0-100 each), and with ``explain`` each score;
+    ``scales``: :func:`_scales` of every eligible cluster (``clusters`` may be some of them)."""
+    cpu_scale, memory_scale = scales
     totals = dict.fromkeys(clusters, 0.0)
     parts: dict[str, dict[str, float]] = {name: {} for name in clusters} if explain else {}
     for p in prioritizers:
         if p.type == "Capacity":  # the common case at scale, without a call per cluster
-            cpu_scale = MAX_SCORE / 2 / max_cpu if max_cpu > 0 else 0.0
-            memory_scale = MAX_SCORE / 2 / max_memory if max_memory > 0 else 0.0
             scored = ((name, round(c.cpu * cpu_scale + c.memory * memory_scale, 2)) for name, c in clusters.items())
         else:
             scored = ((name, _score(p, c)) for name, c in clusters.items())

@@ -2,7 +2,8 @@
 clusters of different sizes (florin 2 CPUs, guilder 8), driven with kubectl.
 
 A Deployment of 10 replicas divided by capacity runs 2 on florin and 8 on guilder; ``kubectl scale`` re-divides;
-the space's status is the fleet's sum; the REST API and the PlacementStatus show the split.
+the space's status is the fleet's sum; the REST API and the PlacementStatus show the split. A scheduled
+placement's Capacity score counts only what the divided replicas leave free, as they are when it chooses.
 """
 
 from __future__ import annotations
@@ -14,9 +15,10 @@ from typing import Any
 import pytest
 
 from tests.harness import wait_for
-from tests.syncer_harness import World, deployment, namespace, placement
+from tests.syncer_harness import World, configmap, deployment, namespace, placement
 
 WEB = "/apis/apps/v1/namespaces/app/deployments/web"
+SYNC_TARGETS = "/apis/edge.kubestellar.io/v2alpha1/synctargets"
 
 
 @pytest.fixture
@@ -24,7 +26,7 @@ def world(tmp_path: Path) -> Iterator[World]:
     w = World(tmp_path, clusters=2, sim_args=("--node-cpu", "wec1=2", "--node-cpu", "wec2=8",
                                                "--ready-delay", "0")).start()
     w.join("florin", "wec1", {"env": "prod"})
-    w.join("guilder", "wec2", {"env": "prod"})
+    w.join("guilder", "wec2", {"env": "prod", "size": "big"})
     w.hub.create_space("common")
     yield w
     w.close()
@@ -72,3 +74,33 @@ def test_replicas_are_divided_by_capacity_redivided_on_scale_and_summed_back(wor
              timeout=60, message="readyReplicas summed to 15")
     assert world.placement_view("common", "app", "deployments.apps", "web")["division"] == {"florin": 3,
                                                                                             "guilder": 12}
+
+
+def stored_choice(world: World, name: str) -> list[str]:
+    found = world.hub_get("common", f"/apis/edge.kubestellar.io/v2alpha1/edgeplacements/{name}") or {}
+    return list(((found.get("status") or {}).get("scheduling") or {}).get("clusters") or [])
+
+
+def test_capacity_scores_count_what_divided_replicas_leave_free(world: World) -> None:
+    wait_for(lambda: all(((world.hub_get("inventory", f"{SYNC_TARGETS}/{c}") or {}).get("status") or {})
+                         .get("allocatable") for c in ("florin", "guilder")), timeout=60,
+             message="both clusters' capacity")
+    # 130 replicas of 100m on guilder alone: 13 of its 16 allocatable CPUs requested, florin's 4 all free.
+    big = placement("web", {"size": "big"}, [{"apiGroup": "apps", "resources": ["deployments"],
+                                              "namespaces": ["app"]}])
+    world.apply("common", namespace("app"), divided_web(130), big)
+    wait_for(lambda: world.placement_view("common", "app", "deployments.apps", "web")["division"] == {"guilder": 130},
+             timeout=60, message="130 replicas on guilder")
+    chooser = placement("settings", {"env": "prod"}, [{"resources": ["configmaps"], "namespaces": ["app"]}])
+    chooser["spec"].update(numberOfClusters=1, prioritizers=[{"type": "Capacity"}])
+    world.apply("common", configmap("settings", "app", a="1"), chooser)
+    wait_for(lambda: stored_choice(world, "settings") == ["florin"], timeout=60,
+             message="florin chosen: 4 CPUs free against guilder's 3")
+    # Scaled down, guilder has 15 CPUs free: the choice is kept (Steady) until a reschedule, which sees them.
+    world.hub.kubectl("scale", "deployment", "web", "-n", "app", "--replicas", "10", space="common")
+    wait_for(lambda: world.placement_view("common", "app", "deployments.apps", "web")["division"] == {"guilder": 10},
+             timeout=60, message="10 replicas on guilder")
+    assert stored_choice(world, "settings") == ["florin"]
+    world.hub.spacehub("placement", "reschedule", "settings", "--space", "common")
+    wait_for(lambda: stored_choice(world, "settings") == ["guilder"], timeout=60,
+             message="guilder chosen after the reschedule")

@@ -170,7 +170,7 @@ def test_toleration_seconds_and_failover_after_run_out_on_the_injected_clock() -
 def test_capacity_counts_only_what_divided_replicas_leave_free() -> None:
     fleet, clock = a_fleet(), Clock()
     engine, choices = hub(fleet, clock)
-    choices.requested = lambda target: (7.0, 0.0) if target == "b" else (0.0, 0.0)  # b: 8 CPUs, 7 requested
+    choices.requested = lambda: {"b": (7.0, 0.0)}  # b: 8 CPUs, 7 requested
     engine.upsert_placement(SPACE, scheduled())
     choices.decide()
     assert reached(engine) == {"a"}
@@ -196,5 +196,62 @@ def test_a_spec_change_the_engine_does_not_hold_looks_again() -> None:
     assert reached(engine) == {"b"}  # no failover.after: a silent cluster stays chosen
     after["seconds"] = 60.0  # spec.failover.after: 1m, which the engine's compiled spec does not hold
     choices.observed(KEY, with_status(obj, choices), leading=True, spec_changed=True)
+    choices.decide()
+    assert reached(engine) == {"a"}
+
+
+def write(fleet: Fleet, engine: PlacementEngine, choices: Choices, name: str, *, cpu: str | None = None,
+          env: str | None = None) -> None:
+    """A SyncTarget written (another allocatable CPU, another env label), as the placement service is told."""
+    target = fleet.targets[name]
+    if cpu is not None:
+        target = {**target, "status": {"allocatable": {**target["status"]["allocatable"], "cpu": cpu}}}
+    if env is not None:
+        target = {**target, "metadata": {**target["metadata"], "labels": {**target["metadata"]["labels"], "env": env}}}
+    fleet.targets[name] = target
+    engine.upsert_sync_target(target)
+    choices.target_changed(name, target)
+
+
+def test_a_ranking_kept_between_decisions_ranks_what_changed_again() -> None:
+    """Each decision starts from the last one's ranking: a cluster whose divided replicas, capacity or labels
+    changed since is ranked again, so a later re-choice takes the best cluster as it is now."""
+    fleet, clock = a_fleet(), Clock()  # CPUs: a 4, b 8, c 2
+    engine, choices = hub(fleet, clock)
+    engine.upsert_placement(SPACE, scheduled())
+    choices.decide()
+    assert reached(engine) == {"b"}
+    choices.requested = lambda: {"a": (3.5, 0.0)}  # a: 4 CPUs, 3.5 requested by divided replicas
+    choices.decide()  # nothing is due
+    write(fleet, engine, choices, "b", env="maintenance")  # the chosen cluster leaves: c has the most free now
+    choices.decide()
+    assert reached(engine) == {"c"}
+    write(fleet, engine, choices, "b", env="edge")
+    write(fleet, engine, choices, "a", cpu="32")  # now the largest (28.5 free): Steady, nothing moves
+    choices.decide()
+    assert reached(engine) == {"c"}
+    write(fleet, engine, choices, "c", env="maintenance")
+    choices.decide()
+    assert reached(engine) == {"a"}
+
+
+def test_a_ranking_kept_between_decisions_sees_a_toleration_and_a_failover_after_run_out() -> None:
+    """Candidates that nothing wrote since the last decision still change with time: c's toleration of its
+    NoExecute taint runs out at 60 s, b's syncer (silent since T0) is lost at 30 s (failover.after)."""
+    fleet, clock = a_fleet(), Clock()  # CPUs: a 4, b 8, c 16 (tainted)
+    fleet.targets["c"]["status"]["allocatable"]["cpu"] = "16"
+    fleet.targets["c"]["spec"] = {"taints": [{"key": "maint", "effect": "NoExecute",
+                                              "timeAdded": "2026-01-01T00:00:00Z"}]}
+    fleet.targets["b"]["status"]["conditions"] = [{"type": "Ready", "status": "False",
+                                                   "lastTransitionTime": "2026-01-01T00:00:00Z"}]
+    engine, choices = hub(fleet, clock, failover_after=30)
+    engine.upsert_placement(SPACE, scheduled(tolerations=[
+        {"key": "maint", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 60}]))
+    _, recheck = choices.decide()
+    assert reached(engine) == {"c"} and recheck == T0 + dt.timedelta(seconds=30)
+    clock.now = recheck
+    _, recheck = choices.decide()  # c is kept; b is lost now
+    assert reached(engine) == {"c"} and recheck == T0 + dt.timedelta(seconds=60)
+    clock.now = T0 + dt.timedelta(seconds=61)
     choices.decide()
     assert reached(engine) == {"a"}

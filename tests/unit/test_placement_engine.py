@@ -583,7 +583,9 @@ def _candidates(engine: PlacementEngine, world: dict[str, Any], key: PKey) -> di
 
 
 def _decide(engine: PlacementEngine, world: dict[str, Any], keys: Any) -> None:
-    """What the lease holder's Choices do, without the store: the due placements' choices, kept in the world."""
+    """What the lease holder's Choices do, without the store: the due placements' choices, kept in the world and
+    handed to the engine in one batch (the rebuild gives them one at a time)."""
+    batch = {}
     for key in sorted(keys):
         spec = engine.scheduling(*key)
         if spec is None:
@@ -591,7 +593,8 @@ def _decide(engine: PlacementEngine, world: dict[str, Any], keys: Any) -> None:
             continue
         decision = choose(spec, _candidates(engine, world, key), world["choices"].get(key), NOW)
         world["choices"][key] = decision.chosen
-        engine.set_chosen(*key, frozenset(decision.chosen))
+        batch[key] = frozenset(decision.chosen)
+    engine.set_chosen_many(batch)
 
 
 def _build_scheduled(world: dict[str, Any]) -> PlacementEngine:

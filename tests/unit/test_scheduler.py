@@ -4,12 +4,24 @@ and the validation of the scheduling fields (kube's field paths)."""
 from __future__ import annotations
 
 import datetime as dt
+import random
 from typing import Any
 
 import pytest
 
 from inventory.taints import Taint, merge_taints, parse_taint_args, tolerations_of
-from placement.scheduler import CORDONED, OUTSCORED, SPREAD, STEADY, TAINTED, Candidate, choose, needs_choice
+from placement.scheduler import (
+    CORDONED,
+    OUTSCORED,
+    SPREAD,
+    STEADY,
+    TAINTED,
+    Candidate,
+    choose,
+    needs_choice,
+    rank_candidates,
+    rerank,
+)
 from placement.schedulingspec import SchedulingSpec, compile_scheduling, scheduling_causes
 
 NOW = dt.datetime(2026, 1, 1, 12, tzinfo=dt.UTC)
@@ -163,6 +175,57 @@ def test_a_lost_cluster_is_replaced() -> None:
     s = spec(numberOfClusters=1)
     clusters = {"a": Candidate("a", lost=True), "b": Candidate("b")}
     assert needs_choice(s, clusters, ("a",), NOW) and choose(s, clusters, ("a",), NOW).chosen == ("b",)
+
+
+RANKED_SPECS = [
+    {"numberOfClusters": 2, "prioritizers": [{"type": "Capacity"}],
+     "spreadConstraints": [{"topologyKey": "zone", "maxSkew": 1}]},
+    {"numberOfClusters": 3, "prioritizers": [{"type": "Capacity", "weight": 2},
+                                             {"type": "Label", "labelKey": "tier", "values": {"gold": 100}}],
+     "spreadConstraints": [{"topologyKey": "zone", "whenUnsatisfiable": "ScheduleAnyway"}],
+     "tolerations": [{"key": "maint", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 60}]},
+    {"numberOfClusters": 1, "prioritizers": [{"type": "CEL", "expression": "cluster.capacity.cpu * 2.0"}],
+     "tolerations": [{"key": "maint", "operator": "Exists"}]},
+]
+
+
+def _random_candidate(rng: random.Random, name: str, now: dt.datetime) -> Candidate:
+    labels = {"tier": rng.choice(["gold", "silver"])}
+    if rng.random() < 0.9:
+        labels["zone"] = f"z{rng.randrange(3)}"
+    taints = rng.choice([(), (), (), (Taint("maint", "", "NoSchedule"),),
+                         (Taint("maint", "", "NoExecute", now - dt.timedelta(seconds=rng.randrange(90))),),
+                         (Taint("other", "", "NoExecute", now),)])
+    return Candidate(name, labels, cpu=float(rng.randrange(1, 9)), memory=float(rng.randrange(1, 9)) * GI,
+                     taints=taints, cordoned=rng.random() < 0.1, lost=rng.random() < 0.1)
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_rerank_of_the_changed_candidates_equals_ranking_them_all_again(seed: int) -> None:
+    """A ranking kept between decisions and updated for the candidates that changed (added, removed, another
+    capacity, labels, taints, cordon, lost, a toleration running out) is the ranking made afresh: same eligibility,
+    scores (a Capacity scale moving rescales every one) and rank, ties by name."""
+    rng = random.Random(seed)
+    s = spec(**RANKED_SPECS[seed % len(RANKED_SPECS)])
+    now = NOW
+    candidates = {f"c{i:02d}": _random_candidate(rng, f"c{i:02d}", now) for i in range(12)}
+    r = rank_candidates(s, dict(candidates), now, explain=False)
+    for step in range(150):
+        changed: set[str] = set()
+        for _ in range(rng.choice([1, 1, 1, 2, 3])):
+            name = f"c{rng.randrange(16):02d}"
+            if name in candidates and rng.random() < 0.25:
+                del candidates[name]
+            else:
+                candidates[name] = _random_candidate(rng, name, now)
+            changed.add(name)
+        now += dt.timedelta(seconds=rng.choice([0, 0, 10, 45]))
+        changed |= {name for name, at in r.until.items() if at <= now}  # the caller's part: tolerations ran out
+        r = rerank(r, s, dict(candidates), changed, now)
+        fresh = rank_candidates(s, dict(candidates), now, explain=False)
+        assert r == fresh, (seed, step)
+        assert choose(s, candidates, None, now, explain=False, ranking=r) == \
+            choose(s, candidates, None, now, explain=False)
 
 
 def test_kubectl_taint_syntax_and_merge() -> None:
