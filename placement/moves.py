@@ -52,6 +52,10 @@ class Moves:
         # Told of each leaving copy let go because its time ran out: (object, cluster, clusters not Ready).
         self.timed_out: list[Callable[[ObjectRef, str, list[str]], None]] = []
         self._since: dict[tuple[ObjectRef, str], float] = {}  # when each leaving copy started leaving
+        # Copies held since the last settle: judged from the next one on. The change that made them leave (a drain,
+        # a new choice) has not yet given the gaining clusters their new shares, and the stored PlacementStatus
+        # still shows the old ones Ready: judged now, a drained cluster's copy would go at once.
+        self._fresh: set[tuple[ObjectRef, str]] = set()
         engine.watch_deletes()  # from now on the engine collects the DELETEs it logs
 
     def look(self) -> None:
@@ -69,6 +73,7 @@ class Moves:
             self.engine.hold(ref, target)
             if self.engine.keeps_leaving(ref, target):
                 self._since[(ref, target)] = self.clock()
+                self._fresh.add((ref, target))
                 log.info("%s keeps %s until %s run it Ready", target, ref, ", ".join(destinations))
 
     def resume(self, leaving: list[tuple[ObjectRef, str]]) -> None:
@@ -100,7 +105,7 @@ class Moves:
             since = self._since.setdefault((ref, target), now)
             destinations = self.engine.object_destinations(ref)
             policy = self.policy(ref)
-            waiting = [d for d in destinations if not self.copy_ready(ref, d)]
+            waiting = [d for d in destinations if (ref, target) in self._fresh or not self.copy_ready(ref, d)]
             if destinations and target not in destinations and self.engine.has_target(target) and \
                     policy.make_before_break and waiting and now - since < policy.timeout:
                 continue
@@ -112,4 +117,5 @@ class Moves:
                 for listener in self.timed_out:
                     listener(ref, target, waiting)
         self.engine.watch_deletes()  # the DELETEs just logged for copies let go are no new moves
+        self._fresh.clear()
         return bool(self._since)
