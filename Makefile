@@ -30,6 +30,7 @@ bench: $(STAMP)
 	$(BIN)/python bench/division_bench.py
 	$(BIN)/python bench/debug_bench.py
 	$(BIN)/python bench/hubs_bench.py
+	$(BIN)/python bench/rollout_bench.py
 
 clean:
 	rm -rf $(VENV) .spacehub
