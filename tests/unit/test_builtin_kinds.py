@@ -67,7 +67,8 @@ def test_kubectl_short_names_and_categories_are_upstreams() -> None:
     assert rtype("HorizontalPodAutoscaler").version == "v2"
     in_all = {t.kind for t in builtin_types() if "all" in t.categories}
     assert in_all == {"Service", "Deployment", "ReplicaSet", "StatefulSet", "DaemonSet", "Job", "CronJob",
-                      "HorizontalPodAutoscaler"}
+                      "HorizontalPodAutoscaler", "ReplicationController"}
+    assert rtype("ReplicationController").short_names == ("rc",)
 
 
 def test_only_custom_resource_definitions_refuse_strategic_merge_patch() -> None:
