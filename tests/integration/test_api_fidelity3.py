@@ -142,6 +142,8 @@ def test_pod_templates_replication_controllers_and_csi_storage_capacities_are_st
     assert [line.split() for line in tables["csistoragecapacities"]] == [
         ["NAME", "STORAGECLASSNAME", "CAPACITY"], ["cap", "fast", "10Gi"]]
     assert "replicationcontroller/rc" in hub.kubectl("get", "all", "-n", "default", "-o", "name", space=space).stdout
+    explained = hub.kubectl("explain", "leases.spec", space=space).stdout
+    assert "holderIdentity" in explained and "leaseDurationSeconds" in explained
 
 
 def test_storage_only_kinds_are_validated_with_kubes_field_paths(hub: Hub, space: str) -> None:
@@ -213,6 +215,10 @@ def test_a_patch_with_keys_outside_latin_1_gets_its_warnings_as_utf_8(hub: Hub, 
     # As kube's NewWarningHeader: quotes escaped inside the quoted text, the UTF-8 bytes as they are.
     raw = next(v for k, v in r.headers.raw if k.lower() == b"warning")
     assert raw.decode("utf-8") == r'299 - "unknown field \"ключ-€-\"q\"-😀\""'
+    # kubectl reads the header back to the text the server meant.
+    proc = hub.kubectl("patch", "configmap", "cm", "-n", "default", "--type", "merge",
+                       "-p", json.dumps({"schlüssel-€": 1}, ensure_ascii=False), space=space)
+    assert 'Warning: unknown field "schlüssel-€"' in proc.stderr, proc.stderr
 
 
 def test_error_status_bodies_are_kubes_bytes(hub: Hub, space: str) -> None:
