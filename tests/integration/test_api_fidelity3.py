@@ -122,6 +122,8 @@ def test_pod_templates_replication_controllers_and_csi_storage_capacities_are_st
          "spec": {"replicas": 2, "template": POD_TEMPLATE_SPEC}},
         {"apiVersion": "storage.k8s.io/v1", "kind": "CSIStorageCapacity", "metadata": {"name": "cap"},
          "storageClassName": "fast", "capacity": "10Gi"},
+        {"apiVersion": "storage.k8s.io/v1", "kind": "CSIStorageCapacity", "metadata": {"name": "unknown"},
+         "storageClassName": "slow"},
     ]
     hub.kubectl("apply", "-n", "default", "-f", "-", input=json.dumps({"apiVersion": "v1", "kind": "List",
                                                                          "items": objects}), space=space)
@@ -140,7 +142,7 @@ def test_pod_templates_replication_controllers_and_csi_storage_capacities_are_st
     rc_row = tables["replicationcontrollers"][1].split()
     assert rc_row[:4] == ["rc", "2", "0", "0"] and rc_row[5:] == ["web", "nginx:1.27", "app=web"]
     assert [line.split() for line in tables["csistoragecapacities"]] == [
-        ["NAME", "STORAGECLASSNAME", "CAPACITY"], ["cap", "fast", "10Gi"]]
+        ["NAME", "STORAGECLASSNAME", "CAPACITY"], ["cap", "fast", "10Gi"], ["unknown", "slow", "<unset>"]]
     assert "replicationcontroller/rc" in hub.kubectl("get", "all", "-n", "default", "-o", "name", space=space).stdout
     explained = hub.kubectl("explain", "leases.spec", space=space).stdout
     assert "holderIdentity" in explained and "leaseDurationSeconds" in explained

@@ -62,7 +62,7 @@ def _csi_storage_capacity() -> list[Column]:
     doc = "io.k8s.api.storage.v1.CSIStorageCapacity"
 
     def capacity(o: Obj) -> str:
-        return str_at(o, "capacity")
+        return str_at(o, "capacity") or "<unset>"
 
     return [
         name_col(),
