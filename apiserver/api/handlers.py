@@ -114,7 +114,9 @@ def _scale_of(rtype: ResourceType, obj: dict[str, Any]) -> dict[str, Any]:
     if paths.label_selector:
         selector = kubejsonpath.first(obj, paths.label_selector) or ""
     else:
-        match = ((obj.get("spec") or {}).get("selector") or {}).get("matchLabels") or {}
+        match = (obj.get("spec") or {}).get("selector") or {}
+        if not paths.selector_is_label_map:
+            match = match.get("matchLabels") or {}
         selector = ",".join(f"{k}={v}" for k, v in sorted(match.items()))
     return {
         "kind": "Scale", "apiVersion": "autoscaling/v1",

@@ -144,6 +144,10 @@ def test_pod_templates_replication_controllers_and_csi_storage_capacities_are_st
     assert [line.split() for line in tables["csistoragecapacities"]] == [
         ["NAME", "STORAGECLASSNAME", "CAPACITY"], ["cap", "fast", "10Gi"], ["unknown", "slow", "<unset>"]]
     assert "replicationcontroller/rc" in hub.kubectl("get", "all", "-n", "default", "-o", "name", space=space).stdout
+    hub.kubectl("scale", "rc", "rc", "-n", "default", "--replicas=3", space=space)
+    with hub.client() as c:
+        scale = c.get(f"/clusters/{space}/api/v1/namespaces/default/replicationcontrollers/rc/scale").json()
+    assert (scale["spec"], scale["status"]) == ({"replicas": 3}, {"replicas": 0, "selector": "app=web"})
     explained = hub.kubectl("explain", "leases.spec", space=space).stdout
     assert "holderIdentity" in explained and "leaseDurationSeconds" in explained
 

@@ -78,7 +78,7 @@ def test_only_custom_resource_definitions_refuse_strategic_merge_patch() -> None
 
 def test_scale_subresource_only_on_scalable_workloads() -> None:
     scalable = {t.kind for t in builtin_types() if "scale" in t.subresources}
-    assert scalable == {"Deployment", "ReplicaSet", "StatefulSet"}
+    assert scalable == {"Deployment", "ReplicaSet", "StatefulSet", "ReplicationController"}
     assert rtype("ConfigMap").subresources == ()
     assert rtype("NetworkPolicy").subresources == ()
 
