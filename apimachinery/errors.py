@@ -10,6 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+import orjson
+
 
 @dataclass(frozen=True)
 class Cause:
@@ -60,11 +62,16 @@ class StatusError(Exception):
             "status": "Failure",
             "message": self.message,
             "reason": self.reason,
-            "code": self.code,
         }
+        # kube's Status struct puts details before code, and clients that compare error bodies see the order.
         if details:
             status["details"] = details
+        status["code"] = self.code
         return status
+
+    def to_json(self) -> bytes:
+        """The Status as kube-apiserver writes it: JSON in the struct's field order, ending with a newline."""
+        return orjson.dumps(self.to_status()) + b"\n"
 
 
 def _qualified(resource: str, group: str) -> str:

@@ -93,6 +93,7 @@ class ScalePaths:
     spec_replicas: str = ".spec.replicas"
     status_replicas: str = ".status.replicas"
     label_selector: str | None = None  # a path to a selector string; None: spec.selector.matchLabels
+    selector_is_label_map: bool = False  # spec.selector is a plain label map (ReplicationControllers)
 
 
 @dataclass(frozen=True)

@@ -250,7 +250,7 @@ class Objects:
         self._check_type_meta(rtype, obj)
         self._check_namespace(space, rtype, obj, namespace)
         meta = obj["metadata"]
-        if meta.get("resourceVersion"):
+        if _is_nonzero_revision(meta.get("resourceVersion")):
             raise errors.bad_request("resourceVersion should not be set on objects to be created")
         check_fields(self.catalog, rtype, obj, opts.field_validation, opts.warnings, patch=False)
         if rtype.namespaced:
@@ -618,3 +618,11 @@ class Objects:
         for result in await self.writer.write_many(writes):
             if isinstance(result, BaseException) and not isinstance(result, PreconditionFailed):
                 raise result
+
+
+def _is_nonzero_revision(value: Any) -> bool:
+    """Whether a create's ``metadata.resourceVersion`` is one kube refuses: its storage parses the value as an
+    unsigned integer and refuses only a non-zero one; anything else ("", "0", "v1") is ignored and replaced."""
+    if not isinstance(value, str) or not value.isascii() or not value.isdigit():
+        return False
+    return 0 < int(value) < 2**64

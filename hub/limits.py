@@ -14,8 +14,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-import orjson
-
 from apimachinery.errors import too_many_requests
 
 
@@ -55,7 +53,7 @@ class InflightLimit:
 
 async def _refuse(send: Any) -> None:
     err = too_many_requests("too many requests in flight, please try again later")
-    body = orjson.dumps(err.to_status())
+    body = err.to_json()
     await send({"type": "http.response.start", "status": 429,
                 "headers": [(b"content-type", b"application/json"), (b"retry-after", b"1"),
                             (b"content-length", str(len(body)).encode())]})

@@ -11,7 +11,6 @@ outermost, then per-cluster credentials, then the pods' streaming subresources o
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 from dataclasses import dataclass, field
 from typing import Any
@@ -26,7 +25,6 @@ from apimachinery.errors import StatusError, bad_request, not_found
 from apiserver.access import AdminsOnly
 from apiserver.api.asgi import STATUS_HANDLERS, lifespan_of, probe_routes, spaces_first, version_info
 from apiserver.api.handlers import SpaceAPI
-from apiserver.service import WriteOptions
 from apiserver.store import Key
 from sim.access import ClusterAuth
 from sim.controllers import NodeShape, Simulator, StatusRule
@@ -38,7 +36,6 @@ from spaces.runtime import RuntimeSettings, SpaceRuntime
 
 log = logging.getLogger(__name__)
 
-SYSTEM_NAMESPACES = ("kube-system", "kube-public", "kube-node-lease")
 MANAGER = "spacehub-sim"
 # Clusters set up at once at startup (each is a handful of writes; group commit batches them).
 _STARTUP_CONCURRENCY = 32
@@ -107,17 +104,9 @@ class SimCore:
         self._ready = True
 
     async def _ensure_cluster(self, name: str) -> None:
-        """The cluster's space, its system namespaces and its nodes."""
-        namespaces = self.runtime.namespaces
+        """The cluster's space and its nodes (every space has kube's system namespaces: the runtime makes them)."""
         if await self.runtime.ensure_space(name, manager=MANAGER) == "Terminating":
             raise RuntimeError(f"cluster {name} is being deleted (its space is terminating); start again later")
-        ns_type = self.catalog.by_group_resource(name, "namespaces")
-        assert ns_type is not None
-        for namespace in SYSTEM_NAMESPACES:
-            if namespaces.phase(name, namespace) is None:
-                with contextlib.suppress(StatusError):
-                    await self.objects.create(name, ns_type, "", {"metadata": {"name": namespace}},
-                                              WriteOptions(manager=MANAGER))
         await self.simulator.ensure_nodes(name)
 
     def drain(self) -> None:

@@ -119,6 +119,10 @@ class SpaceRuntime:
         self.gc.start(self.leadership)
         self.crds.start(self.leadership)
         await self.namespaces.ensure_default_namespaces(ROOT)
+        # Spaces made before a system namespace was added to every space get it now.
+        for space, phase in list(self.spaces.phases.items()):
+            if phase == "Active" and space not in self.spaces.kube_spaces:
+                await self.namespaces.ensure_default_namespaces(space)
         if self.policy is not None:
             self.objects.after_create.setdefault(SPACES, []).append(
                 lambda parent, space: self.ensure_default_roles(child_id(parent, space["metadata"]["name"])))

@@ -11,7 +11,6 @@ import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any, Protocol
 
-import orjson
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
@@ -19,6 +18,7 @@ from starlette.routing import BaseRoute, Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from apimachinery.errors import StatusError
+from apiserver.api.codec import status_response
 from apiserver.definitions import schema_release
 from apiserver.spacepaths import ROOT, SEPARATOR
 from kubeclient.version import spacehub_version
@@ -86,8 +86,8 @@ def spaces_first(handle: Callable[[], SpaceHandler], app: ASGIApp,
             response = await handle()(Request(scope, receive), space, rest)
         except Exception:  # a bug, not the client's: kube's 500, and the traceback in the log
             log.exception("%s %s failed", scope.get("method"), path)
-            response = JSONResponse(StatusError(500, "InternalError", "an error on the server prevented the "
-                                                "request from succeeding").to_status(), status_code=500)
+            response = status_response(StatusError(500, "InternalError", "an error on the server prevented the "
+                                                   "request from succeeding"))
         await response(scope, receive, send)
 
     return dispatch
@@ -123,7 +123,7 @@ async def send_status(scope: dict[str, Any], send: Any, err: StatusError) -> Non
             await send({"type": "websocket.close", "code": 1008, "reason": err.message[:123]})
             return
         prefix = "websocket."
-    body = orjson.dumps(err.to_status())
+    body = err.to_json()
     await send({"type": f"{prefix}http.response.start", "status": err.code,
                 "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]})
     await send({"type": f"{prefix}http.response.body", "body": body})
@@ -131,13 +131,12 @@ async def send_status(scope: dict[str, Any], send: Any, err: StatusError) -> Non
 
 async def _not_found(_request: Request, _exc: Exception) -> Response:
     # Unknown paths answer like kube-apiserver: a Status, never a plain-text page.
-    return JSONResponse(StatusError(404, "NotFound", "the server could not find the requested resource")
-                        .to_status(), status_code=404)
+    return status_response(StatusError(404, "NotFound", "the server could not find the requested resource"))
 
 
 async def _method_not_allowed(_request: Request, _exc: Exception) -> Response:
-    return JSONResponse(StatusError(405, "MethodNotAllowed", "the server does not allow this method on the "
-                                    "requested resource").to_status(), status_code=405)
+    return status_response(StatusError(405, "MethodNotAllowed", "the server does not allow this method on the "
+                                       "requested resource"))
 
 
 STATUS_HANDLERS: dict[Any, Callable[[Request, Exception], Awaitable[Response]]] = {

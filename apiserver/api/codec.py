@@ -73,6 +73,15 @@ def table_version(accept: str | None) -> str | None:
     return None
 
 
+def warning_text(text: str) -> str:
+    """``text`` as the quoted text of a Warning header, as kube's ``NewWarningHeader`` writes it: quotes and
+    backslashes escaped, line breaks as spaces, and the UTF-8 bytes sent as they are. ASGI header values are
+    Latin-1 strings, so the UTF-8 bytes are passed as the Latin-1 characters of the same bytes."""
+    escaped = text.replace("\\", "\\\\").replace('"', '\\"')
+    escaped = "".join(" " if ord(c) < 0x20 or c == "\x7f" else c for c in escaped)
+    return '"' + escaped.encode("utf-8", "replace").decode("latin-1") + '"'
+
+
 def json_response(obj: Any, status: int = 200, headers: dict[str, str] | None = None,
                   media: str = JSON) -> Response:
     return Response(orjson.dumps(obj), status_code=status, media_type=media, headers=headers)
@@ -80,7 +89,7 @@ def json_response(obj: Any, status: int = 200, headers: dict[str, str] | None = 
 
 def status_response(err: errors.StatusError) -> Response:
     headers = {"Retry-After": str(err.retry_after)} if err.retry_after is not None else None
-    return json_response(err.to_status(), err.code, headers)
+    return Response(err.to_json(), status_code=err.code, media_type=JSON, headers=headers)
 
 
 def answering_errors(handler: Callable[[Request], Awaitable[Response]]) -> Callable[[Request], Awaitable[Response]]:

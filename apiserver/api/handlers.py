@@ -23,6 +23,7 @@ from apiserver.api.codec import (
     media_type,
     status_response,
     table_version,
+    warning_text,
 )
 from apiserver.api.openapi_handler import openapi_v2_response
 from apiserver.api.params import optional_query_bool, query_bool
@@ -30,6 +31,7 @@ from apiserver.api.paths import REQUEST_INFO, RequestInfo, ResourcePath, parse_r
 from apiserver.api.tables import to_table
 from apiserver.api.watchstream import WatchStream, watch_request
 from apiserver.catalog import Catalog
+from apiserver.fieldvalidation import type_errors
 from apiserver.identity import Identity, of_request
 from apiserver.openapi.v2 import openapi_v2
 from apiserver.openapi.v3 import group_version_path, openapi_document, openapi_index
@@ -38,6 +40,8 @@ from apiserver.protobuf import decode_protobuf_body
 from apiserver.resourcetypes import ResourceType, ScalePaths
 from apiserver.service import DeleteOptions, Objects, WriteOptions
 from apiserver.spacepaths import full_path
+
+DELETE_OPTIONS = "io.k8s.apimachinery.pkg.apis.meta.v1.DeleteOptions"
 
 APPLY_PATCH = "application/apply-patch+yaml"
 SCALE_SCHEMA = "io.k8s.api.autoscaling.v1.Scale"
@@ -78,7 +82,7 @@ def warning_headers(opts: WriteOptions) -> dict[str, str] | None:
         return None
     # One header value per warning is what clients print; Starlette joins duplicates, so send them
     # comma-separated as RFC 7234 allows.
-    return {"Warning": ", ".join(f'299 - "{w}"' for w in opts.warnings)}
+    return {"Warning": ", ".join(f"299 - {warning_text(w)}" for w in opts.warnings)}
 
 
 def request_verb(request: Request, rp: ResourcePath) -> str:
@@ -110,7 +114,9 @@ def _scale_of(rtype: ResourceType, obj: dict[str, Any]) -> dict[str, Any]:
     if paths.label_selector:
         selector = kubejsonpath.first(obj, paths.label_selector) or ""
     else:
-        match = ((obj.get("spec") or {}).get("selector") or {}).get("matchLabels") or {}
+        match = (obj.get("spec") or {}).get("selector") or {}
+        if not paths.selector_is_label_map:
+            match = match.get("matchLabels") or {}
         selector = ",".join(f"{k}={v}" for k, v in sorted(match.items()))
     return {
         "kind": "Scale", "apiVersion": "autoscaling/v1",
@@ -369,6 +375,10 @@ class SpaceAPI:
             decoded = decode_body(raw, request.headers.get("content-type"))
             if not isinstance(decoded, dict):
                 raise errors.bad_request("DeleteOptions must be a JSON object")
+            defs = self.catalog.definitions()
+            problems = type_errors(decoded, defs[DELETE_OPTIONS], defs, "DeleteOptions")
+            if problems:  # what kube's decoder says of a field of the wrong JSON type (e.g. "dryRun": 1.5)
+                raise errors.bad_request(problems[0])
             body = decoded
         q = request.query_params
         propagation = body.get("propagationPolicy") or q.get("propagationPolicy") or ""

@@ -15,7 +15,7 @@ from apiserver.admission.policy import ValidatingAdmissionPolicyBindingStrategy,
 from apiserver.builtin import strategies as st
 from apiserver.builtin.eventsv1 import EventsV1Conversion, EventsV1Strategy
 from apiserver.builtin.tables import columns_for
-from apiserver.resourcetypes import ALL_VERBS, ResourceType, Strategy
+from apiserver.resourcetypes import ALL_VERBS, ResourceType, ScalePaths, Strategy
 
 STATUS = ("status",)
 STATUS_AND_SCALE = ("status", "scale")
@@ -62,6 +62,17 @@ def builtin_types() -> tuple[ResourceType, ...]:
               short_names=("quota",), subresources=STATUS),
         _kind("", "v1", "PersistentVolumeClaim", "persistentvolumeclaims", f"{core}.PersistentVolumeClaim",
               st.PersistentVolumeClaimStrategy(), short_names=("pvc",), subresources=STATUS),
+        # Stored for the clients that use them; nothing in the hub acts on these.
+        _kind("coordination.k8s.io", "v1", "Lease", "leases", "io.k8s.api.coordination.v1.Lease",
+              st.LeaseStrategy()),
+        _kind("", "v1", "PodTemplate", "podtemplates", f"{core}.PodTemplate", st.PodTemplateStrategy()),
+        dataclasses.replace(
+            _kind("", "v1", "ReplicationController", "replicationcontrollers", f"{core}.ReplicationController",
+                  st.ReplicationControllerStrategy(), short_names=("rc",), categories=("all",),
+                  subresources=STATUS_AND_SCALE, tracks_generation=True),
+            scale=ScalePaths(selector_is_label_map=True)),
+        _kind("storage.k8s.io", "v1", "CSIStorageCapacity", "csistoragecapacities",
+              "io.k8s.api.storage.v1.CSIStorageCapacity", st.CSIStorageCapacityStrategy()),
         _kind("apps", "v1", "Deployment", "deployments", f"{apps}.Deployment", st.DeploymentStrategy(),
               short_names=("deploy",), categories=("all",), subresources=STATUS_AND_SCALE,
               tracks_generation=True),

@@ -4,7 +4,9 @@
   kept current from the watch bus (loaded from the store at startup).
 * Deleting a Namespace marks it Terminating; this controller deletes its contents (respecting their
   finalizers), then removes the Namespace.
-* Every space gets its default namespaces (``ensure_default_namespaces``) from whoever creates it.
+* Every space gets kube's system namespaces (``ensure_default_namespaces``) from whoever creates it, and
+  those already there get any they lack when the hub starts.
+* ``default``, ``kube-system`` and ``kube-public`` cannot be deleted (kube's NamespaceLifecycle admission).
 """
 
 from __future__ import annotations
@@ -22,7 +24,8 @@ from apiserver.watch import Entry, decode_object
 from kubeclient.workqueue import Gate, WorkQueue
 
 NAMESPACES = "namespaces"
-DEFAULT_NAMESPACES = ("default",)
+DEFAULT_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
+IMMORTAL_NAMESPACES = frozenset({"default", "kube-system", "kube-public"})
 
 
 def phase_of(obj: dict[str, Any]) -> str:
@@ -73,6 +76,7 @@ class NamespaceController:
 
     def start(self, gate: Gate | None = None) -> None:
         self.objects.bus.add_listener(self.on_commit)
+        self.objects.before_delete.setdefault(NAMESPACES, []).append(refuse_immortal)
         self.objects.namespace_phase = self.phase
         self.worker.start(gate)
         for (space, ns), phase in list(self.phases.items()):
@@ -114,6 +118,14 @@ class NamespaceController:
             await self.objects.delete_if_present(space, rtype, row.key.namespace, row.key.name,
                                                  DeleteOptions(propagation="Background"))
         return remaining
+
+
+async def refuse_immortal(_space: str, namespace: dict[str, Any]) -> None:
+    """Refuse to delete a namespace kube never lets go of (``Objects.before_delete``)."""
+    name = namespace["metadata"]["name"]
+    if name in IMMORTAL_NAMESPACES:
+        raise StatusError(403, "Forbidden", f'namespaces "{name}" is forbidden: this namespace may not be deleted',
+                          name=name, kind=NAMESPACES)
 
 
 class _NamespaceWorker(WorkQueue):

@@ -67,7 +67,8 @@ def test_kubectl_short_names_and_categories_are_upstreams() -> None:
     assert rtype("HorizontalPodAutoscaler").version == "v2"
     in_all = {t.kind for t in builtin_types() if "all" in t.categories}
     assert in_all == {"Service", "Deployment", "ReplicaSet", "StatefulSet", "DaemonSet", "Job", "CronJob",
-                      "HorizontalPodAutoscaler"}
+                      "HorizontalPodAutoscaler", "ReplicationController"}
+    assert rtype("ReplicationController").short_names == ("rc",)
 
 
 def test_only_custom_resource_definitions_refuse_strategic_merge_patch() -> None:
@@ -77,7 +78,7 @@ def test_only_custom_resource_definitions_refuse_strategic_merge_patch() -> None
 
 def test_scale_subresource_only_on_scalable_workloads() -> None:
     scalable = {t.kind for t in builtin_types() if "scale" in t.subresources}
-    assert scalable == {"Deployment", "ReplicaSet", "StatefulSet"}
+    assert scalable == {"Deployment", "ReplicaSet", "StatefulSet", "ReplicationController"}
     assert rtype("ConfigMap").subresources == ()
     assert rtype("NetworkPolicy").subresources == ()
 

@@ -14,7 +14,7 @@ invalid input is refused with upstream's field paths and messages:
 
 The strategies live in one module per API group (:mod:`.core`, :mod:`.services`, :mod:`.apps`,
 :mod:`.batch`, :mod:`.networking`, :mod:`.policy`, :mod:`.rbac`, :mod:`.cluster`,
-:mod:`.apiextensions`, :mod:`.apiregistration`) on top of :mod:`.base`; what several
+:mod:`.apiextensions`, :mod:`.apiregistration`, :mod:`.storedonly`) on top of :mod:`.base`; what several
 groups share lives in :mod:`.pods`, :mod:`.labelselectors`, :mod:`.quantities` and :mod:`.objectfields`. This
 package re-exports every public name, so ``from apiserver.builtin import strategies as st`` keeps working.
 """
@@ -77,6 +77,12 @@ from apiserver.builtin.strategies.rbac import (
     RoleStrategy,
 )
 from apiserver.builtin.strategies.services import NODE_PORT_RANGE, SERVICE_CIDR, ServiceStrategy, allocate_cluster_ip
+from apiserver.builtin.strategies.storedonly import (
+    CSIStorageCapacityStrategy,
+    LeaseStrategy,
+    PodTemplateStrategy,
+    ReplicationControllerStrategy,
+)
 
 __all__ = [
     "CONTROLLER_UID_LABEL",
@@ -95,6 +101,7 @@ __all__ = [
     "SYSTEM_PRIORITY_CLASSES",
     "APIServiceStrategy",
     "BuiltinStrategy",
+    "CSIStorageCapacityStrategy",
     "ClusterRoleBindingStrategy",
     "ClusterRoleStrategy",
     "ConfigMapStrategy",
@@ -106,14 +113,17 @@ __all__ = [
     "HorizontalPodAutoscalerStrategy",
     "IngressStrategy",
     "JobStrategy",
+    "LeaseStrategy",
     "LimitRangeStrategy",
     "NamespaceStrategy",
     "NetworkPolicyStrategy",
     "Obj",
     "PersistentVolumeClaimStrategy",
     "PodDisruptionBudgetStrategy",
+    "PodTemplateStrategy",
     "PriorityClassStrategy",
     "ReplicaSetStrategy",
+    "ReplicationControllerStrategy",
     "ResourceQuotaStrategy",
     "RoleBindingStrategy",
     "RoleStrategy",

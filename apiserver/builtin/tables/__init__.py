@@ -11,12 +11,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 
-from apiserver.builtin.tables import cluster, core, networking, workloads
+from apiserver.builtin.tables import cluster, core, networking, storedonly, workloads
 from apiserver.builtin.tables.columns import default_columns
 from apiserver.resourcetypes import Column
 
 _BUILDERS: dict[tuple[str, str], Callable[[], Iterable[Column]]] = {
-    **core.BUILDERS, **workloads.BUILDERS, **networking.BUILDERS, **cluster.BUILDERS}
+    **core.BUILDERS, **workloads.BUILDERS, **networking.BUILDERS, **cluster.BUILDERS,
+    **storedonly.BUILDERS}
 
 
 def columns_for(group: str, kind: str) -> tuple[Column, ...]:
