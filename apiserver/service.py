@@ -127,6 +127,8 @@ class Objects:
         self.namespace_phase: Callable[[str, str], str | None] = lambda _space, _ns: "Active"
         # Admission (ValidatingAdmissionPolicies) after validation, before a write; set by the hub.
         self.admit: AdmitHook | None = None
+        # Mutating admission (webhooks) before defaulting and validation: it may change the object in place.
+        self.mutate: AdmitHook | None = None
 
     async def run_sync(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         loop = asyncio.get_running_loop()
@@ -274,6 +276,8 @@ class Objects:
             if generated:
                 cmeta["name"] = cmeta["generateName"] + "".join(
                     secrets.choice(_GENERATE_ALPHABET) for _ in range(5))
+            if self.mutate is not None:
+                await self.mutate(space, rtype, "CREATE", candidate, None, opts, "")
             self._prepare_new(rtype, candidate, opts)
             await self._validate(rtype, candidate, None)
             for check in self.before_create.get(rtype.group_resource, ()):
@@ -510,6 +514,8 @@ class Objects:
                 raise errors.invalid(rtype.kind, rtype.group, meta.get("name", ""), [Cause(
                     "FieldValueForbidden", f"Forbidden: no new finalizers can be added if the object is "
                     f"being deleted, found new finalizers {sorted(added)}", "metadata.finalizers")])
+        if self.mutate is not None:
+            await self.mutate(space, rtype, "UPDATE", new, old, opts, subresource)
         if subresource != "status":
             rtype.strategy.prepare_for_update(new, old)
         if rtype.tracks_generation:

@@ -78,7 +78,15 @@ def warning_headers(opts: WriteOptions) -> dict[str, str] | None:
         return None
     # One header value per warning is what clients print; Starlette joins duplicates, so send them
     # comma-separated as RFC 7234 allows.
-    return {"Warning": ", ".join(f'299 - "{w}"' for w in opts.warnings)}
+    return {"Warning": ", ".join(f'299 - "{_header_text(w)}"' for w in opts.warnings)}
+
+
+def _header_text(warning: str) -> str:
+    """A warning as a header's quoted-string: quotes and backslashes escaped (a webhook's error names its
+    URL in quotes; unescaped, clients drop the warning), and what a header cannot carry (control
+    characters, anything outside Latin-1, which a webhook may send) replaced by "?"."""
+    printable = "".join(c if c.isprintable() and ord(c) < 256 else "?" for c in warning)
+    return printable.replace("\\", "\\\\").replace('"', '\\"')
 
 
 def request_verb(request: Request, rp: ResourcePath) -> str:

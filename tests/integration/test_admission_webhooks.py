@@ -1,0 +1,174 @@
+"""Admission webhooks in a space, called over real HTTPS: mutation by JSON patch, refusal, dry run,
+matchConditions, kube's errors for a webhook that times out or answers garbage (Fail and Ignore), and
+the hub staying responsive while a webhook hangs."""
+
+from __future__ import annotations
+
+import subprocess
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from tests.harness import KUBECTL, Hub, kubectl_yaml
+from tests.polling import wait_for
+from tests.webhook_harness import MUTATED_LABEL, WebhookServer, webhook_server
+
+CONFIGMAPS = [{"apiGroups": [""], "apiVersions": ["v1"], "operations": ["CREATE", "UPDATE"],
+               "resources": ["configmaps"]}]
+
+
+@pytest.fixture(scope="module")
+def webhooks(tmp_path_factory: pytest.TempPathFactory) -> Iterator[WebhookServer]:
+    with webhook_server(tmp_path_factory.mktemp("webhook-pki")) as server:
+        yield server
+
+
+def configuration(kind: str, server: WebhookServer, name: str, endpoint: str, **hook: Any) -> str:
+    webhook = {"name": name, "clientConfig": {"url": server.url(endpoint), "caBundle": server.ca_bundle},
+               "rules": CONFIGMAPS, "sideEffects": "None", "admissionReviewVersions": ["v1"],
+               # Only objects of the test that registered the webhook: the space's own writes are not slowed.
+               "objectSelector": {"matchLabels": {"webhook-test": name}}, **hook}
+    return yaml.safe_dump({"apiVersion": "admissionregistration.k8s.io/v1", "kind": kind,
+                           "metadata": {"name": name}, "webhooks": [webhook]})
+
+
+def configmap(name: str, selector: str, data: dict[str, str] | None = None) -> str:
+    return yaml.safe_dump({"apiVersion": "v1", "kind": "ConfigMap",
+                           "metadata": {"name": name, "namespace": "default", "labels": {"webhook-test": selector}},
+                           "data": data or {"a": "b"}})
+
+
+def test_a_mutating_webhook_patches_and_a_validating_one_refuses(hub: Hub, space: str,
+                                                                  webhooks: WebhookServer) -> None:
+    hub.kubectl("apply", "-f", "-", space=space, input=configuration(
+        "MutatingWebhookConfiguration", webhooks, "label.webhooks.test", "mutate",
+        matchConditions=[{"name": "not-skipped", "expression": "object.metadata.name != 'skip-me'"}]))
+    created = hub.kubectl("create", "-f", "-", space=space, input=configmap("patched", "label.webhooks.test"))
+    assert "Warning: labelled by the test webhook" in created.stderr
+    got = kubectl_yaml(hub.kubectl("get", "configmap", "patched", "-o", "yaml", space=space))
+    key, value = MUTATED_LABEL
+    assert got["metadata"]["labels"][key] == value
+    review = webhooks.seen("mutate")[-1]
+    assert review["operation"] == "CREATE" and review["resource"] == {"group": "", "version": "v1",
+                                                                       "resource": "configmaps"}
+    assert review["namespace"] == "default" and review["dryRun"] is False
+    # matchConditions: a false condition means the webhook is not called.
+    calls = len(webhooks.seen("mutate"))
+    hub.kubectl("create", "-f", "-", space=space, input=configmap("skip-me", "label.webhooks.test"))
+    skipped = kubectl_yaml(hub.kubectl("get", "configmap", "skip-me", "-o", "yaml", space=space))
+    assert key not in skipped["metadata"]["labels"] and len(webhooks.seen("mutate")) == calls
+
+    hub.kubectl("apply", "-f", "-", space=space, input=configuration(
+        "ValidatingWebhookConfiguration", webhooks, "deny.webhooks.test", "validate"))
+    refused = hub.kubectl("create", "-f", "-", space=space, check=False,
+                          input=configmap("refused", "deny.webhooks.test", {"forbidden": "x"}))
+    assert refused.returncode != 0
+    assert 'Error from server (Forbidden): error when creating "STDIN": admission webhook "deny.webhooks.test" ' \
+           "denied the request: the key 'forbidden' is not allowed" in refused.stderr
+    assert hub.kubectl("get", "configmap", "refused", space=space, check=False).returncode != 0
+    # A dry run reaches the webhook marked as one (sideEffects: None allows it) and stores nothing.
+    hub.kubectl("create", "--dry-run=server", "-f", "-", space=space, input=configmap("dry", "deny.webhooks.test"))
+    assert webhooks.seen("validate")[-1]["dryRun"] is True
+    assert hub.kubectl("get", "configmap", "dry", space=space, check=False).returncode != 0
+    # Updates are reviewed too, with the old object.
+    hub.kubectl("create", "-f", "-", space=space, input=configmap("kept", "deny.webhooks.test"))
+    changed = hub.kubectl("apply", "-f", "-", space=space, check=False,
+                          input=configmap("kept", "deny.webhooks.test", {"forbidden": "now"}))
+    assert changed.returncode != 0 and "denied the request" in changed.stderr
+    update = webhooks.seen("validate")[-1]
+    assert update["operation"] == "UPDATE" and update["oldObject"]["data"] == {"a": "b"}
+
+
+def test_the_validating_webhook_sees_the_mutated_object(hub: Hub, space: str, webhooks: WebhookServer) -> None:
+    for kind, endpoint in (("MutatingWebhookConfiguration", "mutate"), ("ValidatingWebhookConfiguration", "validate")):
+        hub.kubectl("apply", "-f", "-", space=space, input=configuration(kind, webhooks, "both.webhooks.test",
+                                                                          endpoint))
+    hub.kubectl("create", "-f", "-", space=space, input=configmap("ordered", "both.webhooks.test"))
+    key, value = MUTATED_LABEL
+    validated = [r for r in webhooks.seen("validate") if r["name"] == "ordered"]
+    assert validated and validated[-1]["object"]["metadata"]["labels"][key] == value
+
+
+def _max_get_latency(hub: Hub, space: str, until: subprocess.Popen[str]) -> float:
+    """The slowest of the GETs made while ``until`` runs."""
+    worst = 0.0
+    with hub.client() as client:
+        while until.poll() is None:
+            start = time.monotonic()
+            r = client.get(f"/clusters/{space}/api/v1/namespaces/default/configmaps")
+            assert r.status_code == 200
+            worst = max(worst, time.monotonic() - start)
+    return worst
+
+
+@pytest.mark.parametrize("endpoint", ["slow", "garbage"])
+def test_a_failing_webhook_with_fail_gives_kubes_error(hub: Hub, space: str, webhooks: WebhookServer,
+                                                        endpoint: str, tmp_path: Path) -> None:
+    name = f"{endpoint}.webhooks.test"
+    hub.kubectl("apply", "-f", "-", space=space, input=configuration(
+        "ValidatingWebhookConfiguration", webhooks, name, endpoint, timeoutSeconds=2, failurePolicy="Fail"))
+    calls = len(webhooks.seen(endpoint))
+    started = time.monotonic()
+    manifest = tmp_path / "failing.yaml"
+    manifest.write_text(configmap("failing", name))
+    create = subprocess.Popen([*_kubectl(hub, space), "create", "-f", str(manifest)], stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True, env=hub.env)
+    wait_for(lambda: len(webhooks.seen(endpoint)) > calls, timeout=30)
+    worst = _max_get_latency(hub, space, create)
+    out, err = create.communicate(timeout=30)
+    elapsed = time.monotonic() - started
+    assert create.returncode != 0, out
+    why = f'Post "{webhooks.url(endpoint)}": context deadline exceeded' if endpoint == "slow" else \
+        "received invalid webhook response"
+    assert f'Error from server (InternalError): error when creating "{manifest}": Internal error occurred: failed ' \
+           f'calling webhook "{name}": ' in err and why in err
+    assert hub.kubectl("get", "configmap", "failing", space=space, check=False).returncode != 0
+    # The hub answered other requests while the webhook hung, and held this one no longer than its timeout.
+    assert worst < 1.0, f"a GET took {worst:.2f}s while the webhook was called"
+    if endpoint == "slow":
+        assert elapsed < 2 + 5
+
+
+def test_a_failing_webhook_with_ignore_lets_the_request_through_with_a_warning(hub: Hub, space: str,
+                                                                              webhooks: WebhookServer) -> None:
+    name = "ignored.webhooks.test"
+    hub.kubectl("apply", "-f", "-", space=space, input=configuration(
+        "MutatingWebhookConfiguration", webhooks, name, "garbage", failurePolicy="Ignore"))
+    created = hub.kubectl("create", "-f", "-", space=space, input=configmap("through", name))
+    assert f'Warning: failed calling webhook "{name}": received invalid webhook response' in created.stderr
+    assert "configmap/through created" in created.stdout
+
+
+def test_configurations_are_validated_like_kubes(hub: Hub, space: str, webhooks: WebhookServer) -> None:
+    doc = yaml.safe_load(configuration("ValidatingWebhookConfiguration", webhooks, "svc.webhooks.test", "validate"))
+    doc["webhooks"][0]["clientConfig"] = {"service": {"namespace": "default", "name": "hooks"}}
+    out = hub.kubectl("apply", "-f", "-", space=space, input=yaml.safe_dump(doc), check=False)
+    assert out.returncode != 0 and "webhooks[0].clientConfig.service: Forbidden: a space has no Services with " \
+                                   "endpoints to call; give the webhook's address in clientConfig.url" in out.stderr
+    doc["webhooks"][0]["clientConfig"] = {"url": "http://127.0.0.1/validate"}
+    doc["webhooks"][0]["timeoutSeconds"] = 31
+    del doc["webhooks"][0]["sideEffects"]
+    out = hub.kubectl("apply", "-f", "-", space=space, input=yaml.safe_dump(doc), check=False)
+    assert "webhooks[0].clientConfig.url: Invalid value: 'http://127.0.0.1/validate': 'https' is the only " \
+           "allowed URL scheme" in out.stderr
+    assert "webhooks[0].timeoutSeconds: Invalid value: 31: the timeout value must be between 1 and 30 " \
+           "seconds" in out.stderr
+    assert "webhooks[0].sideEffects: Required value: must specify one of None, NoneOnDryRun" in out.stderr
+    # Defaults are written as kube writes them, and the table shows how many webhooks there are.
+    hub.kubectl("apply", "-f", "-", space=space, input=configuration(
+        "MutatingWebhookConfiguration", webhooks, "defaults.webhooks.test", "mutate"))
+    stored = kubectl_yaml(hub.kubectl("get", "mutatingwebhookconfiguration", "defaults.webhooks.test", "-o", "yaml",
+                                      space=space))["webhooks"][0]
+    assert (stored["failurePolicy"], stored["matchPolicy"], stored["timeoutSeconds"],
+            stored["reinvocationPolicy"], stored["namespaceSelector"]) == ("Fail", "Equivalent", 10, "Never", {})
+    table = hub.kubectl("get", "mutatingwebhookconfigurations", space=space).stdout
+    assert table.split("\n")[0].split()[:2] == ["NAME", "WEBHOOKS"] and "defaults.webhooks.test   1" in table
+
+
+
+def _kubectl(hub: Hub, space: str) -> list[str]:
+    return [str(KUBECTL), "--server", f"{hub.base_url}/clusters/{space}"]
