@@ -129,6 +129,8 @@ class Objects:
         self.admit: AdmitHook | None = None
         # Mutating admission (webhooks) before defaulting and validation: it may change the object in place.
         self.mutate: AdmitHook | None = None
+        # Admission of a delete (webhooks; they see the object as oldObject and may only refuse).
+        self.admit_delete: AdmitHook | None = None
 
     async def run_sync(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         loop = asyncio.get_running_loop()
@@ -563,6 +565,9 @@ class Objects:
                 raise errors.invalid(rtype.kind, rtype.group, name, refusals)
             for check in self.before_delete.get(rtype.group_resource, ()):
                 await check(space, obj)
+            if self.admit_delete is not None:
+                await self.admit_delete(space, rtype, "DELETE", None, obj, WriteOptions(dry_run=options.dry_run),
+                                        "")
             finalizers = list(meta.get("finalizers") or [])
             marker = {"Foreground": "foregroundDeletion", "Orphan": "orphan"}.get(options.propagation)
             if marker and marker not in finalizers and not meta.get("deletionTimestamp"):

@@ -114,6 +114,7 @@ class SpaceRuntime:
         self.bus.add_listener(self.webhook_index.on_commit)
         # kube's order: mutating webhooks (before validation), then policies, then validating webhooks.
         self.objects.mutate = self.webhooks.mutate
+        self.objects.admit_delete = self.webhooks.admit_delete
         policies = AdmissionHook(self.admission, self.objects, self.catalog)
         if self.policy is None:
             self.objects.admit = AdmissionChain(policies, self.webhooks.validate)

@@ -2,8 +2,9 @@
 with a certificate from a CA made for the test (not the hub's), and recording every review it receives.
 
 Endpoints: ``/mutate`` labels the object (JSON patch) and warns; ``/validate`` refuses objects whose
-``data`` has a key ``forbidden``; ``/slow`` answers after ``SLOW_SECONDS`` (longer than any timeout a
-test sets); ``/garbage`` answers 200 with a body that is not an AdmissionReview.
+``data`` has a key ``forbidden`` and deletes of those with a key ``undeletable``; ``/annotate`` annotates
+the object unless it is annotated already; ``/slow`` answers after ``SLOW_SECONDS`` (longer than any
+timeout a test sets); ``/garbage`` answers 200 with a body that is not an AdmissionReview.
 """
 
 from __future__ import annotations
@@ -32,6 +33,12 @@ def _allow(review: dict[str, Any], **response: Any) -> web.Response:
     body = {"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview",
             "response": {"uid": review["request"]["uid"], "allowed": True, **response}}
     return web.json_response(body)
+
+
+def _deny(review: dict[str, Any], message: str) -> web.Response:
+    return web.json_response({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "response": {
+        "uid": review["request"]["uid"], "allowed": False,
+        "status": {"code": 403, "reason": "Forbidden", "message": message}}})
 
 
 def _json_patch(operations: list[dict[str, Any]]) -> str:
@@ -67,11 +74,20 @@ class WebhookServer:
     async def _validate(self, request: web.Request) -> web.Response:
         review = await request.json()
         self.received.append(("validate", review["request"]))
-        if "forbidden" in (review["request"]["object"] or {}).get("data", {}):
-            return web.json_response({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "response": {
-                "uid": review["request"]["uid"], "allowed": False,
-                "status": {"code": 403, "reason": "Forbidden", "message": "the key 'forbidden' is not allowed"}}})
+        request = review["request"]
+        if "forbidden" in (request["object"] or {}).get("data", {}):
+            return _deny(review, "the key 'forbidden' is not allowed")
+        if request["operation"] == "DELETE" and "undeletable" in request["oldObject"].get("data", {}):
+            return _deny(review, "this object may not be deleted")
         return _allow(review)
+
+    async def _annotate(self, request: web.Request) -> web.Response:
+        review = await request.json()
+        self.received.append(("annotate", review["request"]))
+        if "webhook.test/annotated" in (review["request"]["object"]["metadata"].get("annotations") or {}):
+            return _allow(review)
+        return _allow(review, patchType="JSONPatch", patch=_json_patch([
+            {"op": "add", "path": "/metadata/annotations", "value": {"webhook.test/annotated": "yes"}}]))
 
     async def _slow(self, request: web.Request) -> web.Response:
         review = await request.json()
@@ -87,6 +103,7 @@ class WebhookServer:
     def app(self) -> web.Application:
         app = web.Application()
         app.add_routes([web.post("/mutate", self._mutate), web.post("/validate", self._validate),
+                        web.post("/annotate", self._annotate),
                         web.post("/slow", self._slow), web.post("/garbage", self._garbage)])
         return app
 

@@ -91,9 +91,13 @@ class Webhooks:
     async def mutate(self, space: str, rtype: ResourceType, operation: str, obj: dict[str, Any] | None,
                      old: dict[str, Any] | None, opts: WriteOptions, subresource: str) -> None:
         hooks = self.index.webhooks(space, mutating=True)
-        if not hooks or obj is None:
+        if not hooks:
             return
         req = await self._request(space, rtype, operation, obj, old, opts, subresource)
+        if obj is None:  # a delete: nothing to patch, but a mutating webhook may refuse it
+            for hook in hooks:
+                await self._call(hook, req, opts)
+            return
         seen_by: dict[int, dict[str, Any]] = {}  # what each IfNeeded webhook last saw
         for i, hook in enumerate(hooks):
             await self._mutate_once(hook, req, obj, opts)
@@ -120,3 +124,9 @@ class Webhooks:
         for outcome in outcomes:
             if isinstance(outcome, BaseException):
                 raise outcome
+
+    async def admit_delete(self, space: str, rtype: ResourceType, operation: str, obj: dict[str, Any] | None,
+                           old: dict[str, Any] | None, opts: WriteOptions, subresource: str) -> None:
+        """A delete goes past the mutating webhooks, then the validating ones, as in kube."""
+        await self.mutate(space, rtype, operation, obj, old, opts, subresource)
+        await self.validate(space, rtype, operation, obj, old, opts, subresource)

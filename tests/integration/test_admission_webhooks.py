@@ -93,6 +93,42 @@ def test_the_validating_webhook_sees_the_mutated_object(hub: Hub, space: str, we
     assert validated and validated[-1]["object"]["metadata"]["labels"][key] == value
 
 
+def test_deletes_are_reviewed_with_the_old_object(hub: Hub, space: str, webhooks: WebhookServer) -> None:
+    every_operation = [{**CONFIGMAPS[0], "operations": ["*"]}]
+    hub.kubectl("apply", "-f", "-", space=space, input=configuration(
+        "ValidatingWebhookConfiguration", webhooks, "delete.webhooks.test", "validate", rules=every_operation))
+    hub.kubectl("create", "-f", "-", space=space, input=configmap("pinned", "delete.webhooks.test",
+                                                                   {"undeletable": "yes"}))
+    out = hub.kubectl("delete", "configmap", "pinned", space=space, check=False)
+    assert out.returncode != 0
+    assert 'admission webhook "delete.webhooks.test" denied the request: this object may not be deleted' in out.stderr
+    review = webhooks.seen("validate")[-1]
+    assert review["operation"] == "DELETE" and review["object"] is None and review["oldObject"]["metadata"][
+        "name"] == "pinned"
+    hub.kubectl("get", "configmap", "pinned", space=space)
+    hub.kubectl("create", "-f", "-", space=space, input=configmap("free", "delete.webhooks.test"))
+    hub.kubectl("delete", "configmap", "free", space=space)
+
+
+def test_if_needed_webhooks_are_called_again_after_a_later_change(hub: Hub, space: str,
+                                                                   webhooks: WebhookServer) -> None:
+    selector = "reinvoke.webhooks.test"
+    # Called in the order of their configurations' names: the labeller first, then the annotator.
+    for name, endpoint, policy in (("a.reinvoke.webhooks.test", "mutate", "IfNeeded"),
+                                   ("b.reinvoke.webhooks.test", "annotate", "Never")):
+        config = yaml.safe_load(configuration("MutatingWebhookConfiguration", webhooks, name, endpoint,
+                                              reinvocationPolicy=policy))
+        config["webhooks"][0]["objectSelector"] = {"matchLabels": {"webhook-test": selector}}
+        hub.kubectl("apply", "-f", "-", space=space, input=yaml.safe_dump(config))
+    hub.kubectl("create", "-f", "-", space=space, input=configmap("twice", selector))
+    labelled = [r for r in webhooks.seen("mutate") if r["name"] == "twice"]
+    assert len(labelled) == 2, "the IfNeeded webhook is called again after the annotator changed the object"
+    assert labelled[1]["object"]["metadata"]["annotations"] == {"webhook.test/annotated": "yes"}
+    got = kubectl_yaml(hub.kubectl("get", "configmap", "twice", "-o", "yaml", space=space))
+    assert got["metadata"]["annotations"] == {"webhook.test/annotated": "yes"}
+    assert got["metadata"]["labels"][MUTATED_LABEL[0]] == MUTATED_LABEL[1]
+
+
 def _max_get_latency(hub: Hub, space: str, until: subprocess.Popen[str]) -> float:
     """The slowest of the GETs made while ``until`` runs."""
     worst = 0.0
