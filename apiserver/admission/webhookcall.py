@@ -22,6 +22,7 @@ import orjson
 from apimachinery import errors
 from apiserver.admission.engine import AdmissionRequest
 from apiserver.admission.webhooks import Webhook
+from apiserver.patching.failures import REJECTED
 from apiserver.patching.json_patch import apply_json_patch
 
 REVIEW_VERSION = "admission.k8s.io/v1"
@@ -122,14 +123,14 @@ class WebhookClient:
         if len(raw) > MAX_RESPONSE_BYTES:
             raise WebhookCallFailed("received invalid webhook response: the response is larger than "
                                     f"{MAX_RESPONSE_BYTES} bytes")
-        return _answer(raw, uid, current)
+        return read_answer(raw, uid, current)
 
 
 def _invalid(why: str) -> WebhookCallFailed:
     return WebhookCallFailed(f"received invalid webhook response: {why}")
 
 
-def _answer(raw: bytes, uid: str, current: dict[str, Any] | None) -> Answer:
+def read_answer(raw: bytes, uid: str, current: dict[str, Any] | None) -> Answer:
     try:
         doc = orjson.loads(raw)
     except orjson.JSONDecodeError as exc:
@@ -161,5 +162,6 @@ def _answer(raw: bytes, uid: str, current: dict[str, Any] | None) -> Answer:
         try:
             answer.patched = apply_json_patch(current, operations)
         except errors.StatusError as exc:
-            raise WebhookCallFailed(f"JSON Patch: {exc.message}") from None
+            # The detail only: the patching code's generic 422 sentence speaks of the client's request.
+            raise WebhookCallFailed(f"JSON Patch: {exc.message.removeprefix(REJECTED + ': ')}") from None
     return answer
