@@ -129,6 +129,21 @@ def test_if_needed_webhooks_are_called_again_after_a_later_change(hub: Hub, spac
     assert got["metadata"]["labels"][MUTATED_LABEL[0]] == MUTATED_LABEL[1]
 
 
+def test_namespace_selector_chooses_the_namespaces_reviewed(hub: Hub, space: str, webhooks: WebhookServer) -> None:
+    name = "guard.webhooks.test"
+    hub.kubectl("create", "namespace", "guarded", space=space)
+    hub.kubectl("label", "namespace", "guarded", "guard=on", space=space)
+    hub.kubectl("apply", "-f", "-", space=space, input=configuration(
+        "ValidatingWebhookConfiguration", webhooks, name, "validate",
+        namespaceSelector={"matchExpressions": [{"key": "guard", "operator": "In", "values": ["on"]}]}))
+    bad = yaml.safe_load(configmap("bad", name, {"forbidden": "x"}))
+    hub.kubectl("create", "-f", "-", space=space, input=yaml.safe_dump(bad))  # in default: not reviewed
+    bad["metadata"]["namespace"] = "guarded"
+    out = hub.kubectl("create", "-f", "-", space=space, input=yaml.safe_dump(bad), check=False)
+    assert out.returncode != 0 and f'admission webhook "{name}" denied the request' in out.stderr
+    assert webhooks.seen("validate")[-1]["namespace"] == "guarded"
+
+
 def _max_get_latency(hub: Hub, space: str, until: subprocess.Popen[str]) -> float:
     """The slowest of the GETs made while ``until`` runs."""
     worst = 0.0
