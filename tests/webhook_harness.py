@@ -3,8 +3,9 @@ with a certificate from a CA made for the test (not the hub's), and recording ev
 
 Endpoints: ``/mutate`` labels the object (JSON patch) and warns; ``/validate`` refuses objects whose
 ``data`` has a key ``forbidden`` and deletes of those with a key ``undeletable``; ``/annotate`` annotates
-the object unless it is annotated already; ``/slow`` answers after ``SLOW_SECONDS`` (longer than any
-timeout a test sets); ``/garbage`` answers 200 with a body that is not an AdmissionReview.
+the object unless it is annotated already; ``/rename`` patches the object's name; ``/slow`` answers
+after ``SLOW_SECONDS`` (longer than any timeout a test sets); ``/garbage`` answers 200 with a body
+that is not an AdmissionReview.
 """
 
 from __future__ import annotations
@@ -89,6 +90,12 @@ class WebhookServer:
         return _allow(review, patchType="JSONPatch", patch=_json_patch([
             {"op": "add", "path": "/metadata/annotations", "value": {"webhook.test/annotated": "yes"}}]))
 
+    async def _rename(self, request: web.Request) -> web.Response:
+        review = await request.json()
+        self.received.append(("rename", review["request"]))
+        return _allow(review, patchType="JSONPatch", patch=_json_patch([
+            {"op": "replace", "path": "/metadata/name", "value": "renamed"}]))
+
     async def _slow(self, request: web.Request) -> web.Response:
         review = await request.json()
         self.received.append(("slow", review["request"]))
@@ -103,7 +110,7 @@ class WebhookServer:
     def app(self) -> web.Application:
         app = web.Application()
         app.add_routes([web.post("/mutate", self._mutate), web.post("/validate", self._validate),
-                        web.post("/annotate", self._annotate),
+                        web.post("/annotate", self._annotate), web.post("/rename", self._rename),
                         web.post("/slow", self._slow), web.post("/garbage", self._garbage)])
         return app
 

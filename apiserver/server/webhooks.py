@@ -28,6 +28,8 @@ from apiserver.service import Objects, WriteOptions
 from cel import CelEvalError
 
 log = logging.getLogger(__name__)
+# What a mutating webhook's patch may not change (the object's key).
+_FIXED_METADATA = ("name", "namespace")
 # Who the review says sent a request the server made itself (a controller's write).
 _SERVER_USER = {"username": "system:apiserver", "groups": ["system:masters", "system:authenticated"]}
 
@@ -110,9 +112,22 @@ class Webhooks:
     async def _mutate_once(self, hook: Webhook, req: AdmissionRequest, obj: dict[str, Any],
                            opts: WriteOptions) -> None:
         answer = await self._call(hook, req, opts)
-        if answer is not None and answer.patched is not None:
-            obj.clear()
-            obj.update(answer.patched)  # in place: the caller holds this dict
+        if answer is None or answer.patched is None:
+            return
+        patched, meta = answer.patched, obj["metadata"]
+        new_meta = patched.get("metadata")
+        if not isinstance(new_meta, dict) or any(new_meta.get(k) != meta.get(k) for k in _FIXED_METADATA):
+            failure = "the patch changes metadata.name or metadata.namespace, which admission may not change"
+            if hook.failure_policy == "Fail":
+                raise _failed(hook, failure)
+            opts.warnings.append(f'failed calling webhook "{hook.name}": {failure}')
+            return
+        # In place, the metadata dict included: the caller holds both.
+        meta.clear()
+        meta.update(new_meta)
+        obj.clear()
+        obj.update(patched)
+        obj["metadata"] = meta
 
     async def validate(self, space: str, rtype: ResourceType, operation: str, obj: dict[str, Any] | None,
                        old: dict[str, Any] | None, opts: WriteOptions, subresource: str) -> None:

@@ -47,15 +47,24 @@ def test_a_mutating_webhook_patches_and_a_validating_one_refuses(hub: Hub, space
     hub.kubectl("apply", "-f", "-", space=space, input=configuration(
         "MutatingWebhookConfiguration", webhooks, "label.webhooks.test", "mutate",
         matchConditions=[{"name": "not-skipped", "expression": "object.metadata.name != 'skip-me'"}]))
-    created = hub.kubectl("create", "-f", "-", space=space, input=configmap("patched", "label.webhooks.test"))
+    created = hub.kubectl("create", "-f", "-", "-o", "yaml", space=space,
+                          input=configmap("patched", "label.webhooks.test"))
     assert "Warning: labelled by the test webhook" in created.stderr
-    got = kubectl_yaml(hub.kubectl("get", "configmap", "patched", "-o", "yaml", space=space))
     key, value = MUTATED_LABEL
+    answered = kubectl_yaml(created)
+    assert answered["metadata"]["labels"][key] == value and answered["metadata"]["resourceVersion"]
+    got = kubectl_yaml(hub.kubectl("get", "configmap", "patched", "-o", "yaml", space=space))
     assert got["metadata"]["labels"][key] == value
     review = webhooks.seen("mutate")[-1]
     assert review["operation"] == "CREATE" and review["resource"] == {"group": "", "version": "v1",
                                                                        "resource": "configmaps"}
     assert review["namespace"] == "default" and review["dryRun"] is False
+    # An update is patched too: the label a client removes is put back, and a change of data is kept.
+    hub.kubectl("label", "configmap", "patched", f"{key}-", space=space)
+    hub.kubectl("patch", "configmap", "patched", "-p", '{"data": {"a": "c"}}', space=space)
+    stored = kubectl_yaml(hub.kubectl("get", "configmap", "patched", "-o", "yaml", space=space))
+    assert stored["metadata"]["labels"][key] == value and stored["data"] == {"a": "c"}
+    assert webhooks.seen("mutate")[-1]["operation"] == "UPDATE"
     # matchConditions: a false condition means the webhook is not called.
     calls = len(webhooks.seen("mutate"))
     hub.kubectl("create", "-f", "-", space=space, input=configmap("skip-me", "label.webhooks.test"))
@@ -127,6 +136,17 @@ def test_if_needed_webhooks_are_called_again_after_a_later_change(hub: Hub, spac
     got = kubectl_yaml(hub.kubectl("get", "configmap", "twice", "-o", "yaml", space=space))
     assert got["metadata"]["annotations"] == {"webhook.test/annotated": "yes"}
     assert got["metadata"]["labels"][MUTATED_LABEL[0]] == MUTATED_LABEL[1]
+
+
+def test_a_patch_may_not_change_the_objects_name(hub: Hub, space: str, webhooks: WebhookServer) -> None:
+    name = "rename.webhooks.test"
+    hub.kubectl("apply", "-f", "-", space=space, input=configuration(
+        "MutatingWebhookConfiguration", webhooks, name, "rename"))
+    out = hub.kubectl("create", "-f", "-", space=space, input=configmap("named", name), check=False)
+    assert out.returncode != 0
+    assert f'Internal error occurred: failed calling webhook "{name}": the patch changes metadata.name or ' \
+           "metadata.namespace, which admission may not change" in out.stderr
+    assert hub.kubectl("get", "configmap", "renamed", space=space, check=False).returncode != 0
 
 
 def test_namespace_selector_chooses_the_namespaces_reviewed(hub: Hub, space: str, webhooks: WebhookServer) -> None:
