@@ -15,7 +15,7 @@ import yaml
 
 from tests.harness import KUBECTL, Hub, kubectl_yaml
 from tests.polling import wait_for
-from tests.webhook_harness import MUTATED_LABEL, WebhookServer, webhook_server
+from tests.webhook_harness import MUTATED_LABEL, SLOW_SECONDS, WebhookServer, webhook_server
 
 CONFIGMAPS = [{"apiGroups": [""], "apiVersions": ["v1"], "operations": ["CREATE", "UPDATE"],
                "resources": ["configmaps"]}]
@@ -198,10 +198,11 @@ def test_a_failing_webhook_with_fail_gives_kubes_error(hub: Hub, space: str, web
     assert f'Error from server (InternalError): error when creating "{manifest}": Internal error occurred: failed ' \
            f'calling webhook "{name}": ' in err and why in err
     assert hub.kubectl("get", "configmap", "failing", space=space, check=False).returncode != 0
-    # The hub answered other requests while the webhook hung, and held this one no longer than its timeout.
+    # The hub answered other requests while the webhook hung, and held this one about its 2 s timeout, far
+    # less than the webhook takes to answer (kubectl's own start-up is in the elapsed time too).
     assert worst < 1.0, f"a GET took {worst:.2f}s while the webhook was called"
     if endpoint == "slow":
-        assert elapsed < 2 + 5
+        assert elapsed < SLOW_SECONDS / 2
 
 
 def test_a_failing_webhook_with_ignore_lets_the_request_through_with_a_warning(hub: Hub, space: str,
