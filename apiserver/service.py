@@ -88,6 +88,7 @@ class DeleteOptions:
     uid: str | None = None
     resource_version: str | None = None
     dry_run: bool = False
+    user: Identity | None = None  # who asked (None: the server itself, e.g. the garbage collector)
 
 
 def _strip_for_compare(obj: dict[str, Any]) -> dict[str, Any]:
@@ -566,8 +567,8 @@ class Objects:
             for check in self.before_delete.get(rtype.group_resource, ()):
                 await check(space, obj)
             if self.admit_delete is not None:
-                await self.admit_delete(space, rtype, "DELETE", None, obj, WriteOptions(dry_run=options.dry_run),
-                                        "")
+                await self.admit_delete(space, rtype, "DELETE", None, obj,
+                                        WriteOptions(dry_run=options.dry_run, user=options.user), "")
             finalizers = list(meta.get("finalizers") or [])
             marker = {"Foreground": "foregroundDeletion", "Orphan": "orphan"}.get(options.propagation)
             if marker and marker not in finalizers and not meta.get("deletionTimestamp"):

@@ -114,6 +114,9 @@ def test_deletes_are_reviewed_with_the_old_object(hub: Hub, space: str, webhooks
     review = webhooks.seen("validate")[-1]
     assert review["operation"] == "DELETE" and review["object"] is None and review["oldObject"]["metadata"][
         "name"] == "pinned"
+    # The review names who asked, for a delete as for a create.
+    created = next(r for r in webhooks.seen("validate") if r["name"] == "pinned" and r["operation"] == "CREATE")
+    assert review["userInfo"] == created["userInfo"] and review["userInfo"]["username"] != "system:apiserver"
     hub.kubectl("get", "configmap", "pinned", space=space)
     hub.kubectl("create", "-f", "-", space=space, input=configmap("free", "delete.webhooks.test"))
     hub.kubectl("delete", "configmap", "free", space=space)
