@@ -3,7 +3,8 @@ with a certificate from a CA made for the test (not the hub's), and recording ev
 
 Endpoints: ``/mutate`` labels the object (JSON patch) and warns; ``/validate`` refuses objects whose
 ``data`` has a key ``forbidden`` and deletes of those with a key ``undeletable``; ``/annotate`` annotates
-the object unless it is annotated already; ``/rename`` patches the object's name; ``/slow`` answers
+the object unless it is annotated already; ``/rename`` patches the object's name; ``/mistype`` patches
+``data`` into a list; ``/slow`` answers
 after ``SLOW_SECONDS`` (longer than any timeout a test sets); ``/garbage`` answers 200 with a body
 that is not an AdmissionReview.
 """
@@ -96,6 +97,12 @@ class WebhookServer:
         return _allow(review, patchType="JSONPatch", patch=_json_patch([
             {"op": "replace", "path": "/metadata/name", "value": "renamed"}]))
 
+    async def _mistype(self, request: web.Request) -> web.Response:
+        review = await request.json()
+        self.received.append(("mistype", review["request"]))
+        return _allow(review, patchType="JSONPatch", patch=_json_patch([
+            {"op": "add", "path": "/data", "value": ["not", "a", "map"]}]))
+
     async def _slow(self, request: web.Request) -> web.Response:
         review = await request.json()
         self.received.append(("slow", review["request"]))
@@ -111,6 +118,7 @@ class WebhookServer:
         app = web.Application()
         app.add_routes([web.post("/mutate", self._mutate), web.post("/validate", self._validate),
                         web.post("/annotate", self._annotate), web.post("/rename", self._rename),
+                        web.post("/mistype", self._mistype),
                         web.post("/slow", self._slow), web.post("/garbage", self._garbage)])
         return app
 

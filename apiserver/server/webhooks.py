@@ -25,9 +25,13 @@ from apiserver.catalog import Catalog
 from apiserver.resourcetypes import ResourceType
 from apiserver.server.admission import namespace_object
 from apiserver.service import Objects, WriteOptions
+from apiserver.strictdecoding import check_fields
 from cel import CelEvalError
 
 log = logging.getLogger(__name__)
+# Admission configuration is never sent to webhooks (kube exempts it too): a dead webhook matching
+# everything could otherwise never be removed.
+EXEMPT_GROUP = "admissionregistration.k8s.io"
 # What a mutating webhook's patch may not change (the object's key).
 _FIXED_METADATA = ("name", "namespace")
 # Who the review says sent a request the server made itself (a controller's write).
@@ -70,6 +74,8 @@ class Webhooks:
 
     async def _call(self, hook: Webhook, req: AdmissionRequest, opts: WriteOptions) -> Answer | None:
         """The webhook's answer, or None if it does not apply or failed under ``Ignore``."""
+        if req.rtype.group == EXEMPT_GROUP:
+            return None
         try:
             if not hook.matches(req) or not await self._conditions_hold(hook, req):
                 return None
@@ -116,8 +122,15 @@ class Webhooks:
             return
         patched, meta = answer.patched, obj["metadata"]
         new_meta = patched.get("metadata")
+        failure = ""
         if not isinstance(new_meta, dict) or any(new_meta.get(k) != meta.get(k) for k in _FIXED_METADATA):
             failure = "the patch changes metadata.name or metadata.namespace, which admission may not change"
+        else:
+            try:  # decoded as kube decodes a patched object: wrong types refused, unknown fields dropped
+                check_fields(self.catalog, req.rtype, patched, "Ignore", [], patch=True)
+            except errors.StatusError as exc:
+                failure = f"the patched object cannot be decoded: {exc.message}"
+        if failure:
             if hook.failure_policy == "Fail":
                 raise _failed(hook, failure)
             opts.warnings.append(f'failed calling webhook "{hook.name}": {failure}')

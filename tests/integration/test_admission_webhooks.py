@@ -141,15 +141,32 @@ def test_if_needed_webhooks_are_called_again_after_a_later_change(hub: Hub, spac
     assert got["metadata"]["labels"][MUTATED_LABEL[0]] == MUTATED_LABEL[1]
 
 
-def test_a_patch_may_not_change_the_objects_name(hub: Hub, space: str, webhooks: WebhookServer) -> None:
-    name = "rename.webhooks.test"
+@pytest.mark.parametrize(("endpoint", "why"), [
+    ("rename", "the patch changes metadata.name or metadata.namespace, which admission may not change"),
+    ("mistype", 'the patched object cannot be decoded: ConfigMap in version "v1" cannot be handled as a ConfigMap'),
+])
+def test_a_patch_may_not_rename_or_break_the_object(hub: Hub, space: str, webhooks: WebhookServer, endpoint: str,
+                                                    why: str) -> None:
+    name = f"{endpoint}.webhooks.test"
     hub.kubectl("apply", "-f", "-", space=space, input=configuration(
-        "MutatingWebhookConfiguration", webhooks, name, "rename"))
+        "MutatingWebhookConfiguration", webhooks, name, endpoint))
     out = hub.kubectl("create", "-f", "-", space=space, input=configmap("named", name), check=False)
     assert out.returncode != 0
-    assert f'Internal error occurred: failed calling webhook "{name}": the patch changes metadata.name or ' \
-           "metadata.namespace, which admission may not change" in out.stderr
-    assert hub.kubectl("get", "configmap", "renamed", space=space, check=False).returncode != 0
+    assert f'Internal error occurred: failed calling webhook "{name}": {why}' in out.stderr
+    assert hub.kubectl("get", "configmap", "named", space=space, check=False).returncode != 0
+
+
+def test_webhooks_never_review_admission_configuration(hub: Hub, space: str, webhooks: WebhookServer) -> None:
+    """A dead webhook matching everything can still be removed."""
+    everything = [{"apiGroups": ["*"], "apiVersions": ["*"], "operations": ["*"], "resources": ["*"]}]
+    for kind in ("MutatingWebhookConfiguration", "ValidatingWebhookConfiguration"):
+        hub.kubectl("apply", "-f", "-", space=space, input=configuration(
+            kind, webhooks, "everything.webhooks.test", "garbage", rules=everything, objectSelector={}))
+    refused = hub.kubectl("create", "configmap", "blocked", space=space, check=False)
+    assert refused.returncode != 0 and 'failed calling webhook "everything.webhooks.test"' in refused.stderr
+    hub.kubectl("delete", "mutatingwebhookconfiguration,validatingwebhookconfiguration",
+                "everything.webhooks.test", space=space)
+    hub.kubectl("create", "configmap", "allowed", space=space)
 
 
 def test_namespace_selector_chooses_the_namespaces_reviewed(hub: Hub, space: str, webhooks: WebhookServer) -> None:
