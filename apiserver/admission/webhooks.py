@@ -17,7 +17,8 @@ from urllib.parse import urlsplit
 
 import orjson
 
-from apimachinery.errors import Cause
+from apimachinery.errors import Cause, StatusError
+from apimachinery.selectors import label_selector_from_object
 from apiserver.admission.engine import AdmissionRequest, resources_match
 from apiserver.resourcetypes import Strategy
 from apiserver.store import LogStore
@@ -194,6 +195,11 @@ def compile_webhooks(config: Mapping[str, Any], mutating: bool) -> tuple[list[We
             for k, operation in enumerate(rule.get("operations") or []):
                 _supported(operation, OPERATIONS, f"{path}.rules[{j}].operations[{k}]", causes)
             _supported(rule.get("scope", "*"), ("*", "Cluster", "Namespaced"), f"{path}.rules[{j}].scope", causes)
+        for selector in ("namespaceSelector", "objectSelector"):
+            try:
+                label_selector_from_object(hook.get(selector) or {})
+            except StatusError as exc:
+                causes.append(Cause("FieldValueInvalid", f"Invalid value: {exc.message}", f"{path}.{selector}"))
         conditions = _compile_conditions(hook.get("matchConditions"), f"{path}.matchConditions", causes)
         hooks.append(Webhook(name, config_name, client.get("url") or "", ca_bundle, rules, match_policy,
                              hook.get("namespaceSelector") or {}, hook.get("objectSelector") or {}, failure_policy,

@@ -49,6 +49,9 @@ def test_a_valid_configuration_compiles() -> None:
     ({"failurePolicy": "Maybe"}, "webhooks[0].failurePolicy", 'Unsupported value: "Maybe"'),
     ({"matchPolicy": "Loose"}, "webhooks[0].matchPolicy", 'Unsupported value: "Loose"'),
     ({"reinvocationPolicy": "Always"}, "webhooks[0].reinvocationPolicy", 'Unsupported value: "Always"'),
+    ({"namespaceSelector": {"matchExpressions": [{"key": "a", "operator": "Bogus"}]}},
+     "webhooks[0].namespaceSelector", '"Bogus" is not a valid label selector operator'),
+    ({"objectSelector": {"matchLabels": {"a": "not valid!"}}}, "webhooks[0].objectSelector", "Invalid value"),
     ({"matchConditions": [{"name": "c", "expression": "object.("}]}, "webhooks[0].matchConditions[0].expression",
      "compilation failed"),
 ])
