@@ -88,6 +88,7 @@ class DeleteOptions:
     uid: str | None = None
     resource_version: str | None = None
     dry_run: bool = False
+    user: Identity | None = None  # who asked (None: the server itself, e.g. the garbage collector)
 
 
 def _strip_for_compare(obj: dict[str, Any]) -> dict[str, Any]:
@@ -127,6 +128,10 @@ class Objects:
         self.namespace_phase: Callable[[str, str], str | None] = lambda _space, _ns: "Active"
         # Admission (ValidatingAdmissionPolicies) after validation, before a write; set by the hub.
         self.admit: AdmitHook | None = None
+        # Mutating admission (webhooks) before defaulting and validation: it may change the object in place.
+        self.mutate: AdmitHook | None = None
+        # Admission of a delete (webhooks; they see the object as oldObject and may only refuse).
+        self.admit_delete: AdmitHook | None = None
 
     async def run_sync(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         loop = asyncio.get_running_loop()
@@ -274,6 +279,8 @@ class Objects:
             if generated:
                 cmeta["name"] = cmeta["generateName"] + "".join(
                     secrets.choice(_GENERATE_ALPHABET) for _ in range(5))
+            if self.mutate is not None:
+                await self.mutate(space, rtype, "CREATE", candidate, None, opts, "")
             self._prepare_new(rtype, candidate, opts)
             await self._validate(rtype, candidate, None)
             for check in self.before_create.get(rtype.group_resource, ()):
@@ -510,6 +517,8 @@ class Objects:
                 raise errors.invalid(rtype.kind, rtype.group, meta.get("name", ""), [Cause(
                     "FieldValueForbidden", f"Forbidden: no new finalizers can be added if the object is "
                     f"being deleted, found new finalizers {sorted(added)}", "metadata.finalizers")])
+        if self.mutate is not None:
+            await self.mutate(space, rtype, "UPDATE", new, old, opts, subresource)
         if subresource != "status":
             rtype.strategy.prepare_for_update(new, old)
         if rtype.tracks_generation:
@@ -557,6 +566,9 @@ class Objects:
                 raise errors.invalid(rtype.kind, rtype.group, name, refusals)
             for check in self.before_delete.get(rtype.group_resource, ()):
                 await check(space, obj)
+            if self.admit_delete is not None:
+                await self.admit_delete(space, rtype, "DELETE", None, obj,
+                                        WriteOptions(dry_run=options.dry_run, user=options.user), "")
             finalizers = list(meta.get("finalizers") or [])
             marker = {"Foreground": "foregroundDeletion", "Orphan": "orphan"}.get(options.propagation)
             if marker and marker not in finalizers and not meta.get("deletionTimestamp"):

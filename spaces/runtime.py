@@ -28,6 +28,7 @@ from typing import Any, TypeVar
 from apimachinery.errors import StatusError
 from apiserver.access import AdminsOnly, Authorizer
 from apiserver.admission.engine import AdmissionEngine
+from apiserver.admission.webhooks import WebhookIndex
 from apiserver.catalog import Catalog
 from apiserver.controllers.crds import CRDController
 from apiserver.controllers.gc import GarbageCollector
@@ -38,6 +39,7 @@ from apiserver.rbac.authorizer import RBACAuthorizer
 from apiserver.rbac.escalation import EscalationCheck
 from apiserver.rbac.policy import PolicyIndex
 from apiserver.server.admission import AdmissionChain, AdmissionHook
+from apiserver.server.webhooks import Webhooks
 from apiserver.service import Objects, WriteOptions
 from apiserver.spacepaths import ROOT, child_id
 from apiserver.store import LogStore, open_writer
@@ -95,6 +97,8 @@ class SpaceRuntime:
         self.gc = GarbageCollector(self.objects, self.catalog)
         self.crds = CRDController(self.objects, self.catalog)
         self.admission = AdmissionEngine(self.store)
+        self.webhook_index = WebhookIndex(self.store)
+        self.webhooks = Webhooks(self.webhook_index, self.objects, self.catalog)
         self.policy: PolicyIndex | None = PolicyIndex() if self.settings.rbac else None
         self.authorizer: Authorizer = AdminsOnly() if self.policy is None else \
             RBACAuthorizer(self.policy, self.settings.privileged_groups)
@@ -104,16 +108,21 @@ class SpaceRuntime:
         controllers, admission and compaction, and make sure the root space has its namespaces."""
         policy_load = [] if self.policy is None else [lambda: self.policy.load(self.store.list_resource_everywhere)]
         for load in (self.namespaces.load, self.spaces.load, self.gc.load, self.crds.load, self.admission.load,
-                     *policy_load, *loads):
+                     self.webhook_index.load, *policy_load, *loads):
             await self.run_sync(load)
         self.bus.add_listener(self.admission.on_commit)
+        self.bus.add_listener(self.webhook_index.on_commit)
+        # kube's order: mutating webhooks (before validation), then policies, then validating webhooks.
+        self.objects.mutate = self.webhooks.mutate
+        self.objects.admit_delete = self.webhooks.admit_delete
         policies = AdmissionHook(self.admission, self.objects, self.catalog)
         if self.policy is None:
-            self.objects.admit = policies
+            self.objects.admit = AdmissionChain(policies, self.webhooks.validate)
         else:
             assert isinstance(self.authorizer, RBACAuthorizer)
             self.bus.add_listener(self.policy.on_commit)
-            self.objects.admit = AdmissionChain(EscalationCheck(self.policy, self.authorizer), policies)
+            self.objects.admit = AdmissionChain(EscalationCheck(self.policy, self.authorizer), policies,
+                                                self.webhooks.validate)
         self.namespaces.start(self.leadership)
         self.spaces.start(self.leadership)
         self.gc.start(self.leadership)
@@ -146,6 +155,7 @@ class SpaceRuntime:
         await self.gc.stop()
         await self.spaces.stop()
         await self.namespaces.stop()
+        await self.webhooks.client.close()
         await self.writer.close()
         if self.notices is not None:
             await self.run_sync(self.notices.stop)

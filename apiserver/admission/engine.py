@@ -66,7 +66,7 @@ def _matches_any(values: Sequence[str] | None, value: str) -> bool:
     return bool(values) and ("*" in values or value in values)  # type: ignore[operator]
 
 
-def _rule_matches(rule: Mapping[str, Any], req: AdmissionRequest) -> bool:
+def rule_matches(rule: Mapping[str, Any], req: AdmissionRequest) -> bool:
     t = req.rtype
     if not _matches_any(rule.get("apiGroups"), t.group) or not _matches_any(rule.get("apiVersions"), t.version):
         return False
@@ -84,13 +84,13 @@ def _rule_matches(rule: Mapping[str, Any], req: AdmissionRequest) -> bool:
     return scope == "*" or scope == ("Namespaced" if t.namespaced else "Cluster")
 
 
-def _resources_match(match: Mapping[str, Any] | None, req: AdmissionRequest) -> bool:
+def resources_match(match: Mapping[str, Any] | None, req: AdmissionRequest) -> bool:
     if not match:
         return True
     rules = match.get("resourceRules")
-    if rules is not None and not any(_rule_matches(r, req) for r in rules):
+    if rules is not None and not any(rule_matches(r, req) for r in rules):
         return False
-    if any(_rule_matches(r, req) for r in match.get("excludeResourceRules") or []):
+    if any(rule_matches(r, req) for r in match.get("excludeResourceRules") or []):
         return False
     ns_selector = match.get("namespaceSelector")
     if ns_selector and req.rtype.namespaced:
@@ -170,9 +170,9 @@ class AdmissionEngine:
             policy = entry.policies.get(spec.get("policyName", ""))
             if policy is None or policy.errors:
                 continue
-            if not _resources_match(policy.spec.get("matchConstraints"), req):
+            if not resources_match(policy.spec.get("matchConstraints"), req):
                 continue
-            if not _resources_match(spec.get("matchResources"), req):
+            if not resources_match(spec.get("matchResources"), req):
                 continue
             actions = spec.get("validationActions") or ["Deny"]
             param_sets = params_for(policy, binding)

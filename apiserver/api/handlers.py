@@ -398,6 +398,7 @@ class SpaceAPI:
 
     async def _delete(self, request: Request, space: str, rtype: ResourceType, ns: str, name: str) -> Response:
         options = await self._delete_options(request)
+        options.user = of_request(request.scope)  # admission webhooks review who deletes
         obj, gone = await self.objects.delete(space, rtype, ns, name, options)
         if not gone or rtype.returns_deleted_object:
             return json_response(obj)
@@ -411,6 +412,7 @@ class SpaceAPI:
     async def _delete_collection(self, request: Request, space: str, rtype: ResourceType,
                                  namespace: str | None) -> Response:
         options = await self._delete_options(request)
+        options.user = of_request(request.scope)  # admission webhooks review who deletes
         labels, fields = self._selectors(request, rtype)
         result = await self.objects.list(space, rtype, namespace, labels=labels, fields=fields)
         deleted = []

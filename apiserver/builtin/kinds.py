@@ -12,6 +12,7 @@ import dataclasses
 import functools
 
 from apiserver.admission.policy import ValidatingAdmissionPolicyBindingStrategy, ValidatingAdmissionPolicyStrategy
+from apiserver.admission.webhooks import MutatingWebhookConfigurationStrategy, ValidatingWebhookConfigurationStrategy
 from apiserver.builtin import strategies as st
 from apiserver.builtin.eventsv1 import EventsV1Conversion, EventsV1Strategy
 from apiserver.builtin.tables import columns_for
@@ -119,6 +120,12 @@ def builtin_types() -> tuple[ResourceType, ...]:
               "validatingadmissionpolicybindings", f"{admission}.ValidatingAdmissionPolicyBinding",
               ValidatingAdmissionPolicyBindingStrategy(), namespaced=False, categories=("api-extensions",),
               tracks_generation=True),
+        _kind("admissionregistration.k8s.io", "v1", "ValidatingWebhookConfiguration",
+              "validatingwebhookconfigurations", f"{admission}.ValidatingWebhookConfiguration",
+              ValidatingWebhookConfigurationStrategy(), namespaced=False, categories=("api-extensions",)),
+        _kind("admissionregistration.k8s.io", "v1", "MutatingWebhookConfiguration",
+              "mutatingwebhookconfigurations", f"{admission}.MutatingWebhookConfiguration",
+              MutatingWebhookConfigurationStrategy(), namespaced=False, categories=("api-extensions",)),
         # Reviews are asked, not stored: POST answers them (apiserver.api.reviews), nothing else is served.
         _kind("authentication.k8s.io", "v1", "SelfSubjectReview", "selfsubjectreviews",
               "io.k8s.api.authentication.v1.SelfSubjectReview", Strategy(), namespaced=False, verbs=("create",)),

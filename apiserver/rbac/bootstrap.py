@@ -55,7 +55,8 @@ POD_STREAMS: tuple[tuple[str, tuple[str, ...]], ...] = (("", ("pods/attach", "po
 ADMINISTRATION: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("rbac.authorization.k8s.io", ("roles", "rolebindings", "clusterroles", "clusterrolebindings")),
     ("apiextensions.k8s.io", ("customresourcedefinitions",)),
-    ("admissionregistration.k8s.io", ("validatingadmissionpolicies", "validatingadmissionpolicybindings")),
+    ("admissionregistration.k8s.io", ("validatingadmissionpolicies", "validatingadmissionpolicybindings",
+                                       "validatingwebhookconfigurations", "mutatingwebhookconfigurations")),
     # Binding another space's API needs "bind" on its export there too (spaces.apibinding.admission).
     ("apis.spacehub.io", ("apiexports", "apibindings")),
 )

@@ -21,6 +21,19 @@ from apiserver.resourcetypes import ResourceType
 from apiserver.service import AdmitHook, Objects, WriteOptions
 
 
+async def namespace_object(objects: Objects, catalog: Catalog, space: str, rtype: ResourceType,
+                           obj: dict[str, Any] | None, old: dict[str, Any] | None) -> dict[str, Any] | None:
+    """The namespace a namespaced request's object is in (selectors and CEL look at its labels)."""
+    namespace = ((obj or old or {}).get("metadata") or {}).get("namespace", "")
+    if not rtype.namespaced or not namespace:
+        return None
+    ns_type = catalog.by_group_resource(space, "namespaces")
+    if ns_type is None:
+        return None
+    row = await objects.run_sync(objects.store.get, objects.key(space, ns_type, "", namespace))
+    return orjson.loads(row.value) if row is not None else None
+
+
 class AdmissionChain:
     """Several admission steps as one ``Objects.admit``: each runs in turn, the first refusal wins."""
 
@@ -43,15 +56,8 @@ class AdmissionHook:
                        old: dict[str, Any] | None, opts: WriteOptions, subresource: str) -> None:
         if not self.engine.has_policies(space):
             return
-        namespace_object = None
-        namespace = ((obj or old or {}).get("metadata") or {}).get("namespace", "")
-        if rtype.namespaced and namespace:
-            ns_type = self.catalog.by_group_resource(space, "namespaces")
-            if ns_type is not None:
-                row = await self.objects.run_sync(self.objects.store.get,
-                                                  self.objects.key(space, ns_type, "", namespace))
-                namespace_object = orjson.loads(row.value) if row is not None else None
-        req = AdmissionRequest(space, rtype, operation, obj, old, namespace_object, subresource, opts.dry_run)
+        ns_object = await namespace_object(self.objects, self.catalog, space, rtype, obj, old)
+        req = AdmissionRequest(space, rtype, operation, obj, old, ns_object, subresource, opts.dry_run)
         verdict = await self.objects.run_sync(self.engine.evaluate, req,
                                               lambda policy, binding: self._params(space, req, policy, binding))
         opts.warnings.extend(verdict.warnings)

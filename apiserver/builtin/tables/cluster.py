@@ -128,10 +128,19 @@ def _api_service() -> list[Column]:
             age_col()]
 
 
+def _webhook_configuration() -> list[Column]:
+    return [name_col(),
+            col("Webhooks", "integer", lambda o: len(list_at(o, "webhooks")), "Webhooks indicates the number of "
+                "webhooks in the configuration."),
+            age_col()]
+
+
 # The kinds of this module and the columns each shows.
 BUILDERS: dict[tuple[str, str], Callable[[], Iterable[Column]]] = {
     ("admissionregistration.k8s.io", "ValidatingAdmissionPolicy"): _admission_policy,
     ("admissionregistration.k8s.io", "ValidatingAdmissionPolicyBinding"): _admission_binding,
+    ("admissionregistration.k8s.io", "ValidatingWebhookConfiguration"): _webhook_configuration,
+    ("admissionregistration.k8s.io", "MutatingWebhookConfiguration"): _webhook_configuration,
     ("rbac.authorization.k8s.io", "RoleBinding"): lambda: _binding("RoleBinding"),
     ("rbac.authorization.k8s.io", "ClusterRoleBinding"): lambda: _binding("ClusterRoleBinding"),
     ("storage.k8s.io", "StorageClass"): _storage_class,
