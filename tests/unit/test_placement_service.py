@@ -116,3 +116,22 @@ def test_a_cluster_that_leaves_is_no_destination_and_one_that_joins_is(tmp_path:
 
 async def _targets_are(core: HubCore, expected: list[str]) -> bool:
     return await slice_targets(core, "team", "prod") == expected
+
+
+def test_a_spaces_leases_stay_in_the_space_even_where_a_placement_selects_every_kind(tmp_path: Path) -> None:
+    """Leases are the space's own controllers' leader election: copied to a cluster they would mislead its
+    controllers about who leads."""
+    lease = {"apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
+             "metadata": {"name": "operator-lock", "namespace": "app"}, "spec": {"holderIdentity": "pod-a"}}
+    everything = [{"resources": ["*"], "namespaces": ["app"]}]  # every group and resource in app
+
+    async def scenario() -> None:
+        async with hub_core(tmp_path) as core:
+            await core.registration.register("florin", {"env": "prod"})
+            await core.runtime.ensure_space("team", manager="test")
+            await create(core, "team", namespace("app"), configmap("settings", "app"), lease,
+                         placement("all", {"env": "prod"}, everything))
+            await eventually(lambda: "configmaps/app/settings" in desired_names(core, "florin"),
+                             message="the ConfigMap placed")
+            assert not any(name.startswith("leases.") for name in desired_names(core, "florin"))
+    asyncio.run(scenario())
