@@ -149,6 +149,12 @@ class SpaceRuntime:
         self.store.close()
         self.executor.shutdown(wait=False)
 
+    async def store_check(self) -> str | None:
+        """Why the store refuses writes (a full disk: the database's message), or None when it takes them."""
+        if self.writer.failing is None:
+            return None
+        return await self.run_sync(self.writer.probe)
+
     async def run_sync(self, fn: Callable[..., T], *args: Any) -> T:
         """Run blocking work (store reads, loads) on the runtime's read threads."""
         return await asyncio.get_running_loop().run_in_executor(self.executor, fn, *args)
