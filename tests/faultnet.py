@@ -120,6 +120,7 @@ class TcpRelay:
     _loop: asyncio.AbstractEventLoop = field(default_factory=asyncio.new_event_loop)
     _thread: threading.Thread | None = None
     _server: asyncio.Server | None = None
+    _live: set[asyncio.StreamWriter] = field(default_factory=set)
 
     def __enter__(self) -> Self:
         self._random = random.Random(self.seed)
@@ -154,6 +155,15 @@ class TcpRelay:
             self._thread.join(10)
         self._loop.close()
 
+    def cut_all(self) -> None:
+        """Cut every connection open now (from the test's thread)."""
+        def cut() -> None:
+            for writer in list(self._live):
+                self.dropped += 1
+                writer.transport.abort()
+
+        self._loop.call_soon_threadsafe(cut)
+
     async def _relay(self, client_reader: asyncio.StreamReader, client_writer: asyncio.StreamWriter) -> None:
         self.accepted += 1
         try:
@@ -161,6 +171,7 @@ class TcpRelay:
         except OSError:
             client_writer.close()
             return
+        self._live.add(client_writer)
         pumps = [asyncio.create_task(self._pump(client_reader, upstream_writer)),
                  asyncio.create_task(self._pump(upstream_reader, client_writer))]
         if self._random.random() < self.drop_fraction:
@@ -169,6 +180,7 @@ class TcpRelay:
         try:
             await asyncio.wait(pumps, return_when=asyncio.FIRST_COMPLETED)
         finally:
+            self._live.discard(client_writer)
             for task in pumps:
                 task.cancel()
             for writer in (client_writer, upstream_writer):
