@@ -40,7 +40,7 @@ from apiserver.rbac.policy import PolicyIndex
 from apiserver.server.admission import AdmissionChain, AdmissionHook
 from apiserver.service import Objects, WriteOptions
 from apiserver.spacepaths import ROOT, child_id
-from apiserver.store import LogStore, open_writer
+from apiserver.store import LogStore, open_writer, storage_failure
 from apiserver.store.feed import LogFeed, LogNotices
 from apiserver.store.lease import Leadership, PostgresLease
 from apiserver.watch import WatchBus
@@ -207,5 +207,9 @@ class SpaceRuntime:
             await asyncio.sleep(self.settings.compact_interval)
             try:
                 await self.objects.run_sync(self.store.compact, self.settings.compact_horizon)
-            except Exception:
-                log.exception("compaction failed")
+            except Exception as exc:
+                cause = storage_failure(exc)
+                if cause is None:
+                    log.exception("compaction failed")
+                else:  # a full disk: said once a round, not as a traceback
+                    log.warning("compaction failed: %s", cause)
