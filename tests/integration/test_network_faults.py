@@ -2,7 +2,8 @@
 
 * A partition: the syncer runs in a network namespace of its own, reaching the hub and its cluster over two
   veth links; the hub's link goes down for ``PARTITION_SECONDS`` while the space changes. Nothing is deleted in
-  the cluster, the SyncTarget turns NotReady and the PlacementStatus says ``Stale``; within 10 s of the link
+  the cluster, the SyncTarget turns NotReady and the PlacementStatus says ``Stale`` (the UI's placement
+  picture too: the cluster down, its copies stale); within 10 s of the link
   coming back the cluster has converged. The test runs 20 s to keep CI short: 60 s behaves the same, since
   what the partition's length is measured against is the heartbeat timeout (``--syncer-heartbeat-timeout``,
   6 s here), which it exceeds either way.
@@ -18,6 +19,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +27,7 @@ import httpx
 import pytest
 import yaml
 
-from tests.faultnet import Netns, TcpRelay
+from tests.faultnet import Link, Netns, TcpRelay
 from tests.harness import wait_for
 from tests.syncer_harness import (
     SyncerProcess,
@@ -35,6 +37,7 @@ from tests.syncer_harness import (
     place_configmaps,
     uids,
 )
+from tests.ui_harness import browser_or_skip, open_ui, rendered, sign_in
 
 PARTITION_SECONDS = 20.0
 CONVERGE_SECONDS = 10.0
@@ -70,35 +73,41 @@ def _placement_phase(world: World, space: str, name: str, cluster: str) -> str |
     return next((str(e.get("phase")) for e in found.get("clusters") or [] if e.get("name") == cluster), None)
 
 
+@dataclass
+class CutOff:
+    """A world whose one syncer (of hub cluster ``florin``) runs in ``netns``, reaching the hub over ``hub_link``."""
+
+    world: World
+    syncer: SyncerProcess
+    hub_link: Link
+
+
 @pytest.fixture
-def netns() -> Iterator[Netns]:
-    with Netns(links=("hub", "cluster")) as made:
-        yield made
+def cut_off(tmp_path: Path) -> Iterator[CutOff]:
+    with Netns(links=("hub", "cluster")) as netns:
+        hub_link, cluster_link = netns.link("hub"), netns.link("cluster")
+        world = World(tmp_path, clusters=1, hub_args=("--tls-san", hub_link.host_ip, "--syncer-heartbeat-timeout",
+                                                      HEARTBEAT_TIMEOUT, "--sync-ping-interval", PING_INTERVAL))
+        world.sim.insecure_http = True  # the cluster is reached through a relay at another address than its cert's
+        world.start()
+        try:
+            with TcpRelay(hub_link.host_ip, ("127.0.0.1", world.hub.port)) as to_hub, \
+                    TcpRelay(cluster_link.host_ip, ("127.0.0.1", world.sim.port)) as to_cluster:
+                plain = world.join("florin", "wec1", {"env": "prod"}, start=False,
+                                   hub_url=f"https://{hub_link.host_ip}:{to_hub.port}")
+                syncer = NetnsSyncer(**{k: getattr(plain, k) for k in plain.__dataclass_fields__})
+                syncer.netns = netns
+                syncer.kubeconfig = _relay_kubeconfig(world, "wec1", cluster_link.host_ip, to_cluster.port)
+                world.syncers["florin"] = syncer
+                syncer.start()
+                yield CutOff(world, syncer, hub_link)
+        finally:
+            world.close()
 
 
 def test_a_partitioned_syncer_deletes_nothing_goes_stale_and_converges_when_the_link_returns(
-        tmp_path: Path, netns: Netns) -> None:
-    hub_link, cluster_link = netns.link("hub"), netns.link("cluster")
-    world = World(tmp_path, clusters=1, hub_args=("--tls-san", hub_link.host_ip, "--syncer-heartbeat-timeout",
-                                                  HEARTBEAT_TIMEOUT, "--sync-ping-interval", PING_INTERVAL))
-    world.sim.insecure_http = True  # the cluster is reached through a relay at another address than its cert's
-    world.start()
-    try:
-        with TcpRelay(hub_link.host_ip, ("127.0.0.1", world.hub.port)) as to_hub, \
-                TcpRelay(cluster_link.host_ip, ("127.0.0.1", world.sim.port)) as to_cluster:
-            plain = world.join("florin", "wec1", {"env": "prod"}, start=False,
-                               hub_url=f"https://{hub_link.host_ip}:{to_hub.port}")
-            syncer = NetnsSyncer(**{k: getattr(plain, k) for k in plain.__dataclass_fields__})
-            syncer.netns = netns
-            syncer.kubeconfig = _relay_kubeconfig(world, "wec1", cluster_link.host_ip, to_cluster.port)
-            world.syncers["florin"] = syncer
-            syncer.start()
-            _partition(world, syncer, hub_link)
-    finally:
-        world.close()
-
-
-def _partition(world: World, syncer: SyncerProcess, hub_link: Any) -> None:
+        cut_off: CutOff) -> None:
+    world, syncer, hub_link = cut_off.world, cut_off.syncer, cut_off.hub_link
     names = ("a", "b", "c")
     place_configmaps(world, "cut", *names)
     for name in names:
@@ -174,3 +183,29 @@ def _changes_at_a_steady_rate(world: World, link: TcpRelay) -> list[float]:
     last = CHANGES_PER_SECOND * CHANGE_SECONDS
     world.wait_present("florin", cm_path("app", "first"), timeout=10, check=lambda o: o["data"] == {"v": str(last)})
     return lags
+
+
+def test_the_ui_shows_a_partitioned_cluster_down_and_its_copies_stale_and_heals_with_the_link(cut_off: CutOff) -> None:
+    world, hub_link = cut_off.world, cut_off.hub_link
+    place_configmaps(world, "cut", "a")
+    world.wait_present("florin", cm_path("app", "a"), timeout=60)
+    wait_for(lambda: world.ready("florin").get("status") == "True", timeout=30, message="florin Ready")
+    stale_edges = ("() => { const e = [...document.querySelectorAll('path.edge[data-cluster=\"florin\"]')];"
+                   " return e.length > 0 && e.every(x => x.dataset.state === 'stale'); }")
+    browsers = browser_or_skip()  # skips, saying why, without a browser
+    browser = next(browsers)
+    try:
+        page = open_ui(browser, world.hub)
+        sign_in(page, world.hub.token)
+        rendered(page, "placement", "#/space/cut/placement/p")
+        hub_link.down()
+        # The heartbeat timeout (6 s) and the UI's own refresh: well within 20 s.
+        page.wait_for_selector('g.cluster[data-cluster="florin"][data-health="down"]', timeout=20_000)
+        page.wait_for_function(stale_edges, timeout=20_000)
+        hub_link.up()
+        page.wait_for_selector('g.cluster[data-cluster="florin"][data-health="ready"]', timeout=CONVERGE_SECONDS * 1000)
+        page.wait_for_function(stale_edges.replace("=== 'stale'", "=== 'ready'"), timeout=CONVERGE_SECONDS * 1000)
+        assert page.errors == [], page.errors
+        page.context.close()
+    finally:
+        browsers.close()
