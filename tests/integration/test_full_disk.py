@@ -131,6 +131,8 @@ def test_full_disk_refuses_writes_with_a_status_and_recovers_when_space_is_freed
         assert all(e["type"] == "ADDED" for e in events), [e for e in events if e["type"] != "ADDED"]
         assert [e["object"]["metadata"]["name"] for e in events] == [*acknowledged, "after"]
 
+    # The refusals were answered, not crashed on: no traceback in the hub's log.
+    assert "Traceback" not in hub.log(), hub.log()[-3000:]
     # Nothing corrupted and nothing acknowledged lost: the database checks clean and a restarted hub has it all.
     hub.stop()
     db = sqlite3.connect(hub.data_dir / "spacehub.db")
