@@ -20,6 +20,7 @@ import httpx
 import pytest
 
 from tests.harness import Hub, free_port, wait_for
+from tests.syncer_harness import World, cm_path, configmap, place_configmaps
 
 CM = "/clusters/root/api/v1/namespaces/default/configmaps"
 FILESYSTEM_SIZE = "48m"
@@ -143,3 +144,42 @@ def test_full_disk_refuses_writes_with_a_status_and_recovers_when_space_is_freed
         names = {i["metadata"]["name"] for i in c.get(CM).json()["items"]}
     assert {"before", "after", *acknowledged} <= names
     assert "while-full" not in names and refused is not None
+
+
+def _readyz(hub: Hub) -> int:
+    with hub.client() as c:
+        return c.get("/readyz").status_code
+
+
+def test_a_hub_with_a_syncer_rides_out_a_full_disk_and_converges_once_space_is_freed(tmp_path: Path,
+                                                                                     small_disk: Path) -> None:
+    world = World(tmp_path, clusters=1)
+    world.hub.data_dir = small_disk / "hub"  # the hub's store on the small disk; its log beside the test's files
+    world.start()
+    try:
+        world.join("florin", "wec1", {"env": "prod"})
+        place_configmaps(world, "filling", "a")
+        world.wait_present("florin", cm_path("app", "a"), timeout=60)
+        status_path = "/apis/status.spacehub.io/v1alpha1/namespaces/app/placementstatuses/configmaps.core.a"
+        wait_for(lambda: ((world.hub_get("filling", status_path) or {}).get("summary") or {}).get("ready") == 1,
+                 timeout=30, message="a Ready in florin")
+        filler = _fill(small_disk, leave=0)
+        # Every write is refused now; the hub's own (heartbeats, status) too. It lives on, serving reads.
+        refused = world.hub.kubectl("create", "configmap", "b", "-n", "app", "--from-literal=v=1", space="filling",
+                                    check=False)
+        assert refused.returncode != 0 and "database or disk is full" in refused.stderr, refused.stderr
+        wait_for(lambda: _readyz(world.hub) == 503, timeout=15, message="/readyz to fail")
+        assert world.hub.proc is not None and world.hub.proc.poll() is None
+        assert world.get("florin", cm_path("app", "a")) is not None
+
+        filler.unlink()
+        wait_for(lambda: _readyz(world.hub) == 200, timeout=15, message="/readyz to recover")
+        world.apply("filling", configmap("b", "app", v="1"))
+        world.wait_present("florin", cm_path("app", "b"), timeout=30)
+        status_b = status_path.replace("configmaps.core.a", "configmaps.core.b")
+        wait_for(lambda: ((world.hub_get("filling", status_b) or {}).get("summary") or {}).get("ready") == 1,
+                 timeout=30, message="b Ready in florin, reported home")
+        wait_for(lambda: world.ready("florin").get("status") == "True", timeout=30, message="florin Ready")
+        assert world.hub.proc.poll() is None
+    finally:
+        world.close()
