@@ -65,6 +65,7 @@ class Netns:
 
     def __enter__(self) -> Self:
         require_netns()
+        _ip("netns", "del", self.name)  # one left by an earlier run of this process id that was killed
         _check(_ip("netns", "add", self.name))
         try:
             _check(_ip("link", "set", "lo", "up", netns=self.name))
