@@ -75,3 +75,8 @@ def test_only_full_or_failing_disks_count_as_storage_failures() -> None:
     assert storage_failure(wrapped) == "database or disk is full"
     assert storage_failure(locked) is None
     assert storage_failure(ValueError("bad")) is None
+    # PostgreSQL: disk_full (53100) and class 58 (system errors such as io_error), as psycopg raises them.
+    errors = pytest.importorskip("psycopg.errors")
+    assert storage_failure(errors.DiskFull("could not extend file")) == "could not extend file"
+    assert storage_failure(errors.lookup("58030")("could not write block")) == "could not write block"
+    assert storage_failure(errors.UniqueViolation("duplicate key")) is None
