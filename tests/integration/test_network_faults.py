@@ -9,7 +9,7 @@
   (``--syncer-heartbeat-timeout``, 6 s here), which both exceed, so NotReady, Stale and nothing deleted hold
   the same. What grows with the partition is the syncer's reconnect backoff: at most 15 s, jittered to
   7.5-15 s, reached after about 30 s; a 60 s partition converged 7.8 s after the link returned in a run
-  in two runs here, but can take up to that backoff.
+  here, but can take up to that backoff.
 * A slow, lossy link: the syncer reaches the hub through a TCP relay holding every chunk 200 ms each way and
   cutting 1 % of the connections (this kernel has no ``netem``), plus all of them once halfway, and keeps up
   with 10 changes/s: never more than 3 s behind.
