@@ -202,7 +202,7 @@ def build_app(settings: HubSettings) -> tuple[object, HubCore]:
         return Response(await core.metrics.exposition(core), media_type=CONTENT_TYPE_LATEST)
 
     app = Starlette(routes=[
-        *probe_routes(core), Route("/metrics", metrics),
+        *probe_routes(core, lambda: core.runtime.store_check()), Route("/metrics", metrics),
         Route("/clusters/{space}/synctargets/{target}/{path:path}", desired_endpoint, methods=METHODS),
         Mount(PLACEMENT_API, app=_LazyPlacementAPI(core)),
         Route(ENDPOINT_PREFIX + "{provider}/{export}/clusters/{space}/{path:path}", export_endpoint, methods=METHODS),

@@ -205,7 +205,7 @@ def build_app(settings: SimSettings) -> tuple[object, SimCore]:
             return _status_response(exc)
 
     app = Starlette(routes=[
-        *probe_routes(core),
+        *probe_routes(core, lambda: core.runtime.store_check()),
         Route("/sim/v1/clusters", clusters),
         Route("/sim/v1/clusters/{name}/faults", faults, methods=["GET", "PUT", "DELETE"]),
         Route("/sim/v1/clusters/{name}/namespaces/{namespace}/pods/{pod}/log", log_lines, methods=["POST"]),

@@ -42,7 +42,7 @@ from apiserver.server.admission import AdmissionChain, AdmissionHook
 from apiserver.server.webhooks import Webhooks
 from apiserver.service import Objects, WriteOptions
 from apiserver.spacepaths import ROOT, child_id
-from apiserver.store import LogStore, open_writer
+from apiserver.store import LogStore, open_writer, storage_failure
 from apiserver.store.feed import LogFeed, LogNotices
 from apiserver.store.lease import Leadership, PostgresLease
 from apiserver.watch import WatchBus
@@ -163,6 +163,12 @@ class SpaceRuntime:
         self.store.close()
         self.executor.shutdown(wait=False)
 
+    async def store_check(self) -> str | None:
+        """Why the store refuses writes (a full disk: the database's message), or None when it takes them."""
+        if self.writer.failing is None:
+            return None
+        return await self.run_sync(self.writer.probe)
+
     async def run_sync(self, fn: Callable[..., T], *args: Any) -> T:
         """Run blocking work (store reads, loads) on the runtime's read threads."""
         return await asyncio.get_running_loop().run_in_executor(self.executor, fn, *args)
@@ -215,5 +221,9 @@ class SpaceRuntime:
             await asyncio.sleep(self.settings.compact_interval)
             try:
                 await self.objects.run_sync(self.store.compact, self.settings.compact_horizon)
-            except Exception:
-                log.exception("compaction failed")
+            except Exception as exc:
+                cause = storage_failure(exc)
+                if cause is None:
+                    log.exception("compaction failed")
+                else:  # a full disk: said once a round, not as a traceback
+                    log.warning("compaction failed: %s", cause)

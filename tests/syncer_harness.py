@@ -239,6 +239,23 @@ def cm_path(ns: str, name: str) -> str:
     return f"/api/v1/namespaces/{ns}/configmaps/{name}"
 
 
+def place_configmaps(world: World, space: str, *names: str, labels: dict[str, str] | None = None) -> None:
+    world.hub.create_space(space)
+    world.apply(space, namespace("app"), *(configmap(n, "app", v="1") for n in names),
+                placement("p", labels or {"env": "prod"},
+                          [{"apiGroup": "", "resources": ["configmaps"], "namespaces": ["app"]}]))
+
+
+def uids(world: World, cluster: str, *names: str) -> dict[str, tuple[str, str]]:
+    """uid and resourceVersion of each ConfigMap: equal later means neither re-created nor re-written."""
+    result = {}
+    for name in names:
+        obj = world.get(cluster, cm_path("app", name))
+        assert obj is not None, f"{name} missing from {cluster}"
+        result[name] = (obj["metadata"]["uid"], obj["metadata"]["resourceVersion"])
+    return result
+
+
 def proxy_env(world: World, proxy_url: str) -> dict[str, str]:
     """A syncer environment whose hub traffic goes through ``proxy_url`` and whose cluster traffic does not."""
     env = world.syncer_env()

@@ -21,6 +21,7 @@ from apimachinery.errors import StatusError
 from apiserver.api.codec import status_response
 from apiserver.definitions import schema_release
 from apiserver.spacepaths import ROOT, SEPARATOR
+from apiserver.store import StorageFailed
 from kubeclient.version import spacehub_version
 
 METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE"]
@@ -56,12 +57,24 @@ def lifespan_of(core: Core) -> Callable[[Starlette], Any]:
     return lifespan
 
 
-def probe_routes(core: Core) -> list[BaseRoute]:
+async def _store_takes_writes() -> str | None:
+    return None
+
+
+def probe_routes(core: Core, store_check: Callable[[], Awaitable[str | None]] = _store_takes_writes
+                 ) -> list[BaseRoute]:
+    """``/healthz``, ``/livez``, ``/readyz`` and ``/version``. ``store_check`` answers why the store refuses
+    writes (a full disk), or None: the process is live then, serving reads and watches, but not ready."""
     async def healthz(_request: Request) -> Response:
         return PlainTextResponse("ok")
 
     async def readyz(_request: Request) -> Response:
-        return PlainTextResponse("ok") if core.ready else PlainTextResponse("starting", status_code=503)
+        if not core.ready:
+            return PlainTextResponse("starting", status_code=503)
+        problem = await store_check()
+        if problem is not None:  # kube's readyz names the failed check
+            return PlainTextResponse(f"[-]store failed: {problem}\nreadyz check failed", status_code=503)
+        return PlainTextResponse("ok")
 
     async def version(_request: Request) -> Response:
         return JSONResponse(version_info())
@@ -84,6 +97,8 @@ def spaces_first(handle: Callable[[], SpaceHandler], app: ASGIApp,
             return
         try:
             response = await handle()(Request(scope, receive), space, rest)
+        except StorageFailed as exc:
+            response = await _storage_failed(Request(scope, receive), exc)
         except Exception:  # a bug, not the client's: kube's 500, and the traceback in the log
             log.exception("%s %s failed", scope.get("method"), path)
             response = status_response(StatusError(500, "InternalError", "an error on the server prevented the "
@@ -139,5 +154,11 @@ async def _method_not_allowed(_request: Request, _exc: Exception) -> Response:
                                        "requested resource"))
 
 
+async def _storage_failed(_request: Request, exc: Exception) -> Response:
+    # As kube-apiserver answers a write etcd refuses for its space quota: 500 InternalError with the cause.
+    return JSONResponse(StatusError(500, "InternalError", f"the store refused the write, nothing was written: {exc}")
+                        .to_status(), status_code=500)
+
+
 STATUS_HANDLERS: dict[Any, Callable[[Request, Exception], Awaitable[Response]]] = {
-    404: _not_found, 405: _method_not_allowed}
+    404: _not_found, 405: _method_not_allowed, StorageFailed: _storage_failed}

@@ -18,10 +18,10 @@ from apiserver.store.logstore import (
     LogStore,
     PreconditionFailed,
 )
-from apiserver.store.writer import GroupCommitWriter, OnCommit, Write, Writer
+from apiserver.store.writer import GroupCommitWriter, OnCommit, StorageFailed, Write, Writer, storage_failure
 
-__all__ = ["INTERNAL_SPACE", "Compacted", "Key", "LogRow", "LogStore", "PreconditionFailed", "Write", "Writer",
-           "open_writer"]
+__all__ = ["INTERNAL_SPACE", "Compacted", "Key", "LogRow", "LogStore", "PreconditionFailed", "StorageFailed", "Write",
+           "Writer", "open_writer", "storage_failure"]
 
 
 def open_writer(store: LogStore, loop: asyncio.AbstractEventLoop, on_commit: OnCommit,

@@ -9,6 +9,7 @@ one serialised writer transaction, so commit order equals revision order and a r
 from __future__ import annotations
 
 import hashlib
+import os
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -225,6 +226,20 @@ class LogStore:
             return int(conn.execute(sql).scalar() or 0)
         with self.engine.connect() as c:
             return int(c.execute(sql).scalar() or 0)
+
+    def free_bytes(self) -> int | None:
+        """Free space on the SQLite database's filesystem; None on PostgreSQL, whose disk is not ours to see."""
+        database = self.engine.url.database
+        if self.is_postgres or not database or database == ":memory:":
+            return None
+        fs = os.statvfs(os.path.dirname(os.path.abspath(database)))
+        return fs.f_bavail * fs.f_frsize
+
+    def probe_write(self) -> None:
+        """Commit the smallest write there is (a counter in ``kv_state``): whether the database takes writes."""
+        with self.engine.begin() as conn:
+            conn.execute(text("INSERT INTO kv_state (key, value) VALUES ('write_probe', 1) "
+                              "ON CONFLICT (key) DO UPDATE SET value = kv_state.value + 1"))
 
     # --- point reads -------------------------------------------------------------------------
 

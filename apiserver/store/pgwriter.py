@@ -77,9 +77,11 @@ class PostgresWriter(Writer):
                 if committed:  # delivered to the other processes at commit
                     await cur.execute("SELECT pg_notify(%s, %s)", (self.store.channel, str(committed[-1].revision)))
         except Exception as exc:  # the whole batch failed to commit: nothing was acknowledged
-            log.exception("store commit failed")
-            results, committed, prior = [exc for _ in batch], [], 0
+            failure = self.failed_batch(batch, exc)
+            results, committed, prior = [failure for _ in batch], [], 0
             await self._disconnect()  # a fresh connection for the next batch
+        else:
+            self.committed_batch()
         if self.observe_batch is not None:
             self.observe_batch(len(batch), time.perf_counter() - started)
         # A callback of its own, as from the SQLite writer's thread: nothing the feed's listeners raise can

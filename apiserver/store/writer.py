@@ -15,6 +15,10 @@ the event loop's thread holds under load, so a batch costs two statements, not t
 waiting for the server costs no GIL hand-over at all (``apiserver.store.pgwriter``); there several hub
 processes write the same log, a transaction-scoped advisory lock serialises their batches (so revision
 order is commit order), and each commit notifies the others (``feed``).
+
+A batch the database refuses for want of space or because its disk fails (:func:`storage_failure`) fails
+every write of it with :class:`StorageFailed` and rolls back whole; the writer remembers the cause
+(``failing``) until a commit succeeds again, so that readiness can say why and recover without a restart.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import queue
+import sqlite3
 import threading
 import time
 from collections.abc import Callable, Generator, Sequence
@@ -43,6 +48,32 @@ OnCommit = Callable[[int, Sequence[LogRow], Callable[[], None]], None]
 # What a plan asks of its driver: the newest (revision, deleted) of these keys, or to append these rows.
 Request = tuple[str, list[Any]]
 Outcome = LogRow | BaseException
+
+
+# SQLite's primary result codes for a full disk (or database) and for an I/O error (extended codes add high bits).
+_SQLITE_STORAGE_CODES = (sqlite3.SQLITE_FULL, sqlite3.SQLITE_IOERR)
+# PostgreSQL's SQLSTATEs for the same: disk_full, and class 58 (system errors: io_error, ...).
+_PG_DISK_FULL, _PG_SYSTEM_ERROR_CLASS = "53100", "58"
+
+
+class StorageFailed(Exception):
+    """The database refused a commit for want of space or because its disk failed; nothing of the batch was
+    written. Its message is the database's own (SQLite's "database or disk is full")."""
+
+
+def storage_failure(exc: BaseException) -> str | None:
+    """The database's message when ``exc`` (or what it wraps) says the disk is full or failing; None for any other
+    failure."""
+    seen: BaseException | None = exc
+    while seen is not None:
+        code = getattr(seen, "sqlite_errorcode", None)
+        if isinstance(code, int) and code & 0xFF in _SQLITE_STORAGE_CODES:
+            return str(seen)
+        sqlstate = getattr(seen, "sqlstate", None)
+        if isinstance(sqlstate, str) and (sqlstate == _PG_DISK_FULL or sqlstate.startswith(_PG_SYSTEM_ERROR_CLASS)):
+            return str(seen).strip()
+        seen = getattr(seen, "orig", None) or seen.__cause__  # SQLAlchemy's wrapper holds the driver's error
+    return None
 
 
 @dataclass
@@ -113,6 +144,9 @@ class Writer:
         self.on_commit = on_commit
         self.observe_batch = observe_batch
         self._stopped = False
+        # Why the database refuses commits (its message), from a commit that failed so until one succeeds.
+        self.failing: str | None = None
+        self._refused_bytes = 0  # the size of the values of the batch refused last
 
     async def write(self, w: Write) -> LogRow:
         if self._stopped:
@@ -133,6 +167,45 @@ class Writer:
     async def commit_batch(self, batch: list[Write]) -> None:
         """Commit exactly these writes as one batch, outside the queue (their futures must be set)."""
         raise NotImplementedError
+
+    def failed_batch(self, batch: list[Write], exc: Exception) -> Exception:
+        """What each write of a batch that failed to commit gets: :class:`StorageFailed` when the disk is full or
+        failing (logged once when that starts, not once per batch), else the error itself (logged)."""
+        cause = storage_failure(exc)
+        if cause is None:
+            log.exception("store commit failed")
+            return exc
+        if self.failing is None:
+            log.error("the store refuses writes: %s", cause)
+        self.failing = cause
+        self._refused_bytes = sum(len(w.value) for w in batch)
+        return StorageFailed(cause)
+
+    def committed_batch(self) -> None:
+        if self.failing is not None:
+            log.warning("the store takes writes again")
+            self.failing = None
+
+    def probe(self) -> str | None:
+        """While commits fail for want of space: try a tiny write once the refused batch would fit, so that
+        readiness returns when space is freed without waiting for a client's write. Why writes still fail, or
+        None once they succeed (in a worker thread)."""
+        if self.failing is None:
+            return None
+        # A small write may fit where the refused batch did not (SQLite rewrites its WAL file in place): ready
+        # again only once the refused batch would fit too.
+        free = self.store.free_bytes()
+        if free is not None and free < self._refused_bytes:
+            return f"{self.failing} ({free} bytes free, the refused write needs {self._refused_bytes})"
+        try:
+            self.store.probe_write()
+        except Exception as exc:
+            cause = storage_failure(exc)
+            if cause is None:
+                raise
+            return cause
+        self.committed_batch()
+        return None
 
     async def close(self) -> None:
         """Commit what is queued, then stop taking writes."""
@@ -204,9 +277,11 @@ class GroupCommitWriter(Writer):
                 cur.execute("SELECT COALESCE(MAX(id), 0) FROM kv_log")
                 prior = int(cur.fetchone()[0])
                 results = self._drive(cur, plan(batch))
-        except Exception as exc:  # the whole batch failed to commit: nothing was acknowledged
-            log.exception("store commit failed")
-            results, prior = [exc for _ in batch], 0
+        except Exception as exc:  # the whole batch failed to commit and rolled back: nothing was acknowledged
+            failure = self.failed_batch(batch, exc)
+            results, prior = [failure for _ in batch], 0
+        else:
+            self.committed_batch()
         committed = [r for r in results if isinstance(r, LogRow)]
         if self.observe_batch is not None:
             self.observe_batch(len(batch), time.perf_counter() - started)

@@ -16,7 +16,7 @@ import yaml
 
 from tests.harness import wait_for
 from tests.proxies import ForwardProxy, ReverseProxy, require
-from tests.syncer_harness import World, cm_path, configmap, namespace, placement, proxy_env
+from tests.syncer_harness import World, cm_path, configmap, place_configmaps, proxy_env, uids
 
 OUTAGE_SECONDS = 60.0
 
@@ -26,23 +26,6 @@ def world(tmp_path: Path) -> Iterator[World]:
     w = World(tmp_path, clusters=2).start()
     yield w
     w.close()
-
-
-def place_configmaps(world: World, space: str, *names: str, labels: dict[str, str] | None = None) -> None:
-    world.hub.create_space(space)
-    world.apply(space, namespace("app"), *(configmap(n, "app", v="1") for n in names),
-                placement("p", labels or {"env": "prod"},
-                          [{"apiGroup": "", "resources": ["configmaps"], "namespaces": ["app"]}]))
-
-
-def uids(world: World, cluster: str, *names: str) -> dict[str, tuple[str, str]]:
-    """uid and resourceVersion of each ConfigMap: equal later means neither re-created nor re-written."""
-    result = {}
-    for name in names:
-        obj = world.get(cluster, cm_path("app", name))
-        assert obj is not None, f"{name} missing from {cluster}"
-        result[name] = (obj["metadata"]["uid"], obj["metadata"]["resourceVersion"])
-    return result
 
 
 def test_a_60_second_hub_outage_and_a_syncer_restart_during_it_delete_and_recreate_nothing(world: World) -> None:
