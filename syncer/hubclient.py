@@ -30,6 +30,10 @@ REQUEST_TIMEOUT = aiohttp.ClientTimeout(total=30.0)
 # because the allowed silence (three ping intervals) is only known from the hub's SYNCED message.
 STREAM_TIMEOUT = aiohttp.ClientTimeout(total=None, sock_connect=30.0)
 DEFAULT_PING_INTERVAL = 15.0
+# Reconnecting to the hub (the sync stream, the pod tunnel) backs off to this at most, jittered so that a thousand
+# syncers do not arrive at once: after a partition of any length a syncer is back within it, so its cluster
+# converges within ~10 s of the link returning (issue 32), at the cost of one attempt per 2.5-5 s while cut off.
+RECONNECT_MAX_SECONDS = 5.0
 SILENT_PINGS = 3  # pings missed before the hub counts as gone
 KEEPALIVE_SECONDS = 120.0
 

@@ -34,7 +34,7 @@ from syncer.held import (
     resource_version,
     source_of,
 )
-from syncer.hubclient import HubClient, HubError
+from syncer.hubclient import RECONNECT_MAX_SECONDS, HubClient, HubError
 from syncer.owned import OwnedIndex
 from syncer.policies import NOT_ADOPTED, not_adopted_message, policy_of
 from syncer.reporting import Heartbeater, StatusReporter, now_rfc3339, report_bases
@@ -49,9 +49,6 @@ TYPE_SERVED_SECONDS = 5.0
 CRD_MISSING = "CRDMissing"
 MAX_RETRY_DELAY = 60.0
 CORRECTION_BACKOFF = (1.0, 256.0)  # the first and the longest pause before correcting one object again
-# Reconnecting backs off to this at most: a returning hub hears from every syncer within it (jittered,
-# so that a thousand syncers do not arrive at once).
-RECONNECT_MAX_SECONDS = 15.0
 
 
 @dataclass

@@ -19,11 +19,10 @@ from kubeclient.session import UNREACHABLE
 from kubeclient.tunnel.frames import MAX_FRAME
 from kubeclient.tunnel.mux import Session
 from syncer.bootstrap import Bootstrap
-from syncer.hubclient import DEFAULT_PING_INTERVAL
+from syncer.hubclient import DEFAULT_PING_INTERVAL, RECONNECT_MAX_SECONDS
 from syncer.relay import ClusterRelay
 
 log = logging.getLogger(__name__)
-RECONNECT_MAX_SECONDS = 15.0  # as the sync stream: a returning hub hears from every syncer within it
 # A tunnel that lasted this long was a good one: reconnect quickly. One that ends sooner (refused, replaced by
 # a second syncer of the same cluster) backs off further each time instead of reconnecting in a loop.
 STABLE_SECONDS = 30.0
