@@ -317,6 +317,9 @@ class ReportedState(ApiModel):
                                                            "runs (current when it is the object's).")
     associated: dict[str, Any] | None = Field(None, description="What the workload owns in the cluster: pods "
                                                                 "and ReplicaSets by state (docs/sync-protocol.md).")
+    drift: list[dict[str, Any]] = Field(default_factory=list, description="Changes made in the cluster to fields the "
+                                        "syncer applies, the latest per field: path, manager (from managedFields), "
+                                        "time and whether it was put back.")
 
 
 class ConflictItem(ApiModel):

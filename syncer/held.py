@@ -67,19 +67,24 @@ def _project(applied: Any, live: Any) -> Any:
     return live
 
 
+def projection(applied: dict[str, Any], live: dict[str, Any]) -> dict[str, Any]:
+    """The live object's values at the fields the syncer applies (what drift is judged on)."""
+    applied_meta = applied.get("metadata") or {}
+    live_meta = live.get("metadata") or {}
+    out = {key: _project(value, live.get(key)) for key, value in applied.items()
+           if key not in ("metadata", "status", "apiVersion", "kind")}
+    out["metadata"] = {key: _project(applied_meta.get(key), live_meta.get(key))
+                       for key in _METADATA_COMPARED if applied_meta.get(key)}
+    return out
+
+
 def fingerprint(applied: dict[str, Any], live: dict[str, Any]) -> str:
     """A digest of the live object's values at the fields the syncer applies.
 
     It is taken from the cluster's answer to each apply, so values the cluster normalises (quantities,
     defaults inside lists) count as the syncer's own; a later difference is somebody else's change.
     """
-    applied_meta = applied.get("metadata") or {}
-    live_meta = live.get("metadata") or {}
-    projection = {key: _project(value, live.get(key)) for key, value in applied.items()
-                  if key not in ("metadata", "status", "apiVersion", "kind")}
-    projection["metadata"] = {key: _project(applied_meta.get(key), live_meta.get(key))
-                              for key in _METADATA_COMPARED if applied_meta.get(key)}
-    return content_hash(projection)
+    return content_hash(projection(applied, live))
 
 
 def resource_version(obj: dict[str, Any]) -> int:
@@ -112,6 +117,8 @@ class Held:
     reported: tuple[Any, ...] | None = None
     corrections: int = 0
     last_correction: str | None = None
+    baseline: dict[str, Any] | None = None  # projection() of the cluster's answer to the last apply
+    drift: list[dict[str, Any]] = field(default_factory=list)  # the latest drift per field path (syncer/drift.py)
 
     @property
     def gvr(self) -> GVR:

@@ -16,12 +16,14 @@ import logging
 from dataclasses import dataclass
 from typing import Any
 
+from apimachinery.dottedpaths import with_values
 from kubeclient.backoff import Backoff, step
 from kubeclient.client import GVR, ClusterError
 from kubeclient.version import spacehub_version
 from syncer.bootstrap import Bootstrap
-from syncer.cluster import Cluster
+from syncer.cluster import FIELD_MANAGER, Cluster
 from syncer.drift import DriftWatcher
+from syncer.driftdetail import describe, merged
 from syncer.forwarding import EventForwarder
 from syncer.held import (
     UNMARK,
@@ -31,12 +33,13 @@ from syncer.held import (
     ident_of,
     is_ours,
     marked,
+    projection,
     resource_version,
     source_of,
 )
 from syncer.hubclient import HubClient, HubError
 from syncer.owned import OwnedIndex
-from syncer.policies import NOT_ADOPTED, not_adopted_message, policy_of
+from syncer.policies import INVALID_POLICY, NOT_ADOPTED, not_adopted_message, policy_of
 from syncer.reporting import Heartbeater, StatusReporter, now_rfc3339, report_bases
 from syncer.state import Position, StateStore
 from syncer.upsync import Upsyncer
@@ -268,23 +271,31 @@ class Syncer:
         held.in_flight = True
         try:
             policy = policy_of(held.applied)
-            if policy.create_only or (not held.live_fp and not policy.adopt):
-                # Before the first write (and every write of a create-only object): is it there, and whose?
+            if policy.problem is not None:
+                raise ClusterError(422, INVALID_POLICY, policy.problem)
+            # Before the first write (and every write of a create-only object): is it there, and whose?
+            first_check = policy.create_only or (not held.live_fp and not policy.adopt)
+            live = None
+            if first_check or policy.retain:
                 live = await self.cluster.get(held.gvr, held.namespace, held.name)
+            if first_check:
                 if live is not None and not policy.adopt and not is_ours(live, self.target):
                     raise ClusterError(409, NOT_ADOPTED, not_adopted_message(
                         str(held.entry.get("kind") or held.gvr.resource), held.namespace, held.name))
                 if live is not None and policy.create_only:
                     self._applied(held, live, corrected=False)
                     return
-            live = await self._apply_when_served(held)
+            # Fields the cluster owns: created with the space's values, from then on applied as the cluster has them.
+            sent = with_values(held.applied, policy.retain, live) if policy.retain and live is not None \
+                else held.applied
+            live = await self._apply_when_served(held, sent)
             self._applied(held, live, corrected=not policy.create_only)
         except ClusterError as exc:
             self._failed(held, exc)
         finally:
             held.in_flight = False
 
-    async def _apply_when_served(self, held: Held) -> dict[str, Any]:
+    async def _apply_when_served(self, held: Held, sent: dict[str, Any]) -> dict[str, Any]:
         """Server-side apply creates, so a 404 means the type is not served: right after its CRD became
         Established an API server may still be installing the endpoint. When this syncer applied that
         CRD, wait a little before failing; otherwise (a CRD nobody placed) fail at once."""
@@ -293,7 +304,7 @@ class Syncer:
         delay = 0.02
         while True:
             try:
-                return await self.cluster.apply(held.gvr, held.namespace, held.name, held.applied)
+                return await self.cluster.apply(held.gvr, held.namespace, held.name, sent)
             except ClusterError as exc:
                 if not exc.not_found:
                     raise
@@ -311,7 +322,9 @@ class Syncer:
         if held.error:
             log.info("syncer %s: %s applied after earlier failures", self.target, held.describe())
         self.applies += 1
-        held.live_fp = fingerprint(held.applied, live) if held.owned and corrected else "-"
+        compared = _compared(held)
+        held.live_fp = fingerprint(compared, live) if held.owned and corrected else "-"
+        held.baseline = projection(compared, live)
         held.applied_rv = resource_version(live)
         held.error = None
         held.retry_delay = 0.0
@@ -462,8 +475,27 @@ class Syncer:
         rv = resource_version(live)
         if rv and rv <= held.applied_rv:
             return  # our own write, or older than it
-        if fingerprint(held.applied, live) != held.live_fp:
+        compared = _compared(held)
+        if fingerprint(compared, live) != held.live_fp:
+            self._drifted(held, compared, live)
+
+    def _drifted(self, held: Held, compared: dict[str, Any], live: dict[str, Any]) -> None:
+        """Somebody changed fields the syncer applies: note which and who, then put them back (or, in drift mode
+        ReportOnly, take the cluster's values as the new normal so that only later changes are reported)."""
+        report_only = policy_of(held.applied).report_only
+        now = projection(compared, live)
+        entries = describe(held.baseline or projection(compared, compared), live, now, FIELD_MANAGER,
+                           now_rfc3339(), corrected=not report_only)
+        held.drift = merged(held.drift, entries)
+        if not report_only:
             self._schedule_correction(held, "changed")
+            return
+        log.warning("syncer %s: drift: %s changed in the cluster (%s); reported, not put back (drift mode ReportOnly)",
+                    self.target, held.describe(), ", ".join(f"{e['path']} by {e['manager'] or 'unknown'}"
+                                                            for e in entries))
+        held.live_fp, held.baseline = content_hash(now), now
+        held.applied_rv = resource_version(live)
+        self.reporter.offer(held, live)
 
     # --- what workloads own, and Events about them ------------------------------------------------
 
@@ -510,3 +542,9 @@ class Syncer:
                     self.target, held.describe(), what, held.corrections)
         await self._apply(held)
         self._save(held)
+
+
+def _compared(held: Held) -> dict[str, Any]:
+    """What drift is judged on: what the syncer applies without the fields the cluster owns (retainFields)."""
+    retain = policy_of(held.applied).retain
+    return with_values(held.applied, retain, {}) if retain else held.applied
