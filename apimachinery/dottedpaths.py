@@ -19,6 +19,8 @@ Path = tuple[str | int, ...]
 # ``example.com/x`` cannot be named; ``metadata.annotations.x`` can).
 _SEGMENT = re.compile(r"([^.\[\]\s]+)((?:\[\d+\])*)")
 _INDEX = re.compile(r"\[(\d+)\]")
+# The whole grammar as one regular expression, for schemas (the EdgePlacement CRD's ``retainFields`` repeats it).
+PATH_PATTERN = r"^[^.\[\]\s]+(\[[0-9]+\])*(\.[^.\[\]\s]+(\[[0-9]+\])*)*$"
 
 
 class PathError(ValueError):

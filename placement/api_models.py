@@ -18,6 +18,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Discriminator, Field
 from pydantic.alias_generators import to_camel
 from pydantic_core import PydanticCustomError
 
+from apimachinery.dottedpaths import PATH_PATTERN
 from placement.downsync import FOLLOWED
 from placement.model import Destination, Mismatch, ObjectRef
 
@@ -398,6 +399,11 @@ class DownsyncObjectTest(StrictModel):
     label_selectors: list[LabelSelectorInput] = Field(default_factory=list)
     status_collectors: list[str] = Field(default_factory=list,
                                          description="StatusCollectors whose CombinedStatus the selected objects get.")
+    retain_fields: list[Annotated[str, Field(pattern=PATH_PATTERN)]] = Field(
+        default_factory=list, description="Fields the clusters own once the object is created there (dotted paths, "
+                                          "[i] for list items, e.g. spec.replicas).")
+    drift_mode: Literal["Correct", "ReportOnly"] | None = Field(None, description=(
+        "Correct (absent): a change made in a cluster is put back; ReportOnly: it is reported, never put back."))
 
 
 class Failover(StrictModel):

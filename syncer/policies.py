@@ -22,13 +22,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from apimachinery.dottedpaths import Path, PathError, parse_paths, split_list
+from apimachinery.fieldownership import DRIFT_MODE_ANNOTATION, DRIFT_MODES, RETAIN_ANNOTATION
 
 OVERWRITE_ANNOTATION = "edge.kubestellar.io/downsync-overwrite"
 REMOVAL_ANNOTATION = "spacehub.io/removal-policy"
 ADOPT_ANNOTATION = "spacehub.io/adopt"
-RETAIN_ANNOTATION = "spacehub.io/retain-fields"
-DRIFT_MODE_ANNOTATION = "spacehub.io/drift-mode"
-DRIFT_MODES = ("Correct", "ReportOnly")
 NOT_ADOPTED = "NotAdopted"  # the reason of an apply refused because the cluster's object is not ours
 INVALID_POLICY = "InvalidPolicy"  # the reason of an apply refused because a policy annotation does not parse
 

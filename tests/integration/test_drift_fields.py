@@ -132,3 +132,37 @@ def test_a_retain_fields_annotation_that_does_not_parse_is_an_apply_error(world:
                       message="the error reported")
     assert report["error"].startswith("InvalidPolicy: metadata.annotations[spacehub.io/retain-fields]"), report
     assert world.get("florin", cm_path("app", "bad")) is None
+
+
+def test_downsync_tests_give_field_ownership_and_drift_mode(world: World) -> None:
+    def tests(retain: list[str]) -> list[dict[str, Any]]:
+        return [{"apiGroup": "apps", "resources": ["deployments"], "namespaces": ["app"], "retainFields": retain},
+                {"apiGroup": "", "resources": ["configmaps"], "namespaces": ["app"], "driftMode": "ReportOnly"}]
+
+    world.apply("drift", namespace("app"), deployment("web", "app", replicas=2), configmap("cfg", "app", k="v"),
+                placement("p", {"env": "prod"}, tests(["spec.replicas"]), singleton=True))
+    path = DEPLOY.format(name="web")
+    world.wait_present("florin", path, check=lambda d: (d.get("status") or {}).get("readyReplicas") == 2)
+    world.wait_present("florin", cm_path("app", "cfg"))
+
+    set_replicas_as_autoscaler(world, "web", 5)
+    world.sim.kubectl("wec1", "patch", "configmap", "cfg", "-n", "app", "--field-manager", "ops-edit", "-p",
+                      '{"data": {"k": "edited"}}')
+    wait_for(lambda: ((world.hub_get("drift", path) or {}).get("status") or {}).get("readyReplicas") == 5,
+             timeout=30, message="the cluster's 5 replicas in the space's status")
+    cm_report = wait_for(lambda: (r := reported(world, "configmaps", "cfg")) and r["drift"] and r,
+                         timeout=30, message="the ConfigMap change reported")
+    assert [(d["path"], d["manager"], d["corrected"]) for d in cm_report["drift"]] == [("data.k", "ops-edit", False)]
+    assert (reported(world, "deployments.apps", "web") or {}).get("driftCorrections") == 0
+    assert (world.get("florin", cm_path("app", "cfg")) or {})["data"] == {"k": "edited"}
+
+    # Ownership given back to the space: the clusters get the copy again and the space's value returns.
+    world.apply("drift", placement("p", {"env": "prod"}, tests([]), singleton=True))
+    world.wait_present("florin", path, check=lambda d: d["spec"]["replicas"] == 2)
+
+    # A path that does not parse is refused with its field path, and the placement stays as it was.
+    bad = world.hub.kubectl("apply", "-f", "-", space="drift", check=False, input=yaml.safe_dump(
+        placement("p", {"env": "prod"}, tests(["spec..replicas"]))))
+    assert bad.returncode != 0 and "spec.downsync[0].retainFields[0]" in bad.stderr, bad.stderr
+    stored = world.hub_get("drift", "/apis/edge.kubestellar.io/v2alpha1/edgeplacements/p") or {}
+    assert stored["spec"]["downsync"][0]["retainFields"] == []

@@ -2,11 +2,18 @@
 
 from __future__ import annotations
 
-import pytest
+import re
+from pathlib import Path
 
-from apimachinery.dottedpaths import PathError, format_path, parse_path, value_at, with_values
+import pytest
+import yaml
+
+from apimachinery.dottedpaths import PATH_PATTERN, PathError, format_path, parse_path, value_at, with_values
+from placement.downsync import compile_test, ownership_annotations
 from syncer.driftdetail import differing_paths, manager_of, merged
 from syncer.policies import policy_of
+
+REPO = Path(__file__).resolve().parents[2]
 
 
 @pytest.mark.parametrize("text, path", [
@@ -64,3 +71,31 @@ def test_the_manager_is_the_last_other_writer_owning_the_path() -> None:
 def test_merged_keeps_the_latest_entry_per_path() -> None:
     history = [{"path": "a", "time": "1"}, {"path": "b", "time": "1"}]
     assert merged(history, [{"path": "a", "time": "2"}]) == [{"path": "b", "time": "1"}, {"path": "a", "time": "2"}]
+
+
+@pytest.mark.parametrize("text", ["spec.replicas", "a[0].b[1][2]", "spec..replicas", "a[x]", "a b", ".a", "a."])
+def test_the_schema_pattern_agrees_with_the_parser(text: str) -> None:
+    try:
+        parse_path(text)
+        parses = True
+    except PathError:
+        parses = False
+    assert bool(re.fullmatch(PATH_PATTERN, text)) == parses
+
+
+def test_the_crd_schema_repeats_the_pattern() -> None:
+    crd = yaml.safe_load((REPO / "placement" / "crds" / "edgeplacements.yaml").read_text())
+    test = crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]["properties"]["downsync"]
+    assert test["items"]["properties"]["retainFields"]["items"]["pattern"] == PATH_PATTERN
+
+
+def test_tests_give_copies_their_ownership_annotations() -> None:
+    problems: list[str] = []
+    tests = [compile_test(0, {"resources": ["deployments"], "retainFields": ["spec.replicas"]}, problems),
+             compile_test(1, {"resources": ["deployments"], "retainFields": ["data..x", "spec.paused"],
+                              "driftMode": "ReportOnly"}, problems)]
+    assert problems == ['downsync[1].retainFields[0]: "data..x" is not a field path (names joined by ".", list '
+                        'items as [i], e.g. spec.replicas or spec.template.spec.containers[0].image)']
+    assert ownership_annotations(tests) == {"spacehub.io/retain-fields": "spec.paused,spec.replicas",
+                                            "spacehub.io/drift-mode": "ReportOnly"}
+    assert ownership_annotations(tests[:1]) == {"spacehub.io/retain-fields": "spec.replicas"}

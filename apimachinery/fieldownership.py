@@ -1,0 +1,8 @@
+"""The annotations that say who owns an object's fields once it is placed, shared by the hub (which sets them on a
+cluster's copy from a downsync test's ``retainFields`` and ``driftMode``) and the syncer (which obeys them)."""
+
+from __future__ import annotations
+
+RETAIN_ANNOTATION = "spacehub.io/retain-fields"  # comma-separated dotted paths the cluster owns after creation
+DRIFT_MODE_ANNOTATION = "spacehub.io/drift-mode"
+DRIFT_MODES = ("Correct", "ReportOnly")
