@@ -6,3 +6,5 @@ from __future__ import annotations
 RETAIN_ANNOTATION = "spacehub.io/retain-fields"  # comma-separated dotted paths the cluster owns after creation
 DRIFT_MODE_ANNOTATION = "spacehub.io/drift-mode"
 DRIFT_MODES = ("Correct", "ReportOnly")
+# "false": an object a HorizontalPodAutoscaler targets keeps the space's spec.replicas (by default the HPA's stand).
+HPA_OWNS_REPLICAS_ANNOTATION = "spacehub.io/hpa-owns-replicas"

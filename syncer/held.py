@@ -118,6 +118,7 @@ class Held:
     corrections: int = 0
     last_correction: str | None = None
     baseline: dict[str, Any] | None = None  # projection() of the cluster's answer to the last apply
+    judged_without: tuple[Any, ...] | None = None  # the retained paths drift was last judged without
     drift: list[dict[str, Any]] = field(default_factory=list)  # the latest drift per field path (syncer/drift.py)
 
     @property

@@ -9,6 +9,8 @@
   ``NotAdopted``, which the hub reports: a placement never silently overwrites what somebody else made.
 - ``spacehub.io/retain-fields: "spec.replicas,metadata.annotations.x"`` — fields the cluster owns: the first
   create sends the space's values, later applies send the cluster's own, and changes there are not drift.
+- ``spacehub.io/hpa-owns-replicas: "false"`` — opts out of the rule that an object a HorizontalPodAutoscaler
+  in the cluster targets has ``spec.replicas`` retained (syncer/autoscalers.py).
 - ``spacehub.io/drift-mode: ReportOnly`` — a change made in the cluster is reported (paths and field manager)
   but never put back; ``Correct`` (the default) puts it back.
 
@@ -22,7 +24,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from apimachinery.dottedpaths import Path, PathError, parse_paths, split_list
-from apimachinery.fieldownership import DRIFT_MODE_ANNOTATION, DRIFT_MODES, RETAIN_ANNOTATION
+from apimachinery.fieldownership import (
+    DRIFT_MODE_ANNOTATION,
+    DRIFT_MODES,
+    HPA_OWNS_REPLICAS_ANNOTATION,
+    RETAIN_ANNOTATION,
+)
 
 OVERWRITE_ANNOTATION = "edge.kubestellar.io/downsync-overwrite"
 REMOVAL_ANNOTATION = "spacehub.io/removal-policy"
@@ -38,6 +45,7 @@ class Policy:
     adopt: bool = False
     retain: tuple[Path, ...] = ()
     report_only: bool = False
+    hpa_owns_replicas: bool = True
     problem: str | None = None  # a policy annotation that does not parse: the object is not applied
 
 
@@ -55,7 +63,9 @@ def policy_of(obj: Mapping[str, Any]) -> Policy:
     return Policy(create_only=str(annotations.get(OVERWRITE_ANNOTATION, "")).lower() == "false",
                   orphan=str(annotations.get(REMOVAL_ANNOTATION, "")).lower() == "orphan",
                   adopt=str(annotations.get(ADOPT_ANNOTATION, "")).lower() == "true",
-                  retain=retain, report_only=mode == "ReportOnly", problem=problem)
+                  retain=retain, report_only=mode == "ReportOnly",
+                  hpa_owns_replicas=str(annotations.get(HPA_OWNS_REPLICAS_ANNOTATION, "")).lower() != "false",
+                  problem=problem)
 
 
 def not_adopted_message(kind: str, namespace: str, name: str) -> str:

@@ -16,10 +16,11 @@ import logging
 from dataclasses import dataclass
 from typing import Any
 
-from apimachinery.dottedpaths import with_values
+from apimachinery.dottedpaths import Path, with_values
 from kubeclient.backoff import Backoff, step
 from kubeclient.client import GVR, ClusterError
 from kubeclient.version import spacehub_version
+from syncer.autoscalers import Autoscalers, Target
 from syncer.bootstrap import Bootstrap
 from syncer.cluster import FIELD_MANAGER, Cluster
 from syncer.drift import DriftWatcher
@@ -51,6 +52,7 @@ TYPE_SERVED_SECONDS = 5.0
 # The reason of an apply error whose type the cluster does not serve (docs/sync-protocol.md: the hub tells it apart).
 CRD_MISSING = "CRDMissing"
 MAX_RETRY_DELAY = 60.0
+REPLICAS: Path = ("spec", "replicas")
 CORRECTION_BACKOFF = (1.0, 256.0)  # the first and the longest pause before correcting one object again
 # Reconnecting backs off to this at most: a returning hub hears from every syncer within it (jittered,
 # so that a thousand syncers do not arrive at once).
@@ -77,6 +79,7 @@ class Syncer:
         self.reporter = StatusReporter(hub, self.options.status_interval, self.target)
         self.heartbeater = Heartbeater(hub, cluster, spacehub_version(), self.target)
         self.drift = DriftWatcher(cluster, self.target, self.held, self)
+        self.autoscalers = Autoscalers(cluster, f"syncer {self.target}", self._autoscaled)
         self.owned = OwnedIndex(cluster, self.target, self._owned_changed, self._warning)
         self.reporter.associated = self.owned.summary
         self.forwarder = EventForwarder(hub, self.target, self.options.status_interval, self._report_bases)
@@ -98,6 +101,7 @@ class Syncer:
             if held.error or held.deleting:
                 held.retry_at = 0.0
             self._watch(held)
+        self.autoscalers.start()
         tasks = [asyncio.create_task(self._stream_loop(), name=f"stream {self.target}"),
                  asyncio.create_task(self.heartbeater.run(), name=f"heartbeat {self.target}"),
                  asyncio.create_task(self.reporter.run(), name=f"status {self.target}"),
@@ -110,6 +114,7 @@ class Syncer:
             for task in tasks:
                 task.cancel()
             await self.drift.stop()
+            await self.autoscalers.stop()
             await self.owned.stop()
             await self.upsyncer.stop()
             await asyncio.gather(*tasks, return_exceptions=True)
@@ -275,8 +280,9 @@ class Syncer:
                 raise ClusterError(422, INVALID_POLICY, policy.problem)
             # Before the first write (and every write of a create-only object): is it there, and whose?
             first_check = policy.create_only or (not held.live_fp and not policy.adopt)
+            retain = self._retained(held)
             live = None
-            if first_check or policy.retain:
+            if first_check or retain:
                 live = await self.cluster.get(held.gvr, held.namespace, held.name)
             if first_check:
                 if live is not None and not policy.adopt and not is_ours(live, self.target):
@@ -286,8 +292,7 @@ class Syncer:
                     self._applied(held, live, corrected=False)
                     return
             # Fields the cluster owns: created with the space's values, from then on applied as the cluster has them.
-            sent = with_values(held.applied, policy.retain, live) if policy.retain and live is not None \
-                else held.applied
+            sent = with_values(held.applied, retain, live) if retain and live is not None else held.applied
             live = await self._apply_when_served(held, sent)
             self._applied(held, live, corrected=not policy.create_only)
         except ClusterError as exc:
@@ -322,7 +327,7 @@ class Syncer:
         if held.error:
             log.info("syncer %s: %s applied after earlier failures", self.target, held.describe())
         self.applies += 1
-        compared = _compared(held)
+        compared = self._compared(held)
         held.live_fp = fingerprint(compared, live) if held.owned and corrected else "-"
         held.baseline = projection(compared, live)
         held.applied_rv = resource_version(live)
@@ -475,7 +480,10 @@ class Syncer:
         rv = resource_version(live)
         if rv and rv <= held.applied_rv:
             return  # our own write, or older than it
-        compared = _compared(held)
+        if held.judged_without is not None and held.judged_without != self._retained(held):
+            self._schedule_reapply(held)  # an HPA came or went since the last apply: not drift, a new basis
+            return
+        compared = self._compared(held)
         if fingerprint(compared, live) != held.live_fp:
             self._drifted(held, compared, live)
 
@@ -544,7 +552,43 @@ class Syncer:
         self._save(held)
 
 
-def _compared(held: Held) -> dict[str, Any]:
-    """What drift is judged on: what the syncer applies without the fields the cluster owns (retainFields)."""
-    retain = policy_of(held.applied).retain
-    return with_values(held.applied, retain, {}) if retain else held.applied
+    # --- fields the cluster owns ----------------------------------------------------------------
+
+    def _retained(self, held: Held) -> tuple[Path, ...]:
+        """The fields the cluster owns: the object's retainFields, and spec.replicas while an HPA scales it."""
+        policy = policy_of(held.applied)
+        kind = str(held.entry.get("kind") or "")
+        if policy.hpa_owns_replicas and REPLICAS not in policy.retain \
+                and self.autoscalers.scaled(held.namespace, held.gvr.group, kind, held.name):
+            return (*policy.retain, REPLICAS)
+        return policy.retain
+
+    def _compared(self, held: Held) -> dict[str, Any]:
+        """What drift is judged on: what the syncer applies without the fields the cluster owns."""
+        retain = self._retained(held)
+        held.judged_without = retain
+        return with_values(held.applied, retain, {}) if retain else held.applied
+
+    def _autoscaled(self, target: Target) -> None:
+        """An HPA now targets an object, or none does any more: apply it again on the new basis."""
+        namespace, group, kind, name = target
+        for held in self.held.values():
+            if held.namespace == namespace and held.gvr.group == group and held.name == name \
+                    and held.entry.get("kind") == kind and held.owned and not held.deleting and held.live_fp:
+                scaled = self.autoscalers.scaled(*target)
+                log.info("syncer %s: %s is %s a HorizontalPodAutoscaler in the cluster", self.target, held.describe(),
+                         "scaled by" if scaled else "no longer scaled by")
+                self._schedule_reapply(held)
+
+    def _schedule_reapply(self, held: Held) -> None:
+        if held.in_flight:
+            return
+        held.in_flight = True  # the apply's own watch events are not drift
+        asyncio.get_running_loop().create_task(self._reapply(held))
+
+    async def _reapply(self, held: Held) -> None:
+        held.in_flight = False
+        if held.deleting or held.ident not in self.held:
+            return
+        await self._apply(held)
+        self._save(held)

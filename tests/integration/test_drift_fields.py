@@ -166,3 +166,48 @@ def test_downsync_tests_give_field_ownership_and_drift_mode(world: World) -> Non
     assert bad.returncode != 0 and "spec.downsync[0].retainFields[0]" in bad.stderr, bad.stderr
     stored = world.hub_get("drift", "/apis/edge.kubestellar.io/v2alpha1/edgeplacements/p") or {}
     assert stored["spec"]["downsync"][0]["retainFields"] == []
+
+
+def hpa(name: str, target: str) -> dict[str, Any]:
+    return {"apiVersion": "autoscaling/v2", "kind": "HorizontalPodAutoscaler",
+            "metadata": {"name": name, "namespace": "app"},
+            "spec": {"scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": target},
+                     "minReplicas": 1, "maxReplicas": 10}}
+
+
+def test_an_hpa_in_the_cluster_or_placed_owns_the_replicas_unless_opted_out(world: World) -> None:
+    opted_out = annotated(deployment("pinned", "app", replicas=2), hpa_owns_replicas="false")
+    world.apply("drift", namespace("app"), deployment("web", "app", replicas=2), deployment("api", "app", replicas=2),
+                opted_out, hpa("api", "api"),
+                placement("p", {"env": "prod"}, [{"apiGroup": "apps", "resources": ["deployments"],
+                                                  "namespaces": ["app"]},
+                                                 {"apiGroup": "autoscaling", "resources": ["horizontalpodautoscalers"],
+                                                  "namespaces": ["app"]}], singleton=True))
+    for name in ("web", "api", "pinned"):
+        world.wait_present("florin", DEPLOY.format(name=name),
+                           check=lambda d: (d.get("status") or {}).get("readyReplicas") == 2)
+    world.wait_present("florin", "/apis/autoscaling/v2/namespaces/app/horizontalpodautoscalers/api")
+    # web gets its HPA in the cluster itself; pinned has one too but keeps the space's replicas.
+    world.sim.kubectl("wec1", "apply", "-f", "-", input=yaml.safe_dump_all([hpa("web", "web"),
+                                                                            hpa("pinned", "pinned")]))
+    log = world.syncers["florin"].log
+    for name in ("web", "api", "pinned"):
+        wait_for(lambda n=name: f"deployments/{n} in namespace app is scaled by" in log(), timeout=30,
+                 message=f"the syncer hearing of {name}'s HPA")
+
+    for name in ("web", "api", "pinned"):
+        set_replicas_as_autoscaler(world, name, 5)
+    for name in ("web", "api"):
+        wait_for(lambda n=name: ((world.hub_get("drift", DEPLOY.format(name=n)) or {}).get("status") or {})
+                 .get("readyReplicas") == 5, timeout=30, message=f"{name}'s 5 replicas in the space's status")
+    world.wait_present("florin", DEPLOY.format(name="pinned"), check=lambda d: d["spec"]["replicas"] == 2)
+    for name in ("web", "api"):
+        assert (reported(world, "deployments.apps", name) or {}).get("driftCorrections") == 0
+        assert (world.get("florin", DEPLOY.format(name=name)) or {})["spec"]["replicas"] == 5
+    pinned = wait_for(lambda: (r := reported(world, "deployments.apps", "pinned")) and r["drift"] and r,
+                      timeout=30, message="pinned's drift reported")
+    assert pinned["drift"][0]["path"] == "spec.replicas" and pinned["drift"][0]["corrected"]
+
+    # Without its HPA, web's replicas are the space's again.
+    world.sim.kubectl("wec1", "delete", "hpa", "web", "-n", "app")
+    world.wait_present("florin", DEPLOY.format(name="web"), check=lambda d: d["spec"]["replicas"] == 2)
