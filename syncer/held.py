@@ -108,6 +108,7 @@ class Held:
     error: str | None = None
     deleting: bool = False  # no longer desired; the cluster delete has not succeeded yet
     revision: str | None = None  # the content revision of the last UPSERT (reported as appliedRevision)
+    drift: list[dict[str, Any]] = field(default_factory=list)  # the latest drift per field path (driftdetail.py)
     # not persisted:
     in_flight: bool = False
     live_status: Any = None
@@ -119,7 +120,6 @@ class Held:
     last_correction: str | None = None
     baseline: dict[str, Any] | None = None  # projection() of the cluster's answer to the last apply
     judged_without: tuple[Any, ...] | None = None  # the retained paths drift was last judged without
-    drift: list[dict[str, Any]] = field(default_factory=list)  # the latest drift per field path (syncer/drift.py)
 
     @property
     def gvr(self) -> GVR:
@@ -145,11 +145,12 @@ class Held:
         return {"entry": self.entry, "applied": self.applied, "desiredHash": self.desired_hash,
                 "sources": sorted(self.sources), "owned": self.owned, "liveFp": self.live_fp,
                 "appliedRv": self.applied_rv, "error": self.error, "deleting": self.deleting,
-                "revision": self.revision}
+                "revision": self.revision, "drift": self.drift}
 
     @classmethod
     def from_record(cls, ident: str, record: dict[str, Any]) -> Held:
         return cls(ident=ident, entry=record["entry"], applied=record["applied"], desired_hash=record["desiredHash"],
                    sources=set(record.get("sources") or []), owned=bool(record.get("owned", True)),
                    live_fp=str(record.get("liveFp") or ""), applied_rv=int(record.get("appliedRv") or 0),
-                   error=record.get("error"), deleting=bool(record.get("deleting")), revision=record.get("revision"))
+                   error=record.get("error"), deleting=bool(record.get("deleting")), revision=record.get("revision"),
+                   drift=list(record.get("drift") or []))

@@ -503,6 +503,7 @@ class Syncer:
                                                             for e in entries))
         held.live_fp, held.baseline = content_hash(now), now
         held.applied_rv = resource_version(live)
+        self._save(held)
         self.reporter.offer(held, live)
 
     # --- what workloads own, and Events about them ------------------------------------------------

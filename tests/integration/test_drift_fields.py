@@ -125,6 +125,19 @@ def test_report_only_leaves_the_change_and_names_fields_and_manager(world: World
     assert live is not None and live["spec"]["template"]["spec"]["containers"][0]["image"] == "library/httpd:9"
     assert (world.get("florin", cm_path("app", "cfg")) or {})["data"] == {"k": "edited"}
 
+    # A restarted syncer remembers what it reported and takes the cluster's values as they are: nothing new.
+    syncer = world.syncers["florin"]
+    syncer.stop()
+    syncer.start()
+    wait_for(lambda: "in sync at seq" in syncer.log().rsplit("--- start", 1)[-1], timeout=30,
+             message="the restarted syncer in sync")
+    world.sim.kubectl("wec1", "annotate", "configmap", "cfg", "-n", "app", "--field-manager", "ops-edit", "seen=yes")
+    wait_for(lambda: (world.get("florin", cm_path("app", "cfg")) or {})["metadata"]["annotations"].get("seen"),
+             timeout=30, message="the annotation")
+    after = reported(world, "configmaps", "cfg") or {}
+    assert after["drift"] == cm_report["drift"] and after["driftCorrections"] == 0, after
+    assert (world.get("florin", cm_path("app", "cfg")) or {})["data"] == {"k": "edited"}
+
 
 def test_a_retain_fields_annotation_that_does_not_parse_is_an_apply_error(world: World) -> None:
     place(world, annotated(configmap("bad", "app", k="v"), retain_fields="data..k"))
