@@ -321,6 +321,8 @@ class ReportedState(ApiModel):
     drift: list[dict[str, Any]] = Field(default_factory=list, description="Changes made in the cluster to fields the "
                                         "syncer applies, the latest per field: path, manager (from managedFields), "
                                         "time and whether it was put back.")
+    retained: dict[str, Any] | None = Field(None, description="The cluster's values of the fields it owns "
+                                                              "(retainFields, spec.replicas under an HPA), by path.")
 
 
 class ConflictItem(ApiModel):

@@ -78,6 +78,7 @@ class ReportedObject(_Body):
     applied_revision: str | None = None
     associated: dict[str, Any] | None = None
     drift: list[DriftEntry] = Field(default_factory=list, max_length=100)
+    retained: dict[str, Any] | None = None
 
 
 class StatusRequest(_Body):
@@ -185,7 +186,7 @@ class SyncerAPI:
         body: StatusRequest = await _body(request, StatusRequest)
         items = [ObjectReport(_ref(o), o.status, o.error, o.generation, o.drift_corrections, o.last_drift_correction,
                               o.applied_revision, o.associated,
-                              tuple(d.model_dump() for d in o.drift))
+                              tuple(d.model_dump() for d in o.drift), o.retained)
                  for o in body.objects]
         return json_response(await self.hub().report(name, items))
 

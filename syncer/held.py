@@ -120,6 +120,7 @@ class Held:
     last_correction: str | None = None
     baseline: dict[str, Any] | None = None  # projection() of the cluster's answer to the last apply
     judged_without: tuple[Any, ...] | None = None  # the retained paths drift was last judged without
+    retained: dict[str, Any] | None = None  # the cluster's values of the fields it owns, by dotted path
 
     @property
     def gvr(self) -> GVR:

@@ -54,7 +54,7 @@ class StatusReporter:
         status, generation = held.live_status, held.live_generation
         associated = self.associated(held.ident)
         drift = [dict(entry) for entry in held.drift]
-        state = (generation, status, held.error, held.corrections, held.revision, associated, drift)
+        state = (generation, status, held.error, held.corrections, held.revision, associated, drift, held.retained)
         if state == held.reported:
             return
         held.reported = state
@@ -70,6 +70,8 @@ class StatusReporter:
                 item["lastDriftCorrection"] = held.last_correction
             if drift:
                 item["drift"] = drift
+            if held.retained:
+                item["retained"] = held.retained
             items.append(item)
         self.pending[held.ident] = items
         self.wake.set()

@@ -16,7 +16,7 @@ import logging
 from dataclasses import dataclass
 from typing import Any
 
-from apimachinery.dottedpaths import Path, with_values
+from apimachinery.dottedpaths import Path, format_path, value_at, with_values
 from kubeclient.backoff import Backoff, step
 from kubeclient.client import GVR, ClusterError
 from kubeclient.version import spacehub_version
@@ -334,6 +334,7 @@ class Syncer:
         held.error = None
         held.retry_delay = 0.0
         self._track_owned(held, live)
+        self._note_retained(held, live)
         self.reporter.offer(held, live)
 
     def _failed(self, held: Held, exc: ClusterError) -> None:
@@ -474,6 +475,7 @@ class Syncer:
         if held is None or held.deleting or not held.owned:
             return
         self._track_owned(held, live)
+        self._note_retained(held, live)
         self.reporter.offer(held, live)
         if held.in_flight or held.error or not held.live_fp:
             return
@@ -563,6 +565,12 @@ class Syncer:
                 and self.autoscalers.scaled(held.namespace, held.gvr.group, kind, held.name):
             return (*policy.retain, REPLICAS)
         return policy.retain
+
+    def _note_retained(self, held: Held, live: dict[str, Any]) -> None:
+        """The cluster's values of the fields it owns, reported with the status (absent fields left out)."""
+        values = {format_path(path): found[1] for path in self._retained(held)
+                  if (found := value_at(live, path))[0]}
+        held.retained = values or None
 
     def _compared(self, held: Held) -> dict[str, Any]:
         """What drift is judged on: what the syncer applies without the fields the cluster owns."""

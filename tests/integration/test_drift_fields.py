@@ -80,6 +80,7 @@ def test_a_retained_field_stays_as_the_cluster_sets_it_and_is_not_drift(world: W
                       and (r.get("status") or {}).get("replicas") == 5 and r, timeout=30,
                       message="web's report after the edit")
     assert report["driftCorrections"] == 0 and report["drift"] == [], report
+    assert report["retained"] == {"spec.replicas": 5}
     assert "drift:" not in world.syncers["florin"].log()
 
     # Without the annotation the same change is drift the syncer puts back, named with its path and manager.
@@ -215,7 +216,8 @@ def test_an_hpa_in_the_cluster_or_placed_owns_the_replicas_unless_opted_out(worl
                  .get("readyReplicas") == 5, timeout=30, message=f"{name}'s 5 replicas in the space's status")
     world.wait_present("florin", DEPLOY.format(name="pinned"), check=lambda d: d["spec"]["replicas"] == 2)
     for name in ("web", "api"):
-        assert (reported(world, "deployments.apps", name) or {}).get("driftCorrections") == 0
+        report = reported(world, "deployments.apps", name) or {}
+        assert report.get("driftCorrections") == 0 and report["retained"] == {"spec.replicas": 5}, report
         assert (world.get("florin", DEPLOY.format(name=name)) or {})["spec"]["replicas"] == 5
     pinned = wait_for(lambda: (r := reported(world, "deployments.apps", "pinned")) and r["drift"] and r,
                       timeout=30, message="pinned's drift reported")
