@@ -223,6 +223,13 @@ def test_an_hpa_in_the_cluster_or_placed_owns_the_replicas_unless_opted_out(worl
                       timeout=30, message="pinned's drift reported")
     assert pinned["drift"][0]["path"] == "spec.replicas" and pinned["drift"][0]["corrected"]
 
+    # An image edit in the space still rolls out, under the HPA's replicas.
+    world.apply("drift", web_25())
+    world.wait_present("florin", DEPLOY.format(name="web"),
+                       check=lambda d: d["spec"]["template"]["spec"]["containers"][0]["image"] == "library/httpd:2.5"
+                       and (d.get("status") or {}).get("updatedReplicas") == 5)
+    assert (world.get("florin", DEPLOY.format(name="web")) or {})["spec"]["replicas"] == 5
+
     # Without its HPA, web's replicas are the space's again.
     world.sim.kubectl("wec1", "delete", "hpa", "web", "-n", "app")
     world.wait_present("florin", DEPLOY.format(name="web"), check=lambda d: d["spec"]["replicas"] == 2)
