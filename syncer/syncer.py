@@ -16,7 +16,7 @@ import logging
 from dataclasses import dataclass
 from typing import Any
 
-from apimachinery.dottedpaths import Path, format_path, value_at, with_values
+from apimachinery.dottedpaths import with_values
 from kubeclient.backoff import Backoff, step
 from kubeclient.client import GVR, ClusterError
 from kubeclient.version import spacehub_version
@@ -40,6 +40,7 @@ from syncer.held import (
 )
 from syncer.hubclient import HubClient, HubError
 from syncer.owned import OwnedIndex
+from syncer.ownership import FieldOwners
 from syncer.policies import INVALID_POLICY, NOT_ADOPTED, not_adopted_message, policy_of
 from syncer.reporting import Heartbeater, StatusReporter, now_rfc3339, report_bases
 from syncer.state import Position, StateStore
@@ -52,7 +53,6 @@ TYPE_SERVED_SECONDS = 5.0
 # The reason of an apply error whose type the cluster does not serve (docs/sync-protocol.md: the hub tells it apart).
 CRD_MISSING = "CRDMissing"
 MAX_RETRY_DELAY = 60.0
-REPLICAS: Path = ("spec", "replicas")
 CORRECTION_BACKOFF = (1.0, 256.0)  # the first and the longest pause before correcting one object again
 # Reconnecting backs off to this at most: a returning hub hears from every syncer within it (jittered,
 # so that a thousand syncers do not arrive at once).
@@ -80,6 +80,7 @@ class Syncer:
         self.heartbeater = Heartbeater(hub, cluster, spacehub_version(), self.target)
         self.drift = DriftWatcher(cluster, self.target, self.held, self)
         self.autoscalers = Autoscalers(cluster, f"syncer {self.target}", self._autoscaled)
+        self.fields = FieldOwners(self.autoscalers)
         self.owned = OwnedIndex(cluster, self.target, self._owned_changed, self._warning)
         self.reporter.associated = self.owned.summary
         self.forwarder = EventForwarder(hub, self.target, self.options.status_interval, self._report_bases)
@@ -280,7 +281,7 @@ class Syncer:
                 raise ClusterError(422, INVALID_POLICY, policy.problem)
             # Before the first write (and every write of a create-only object): is it there, and whose?
             first_check = policy.create_only or (not held.live_fp and not policy.adopt)
-            retain = self._retained(held)
+            retain = self.fields.retained(held)
             live = None
             if first_check or retain:
                 live = await self.cluster.get(held.gvr, held.namespace, held.name)
@@ -327,14 +328,14 @@ class Syncer:
         if held.error:
             log.info("syncer %s: %s applied after earlier failures", self.target, held.describe())
         self.applies += 1
-        compared = self._compared(held)
+        compared = self.fields.compared(held)
         held.live_fp = fingerprint(compared, live) if held.owned and corrected else "-"
         held.baseline = projection(compared, live)
         held.applied_rv = resource_version(live)
         held.error = None
         held.retry_delay = 0.0
         self._track_owned(held, live)
-        self._note_retained(held, live)
+        self.fields.note(held, live)
         self.reporter.offer(held, live)
 
     def _failed(self, held: Held, exc: ClusterError) -> None:
@@ -475,17 +476,17 @@ class Syncer:
         if held is None or held.deleting or not held.owned:
             return
         self._track_owned(held, live)
-        self._note_retained(held, live)
+        self.fields.note(held, live)
         self.reporter.offer(held, live)
         if held.in_flight or held.error or not held.live_fp:
             return
         rv = resource_version(live)
         if rv and rv <= held.applied_rv:
             return  # our own write, or older than it
-        if held.judged_without is not None and held.judged_without != self._retained(held):
+        if self.fields.basis_changed(held):
             self._schedule_reapply(held)  # an HPA came or went since the last apply: not drift, a new basis
             return
-        compared = self._compared(held)
+        compared = self.fields.compared(held)
         if fingerprint(compared, live) != held.live_fp:
             self._drifted(held, compared, live)
 
@@ -554,29 +555,7 @@ class Syncer:
         await self._apply(held)
         self._save(held)
 
-
-    # --- fields the cluster owns ----------------------------------------------------------------
-
-    def _retained(self, held: Held) -> tuple[Path, ...]:
-        """The fields the cluster owns: the object's retainFields, and spec.replicas while an HPA scales it."""
-        policy = policy_of(held.applied)
-        kind = str(held.entry.get("kind") or "")
-        if policy.hpa_owns_replicas and REPLICAS not in policy.retain \
-                and self.autoscalers.scaled(held.namespace, held.gvr.group, kind, held.name):
-            return (*policy.retain, REPLICAS)
-        return policy.retain
-
-    def _note_retained(self, held: Held, live: dict[str, Any]) -> None:
-        """The cluster's values of the fields it owns, reported with the status (absent fields left out)."""
-        values = {format_path(path): found[1] for path in self._retained(held)
-                  if (found := value_at(live, path))[0]}
-        held.retained = values or None
-
-    def _compared(self, held: Held) -> dict[str, Any]:
-        """What drift is judged on: what the syncer applies without the fields the cluster owns."""
-        retain = self._retained(held)
-        held.judged_without = retain
-        return with_values(held.applied, retain, {}) if retain else held.applied
+    # --- fields the cluster owns (syncer/ownership.py) --------------------------------------------
 
     def _autoscaled(self, target: Target) -> None:
         """An HPA now targets an object, or none does any more: apply it again on the new basis."""
