@@ -1,7 +1,8 @@
 """Which objects a HorizontalPodAutoscaler in the cluster scales: their ``spec.replicas`` is the autoscaler's.
 
-One watch of every HorizontalPodAutoscaler in the cluster (those the syncer placed are HPAs in the cluster
-too, so a placed HPA counts as soon as it is applied). The rule (README "Field ownership"): an object an HPA
+One watch of every HorizontalPodAutoscaler in the cluster, opened once the syncer holds an object that sets
+``spec.replicas`` (those the syncer placed are HPAs in the cluster too, so a placed HPA counts as soon as it
+is applied). The rule (README "Field ownership"): an object an HPA
 targets (``spec.scaleTargetRef``: group of its apiVersion, kind, name, in the HPA's namespace) has
 ``spec.replicas`` retained, as if named in ``spacehub.io/retain-fields``, unless the object opts out with
 ``spacehub.io/hpa-owns-replicas: "false"``. The syncer hears of each target gained or lost.

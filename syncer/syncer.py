@@ -102,7 +102,6 @@ class Syncer:
             if held.error or held.deleting:
                 held.retry_at = 0.0
             self._watch(held)
-        self.autoscalers.start()
         tasks = [asyncio.create_task(self._stream_loop(), name=f"stream {self.target}"),
                  asyncio.create_task(self.heartbeater.run(), name=f"heartbeat {self.target}"),
                  asyncio.create_task(self.reporter.run(), name=f"status {self.target}"),
@@ -467,6 +466,9 @@ class Syncer:
     def _watch(self, held: Held) -> None:
         if held.owned:
             self.drift.ensure(held.gvr)
+            spec = held.applied.get("spec")
+            if isinstance(spec, dict) and "replicas" in spec:
+                self.autoscalers.start()  # only what sets spec.replicas can have it taken by an HPA: watch them then
 
     def observed(self, gvr: GVR, live: dict[str, Any]) -> None:
         """A managed object as the cluster has it now (from the watch): report status, spot drift."""
