@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import Any, cast
 
 import pytest
 import yaml
 
 from apimachinery.dottedpaths import PATH_PATTERN, PathError, format_path, parse_path, value_at, with_values
+from kubeclient.client import KubeClient
 from placement.downsync import compile_test, ownership_annotations
+from syncer.autoscalers import Autoscalers, Target, target_of
 from syncer.driftdetail import differing_paths, manager_of, merged
 from syncer.policies import policy_of
 
@@ -99,3 +102,24 @@ def test_tests_give_copies_their_ownership_annotations() -> None:
     assert ownership_annotations(tests) == {"spacehub.io/retain-fields": "spec.paused,spec.replicas",
                                             "spacehub.io/drift-mode": "ReportOnly"}
     assert ownership_annotations(tests[:1]) == {"spacehub.io/retain-fields": "spec.replicas"}
+
+
+def _hpa(name: str, kind: str, target: str, api_version: str = "apps/v1") -> dict[str, Any]:
+    return {"metadata": {"namespace": "app", "name": name},
+            "spec": {"scaleTargetRef": {"apiVersion": api_version, "kind": kind, "name": target}}}
+
+
+def test_the_hpa_index_tells_of_each_target_gained_or_lost() -> None:
+    told: list[Target] = []
+    index = Autoscalers(cast(KubeClient, None), "syncer t", told.append)  # its watch is never started here
+    index._listed([_hpa("a", "Deployment", "web"), _hpa("b", "Deployment", "web")])
+    assert told == [("app", "apps", "Deployment", "web")] and index.scaled("app", "apps", "Deployment", "web")
+    index._event("DELETED", _hpa("a", "Deployment", "web"))
+    assert len(told) == 1  # b still scales it
+    index._event("MODIFIED", _hpa("b", "StatefulSet", "db"))
+    assert told[1:] == [("app", "apps", "Deployment", "web"), ("app", "apps", "StatefulSet", "db")]
+    assert not index.scaled("app", "apps", "Deployment", "web")
+    index._listed([])
+    assert told[-1] == ("app", "apps", "StatefulSet", "db") and not index.counts
+    assert target_of({"metadata": {}, "spec": {"scaleTargetRef": {"kind": "Deployment"}}}) is None
+    assert target_of(_hpa("c", "Thing", "x", api_version="v1")) == ("app", "", "Thing", "x")
