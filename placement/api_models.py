@@ -18,6 +18,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Discriminator, Field
 from pydantic.alias_generators import to_camel
 from pydantic_core import PydanticCustomError
 
+from apimachinery.dottedpaths import PATH_PATTERN
 from placement.downsync import FOLLOWED
 from placement.model import Destination, Mismatch, ObjectRef
 
@@ -317,6 +318,11 @@ class ReportedState(ApiModel):
                                                            "runs (current when it is the object's).")
     associated: dict[str, Any] | None = Field(None, description="What the workload owns in the cluster: pods "
                                                                 "and ReplicaSets by state (docs/sync-protocol.md).")
+    drift: list[dict[str, Any]] = Field(default_factory=list, description="Changes made in the cluster to fields the "
+                                        "syncer applies, the latest per field: path, manager (from managedFields), "
+                                        "time and whether it was put back.")
+    retained: dict[str, Any] | None = Field(None, description="The cluster's values of the fields it owns "
+                                                              "(retainFields, spec.replicas under an HPA), by path.")
 
 
 class ConflictItem(ApiModel):
@@ -395,6 +401,11 @@ class DownsyncObjectTest(StrictModel):
     label_selectors: list[LabelSelectorInput] = Field(default_factory=list)
     status_collectors: list[str] = Field(default_factory=list,
                                          description="StatusCollectors whose CombinedStatus the selected objects get.")
+    retain_fields: list[Annotated[str, Field(pattern=PATH_PATTERN)]] = Field(
+        default_factory=list, description="Fields the clusters own once the object is created there (dotted paths, "
+                                          "[i] for list items, e.g. spec.replicas).")
+    drift_mode: Literal["Correct", "ReportOnly"] | None = Field(None, description=(
+        "Correct (absent): a change made in a cluster is put back; ReportOnly: it is reported, never put back."))
 
 
 class Failover(StrictModel):

@@ -15,6 +15,8 @@ from collections.abc import Awaitable, Callable, Iterable, Mapping
 from typing import Any
 
 from apimachinery import kubejsonpath
+from apimachinery.dottedpaths import split_list
+from apimachinery.fieldownership import RETAIN_ANNOTATION
 from apiserver.resourcetypes import ScalePaths
 from inventory.clusters import Inventory, cordoned, not_ready_since
 from placement.conflicts import Conflicts
@@ -271,9 +273,12 @@ class ClusterCopies:
                                                           "other clusters run it Ready")
         outcome = await self._shaped(ref, target)
         conflict = self.conflicts.lost(ref, target)
-        if outcome is None or conflict is None:
+        if outcome is not None and conflict is not None:
+            return Outcome(None, outcome.revision, f"conflict: {conflict.describe()}")
+        ownership = self.engine.ownership(ref) if outcome is not None and outcome.obj is not None else None
+        if outcome is None or outcome.obj is None or not ownership:
             return outcome
-        return Outcome(None, outcome.revision, f"conflict: {conflict.describe()}")
+        return Outcome(_with_ownership(outcome.obj, ownership), outcome.revision, None, outcome.unknown_keys)
 
     def revision(self, ref: ObjectRef, target: str) -> str | None:
         revision: int | str | None = self._revision_of(ref)
@@ -364,3 +369,17 @@ def _listed(items: list[str]) -> str:
 
 def _snapshot(problems: Problems | None) -> tuple[dict[str, str], dict[str, frozenset[str]]]:
     return ({}, {}) if problems is None else (dict(problems.errors), dict(problems.unknown))
+
+
+def _with_ownership(obj: dict[str, Any], ownership: dict[str, str]) -> dict[str, Any]:
+    """The copy with its downsync tests' field ownership as annotations: retained fields are the union of the
+    object's own annotation and the tests'; a drift mode the object names itself wins over the tests'."""
+    meta = dict(obj.get("metadata") or {})
+    annotations = dict(meta.get("annotations") or {})
+    for key, value in ownership.items():
+        if key == RETAIN_ANNOTATION:
+            annotations[key] = ",".join(sorted(set(split_list(annotations.get(key, ""))) | set(split_list(value))))
+        else:
+            annotations.setdefault(key, value)
+    meta["annotations"] = annotations
+    return {**obj, "metadata": meta}

@@ -29,6 +29,12 @@ ORed, and within a test every field is ANDed):
 - Namespace objects (``namespaces``) are cluster-scoped objects like any other; ``namespaceSelectors``
   do not select a Namespace by its own labels.
 - A selector that does not parse matches nothing and is reported as a problem.
+
+Field ownership (not part of the match): ``retainFields`` (dotted paths, ``[i]`` for list items) and
+``driftMode`` (``Correct`` or ``ReportOnly``) tell the syncers how to treat what the test selects; the
+syncer reads them as the annotations ``spacehub.io/retain-fields`` and ``spacehub.io/drift-mode`` on
+the object's copy (:func:`ownership_annotations`). A path that does not parse is dropped with a problem
+(the EdgePlacement's schema refuses it first, 422).
 """
 
 from __future__ import annotations
@@ -38,7 +44,9 @@ from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from typing import Any
 
+from apimachinery.dottedpaths import PathError, parse_path
 from apimachinery.errors import StatusError
+from apimachinery.fieldownership import DRIFT_MODE_ANNOTATION, RETAIN_ANNOTATION
 from apimachinery.selectors import NOTHING, LabelSelector, label_selector_from_object
 from placement.model import ObjectRef
 from placement.reasons import format_labels, format_selectors, quoted_list
@@ -64,6 +72,8 @@ class DownsyncTest:
     label_selectors: tuple[LabelSelector, ...] | None
     discriminates: bool
     status_collectors: tuple[str, ...] = ()  # StatusCollectors whose results the selected objects get
+    retain_fields: tuple[str, ...] = ()  # fields the clusters own once the object is created there
+    report_only: bool = False  # driftMode ReportOnly: changes made in a cluster are reported, not put back
 
     @property
     def cluster_scoped_by_namespace_selector(self) -> bool:
@@ -180,6 +190,8 @@ def compile_test(index: int, raw: Any, problems: list[str]) -> DownsyncTest:
     names = _names(raw.get("objectNames"), f"{at}.objectNames", problems)
     label_selectors = _selectors(raw.get("labelSelectors"), f"{at}.labelSelectors", problems)
     collectors = _names(raw.get("statusCollectors"), f"{at}.statusCollectors", problems)
+    retain = _retain_fields(raw.get("retainFields"), f"{at}.retainFields", problems)
+    report_only = raw.get("driftMode") == "ReportOnly"
     discriminates = (
         group is not None
         or resources is not None
@@ -191,7 +203,36 @@ def compile_test(index: int, raw: Any, problems: list[str]) -> DownsyncTest:
     if not discriminates:
         problems.append(f"{at}: no field discriminates; at least one must (the test matches nothing)")
     return DownsyncTest(index, None if group is None else str(group), resources, namespaces, ns_selectors,
-                        names, label_selectors, discriminates, tuple(sorted(collectors or ())))
+                        names, label_selectors, discriminates, tuple(sorted(collectors or ())), retain, report_only)
+
+
+def _retain_fields(raw: Any, path: str, problems: list[str]) -> tuple[str, ...]:
+    if raw is None:
+        return ()
+    if isinstance(raw, str) or not isinstance(raw, Sequence):
+        problems.append(f"{path}: not a list")
+        return ()
+    kept = []
+    for i, text in enumerate(raw):
+        try:
+            parse_path(text)
+        except PathError as exc:
+            problems.append(f"{path}[{i}]: {exc}")
+            continue
+        kept.append(str(text).strip())
+    return tuple(sorted(set(kept)))
+
+
+def ownership_annotations(tests: Sequence[DownsyncTest]) -> dict[str, str]:
+    """The field-ownership annotations the tests selecting an object give its copies: the union of their
+    ``retainFields`` and ``ReportOnly`` if any asks it (an empty dict when none asks anything)."""
+    out = {}
+    retain = sorted({path for t in tests for path in t.retain_fields})
+    if retain:
+        out[RETAIN_ANNOTATION] = ",".join(retain)
+    if any(t.report_only for t in tests):
+        out[DRIFT_MODE_ANNOTATION] = "ReportOnly"
+    return out
 
 
 def matching_tests(tests: Sequence[DownsyncTest], ref: ObjectRef, labels: Mapping[str, str],

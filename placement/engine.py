@@ -43,6 +43,7 @@ from apiserver.builtin.kinds import builtin_types
 from placement.changelog import ChangeLog, ChangeLogs
 from placement.covering import Coverage
 from placement.desired import DesiredSets
+from placement.downsync import ownership_annotations
 from placement.explain import TargetView, explain_spec
 from placement.kinds import placement_types
 from placement.leaving import LeavingCopies
@@ -51,7 +52,7 @@ from placement.model import Change, DesiredEntry, Destination, Explanation, Obje
 from placement.ordering import apply_order
 from placement.records import CoverKey, NsKey, PKey, PlacementRecord, entry_kind, namespace_ref
 from placement.schedulingspec import SchedulingSpec
-from placement.spec import compile_spec, spec_of
+from placement.spec import PlacementSpec, compile_spec, spec_of
 from placement.workloads import Selections
 
 
@@ -124,6 +125,7 @@ class PlacementEngine:
             self._space_placements.setdefault(space, {})[key] = None
             self._coverage.candidates_changed.add(key)
             what_changed = where_changed = True
+            ownership_changed, kept = False, set()
         else:
             if p.spec == spec:
                 return
@@ -133,6 +135,8 @@ class PlacementEngine:
                     self._coverage.set_chosen({key: None})
             what_changed = p.spec.tests != spec.tests or p.spec.crd_follow != spec.crd_follow
             where_changed = p.spec.location_selectors != spec.location_selectors
+            ownership_changed = _ownership(p.spec) != _ownership(spec)
+            kept = set(p.selected) if ownership_changed else set()
             p.spec = spec
         self._dirty_placements.add(key)
         new_locations = p.locations
@@ -140,12 +144,17 @@ class PlacementEngine:
             new_locations = self._coverage.matching_locations(spec)
         if what_changed and where_changed and p.locations:
             self._replace_placement(p, new_locations)
-            return
-        # A new placement selects before it covers anything, which costs no per-target work.
-        if what_changed:
-            self._selections.reselect(p)
-        if where_changed:
-            self._coverage.set_locations(p, new_locations)
+        else:
+            # A new placement selects before it covers anything, which costs no per-target work.
+            if what_changed:
+                self._selections.reselect(p)
+            if where_changed:
+                self._coverage.set_locations(p, new_locations)
+        if ownership_changed:
+            # The copies of what it selects carry its tests' field ownership: clusters keeping them get them again
+            # (what it selects anew reaches them as an addition).
+            for ref in kept & p.selected.keys():
+                self._desired.content_changed(ref, self._desired.covers_holding(ref))
 
     def _replace_placement(self, p: PlacementRecord, new_locations: dict[str, list[int]]) -> None:
         """Change where and what of a placement at once, logging each target's net change only.
@@ -421,6 +430,16 @@ class PlacementEngine:
         """The placements whose downsync tests select ``ref`` itself (not as a dependency), in order."""
         return self._selections.selecting(ref)
 
+    def ownership(self, ref: ObjectRef) -> dict[str, str]:
+        """The field-ownership annotations (``retainFields``, ``driftMode``) the tests selecting ``ref`` give its
+        copies (placement/downsync.py)."""
+        tests = []
+        for key in self._selections.selecting(ref):
+            p = self._placements[key]
+            by_index = {t.index: t for t in p.spec.tests}
+            tests += [by_index[i] for i in p.selected.get(ref, ()) if i in by_index]
+        return ownership_annotations(tests)
+
     def status_wants(self, ref: ObjectRef) -> StatusWants:
         """Which clusters' reports the object's status is made of (KubeStellar's qualified sets: the clusters
         reached through the placements asking for it), and the StatusCollectors its selecting tests name."""
@@ -505,3 +524,7 @@ class PlacementEngine:
 
     def _track(self, target: str) -> ChangeLog:
         return self._desired.track(target, self._coverage.targets.get(target))
+
+
+def _ownership(spec: PlacementSpec) -> frozenset[tuple[int, tuple[str, ...], bool]]:
+    return frozenset((t.index, t.retain_fields, t.report_only) for t in spec.tests if t.retain_fields or t.report_only)

@@ -27,14 +27,14 @@ def _encode(target: str, ref: ObjectRef, r: Report) -> bytes:
                          "status": r.status, "error": r.error, "generation": r.generation,
                          "reportedAt": r.reported_at, "driftCorrections": r.drift_corrections,
                          "lastDriftCorrection": r.last_drift_correction, "appliedRevision": r.applied_revision,
-                         "associated": r.associated})
+                         "associated": r.associated, "drift": r.drift, "retained": r.retained})
 
 
 def _decode(value: bytes) -> tuple[str, ObjectRef, Report]:
     d: dict[str, Any] = orjson.loads(value)
     report = Report(d.get("status"), d.get("error"), d.get("generation"), str(d.get("reportedAt") or ""),
                     int(d.get("driftCorrections") or 0), d.get("lastDriftCorrection"), d.get("appliedRevision"),
-                    d.get("associated"))
+                    d.get("associated"), tuple(d.get("drift") or ()), d.get("retained"))
     return str(d["target"]), ObjectRef(*d["ref"]), report
 
 

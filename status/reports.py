@@ -25,6 +25,8 @@ class Report:
     last_drift_correction: str | None = None  # RFC 3339, as the syncer saw it
     applied_revision: str | None = None  # the workload object's content revision the cluster runs
     associated: dict[str, Any] | None = None  # what the workload owns in the cluster (pods, ReplicaSets)
+    drift: tuple[dict[str, Any], ...] = ()  # changes made in the cluster: {path, manager, time, corrected}
+    retained: dict[str, Any] | None = None  # the cluster's values of the fields it owns, by dotted path
 
 
 class ReportStore:
@@ -74,7 +76,8 @@ class ReportStore:
         return [{"cluster": target, "status": r.status, "error": r.error, "generation": r.generation,
                  "reported_at": r.reported_at, "drift_corrections": r.drift_corrections,
                  "last_drift_correction": r.last_drift_correction, "applied_revision": r.applied_revision,
-                 "associated": r.associated} for target, r in sorted(reports.items())]
+                 "associated": r.associated, "drift": list(r.drift), "retained": r.retained}
+                for target, r in sorted(reports.items())]
 
     def __len__(self) -> int:
         return sum(len(r) for r in self._by_object.values())

@@ -45,6 +45,8 @@ class ObjectReport:
     last_drift_correction: str | None = None
     applied_revision: str | None = None
     associated: dict[str, Any] | None = None
+    drift: tuple[dict[str, Any], ...] = ()  # the latest change per field made in the cluster: path, manager, time…
+    retained: dict[str, Any] | None = None  # the cluster's values of the fields it owns (retainFields), by path
 
 
 @dataclass(frozen=True)
@@ -119,7 +121,8 @@ class StatusService:
                 ignored.append({"index": index, "reason": "NotDesired", "message": _not_desired(ref, target)})
                 continue
             accepted.append((ref, Report(item.status, item.error, item.generation, now, item.drift_corrections,
-                                         item.last_drift_correction, item.applied_revision, item.associated)))
+                                         item.last_drift_correction, item.applied_revision, item.associated,
+                                         item.drift, item.retained)))
         await self.report_log.write(target, accepted)
         return {"accepted": len(accepted), "ignored": ignored}
 

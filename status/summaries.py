@@ -74,7 +74,8 @@ class Summaries(WorkQueue):
         self.combined = combined
         self._targets_of: dict[ObjectRef, frozenset[str]] = {}  # the destinations each summary was written for
         self._objects_on: dict[str, set[ObjectRef]] = {}  # the reverse: summarised objects per cluster
-        self._seen: dict[tuple[ObjectRef, str], tuple[str | None, int]] = {}  # last error and drift count
+        # last error, drift count and drift entries told of, per (object, cluster)
+        self._seen: dict[tuple[ObjectRef, str], tuple[str | None, int, frozenset[tuple[str, str]]]] = {}
         self._refused: dict[ObjectRef, set[str]] = {}  # clusters whose object is not spacehub's (NotAdopted)
         # What was last told per (object, cluster): copy error, unknown parameters, conflict.
         self._copy_told: dict[tuple[ObjectRef, str], tuple[str | None, frozenset[str], str | None]] = {}
@@ -248,12 +249,16 @@ class Summaries(WorkQueue):
             report = reports.get(target)
             if report is None:
                 continue
-            error, drift = self._seen.get((ref, target), (None, 0))
+            error, drift, told = self._seen.get((ref, target), (None, 0, frozenset()))
             if report.error and report.error != error:
                 reason = next((r for r in _APPLY_REASONS if report.error.startswith(f"{r}:")), "ApplyFailed")
                 await self.events.record(involved, "Warning", reason,
                                          f"apply failed on cluster {target}: {report.error}", host=target)
-            if report.drift_corrections > drift:
+            fresh = [d for d in report.drift if (str(d.get("path")), str(d.get("time"))) not in told]
+            for change in fresh:
+                await self.events.record(involved, "Warning", "DriftCorrected" if change.get("corrected") else "Drift",
+                                         _drift_message(change, target), host=target)
+            if report.drift_corrections > drift and not fresh:
                 await self.events.record(involved, "Warning", "DriftCorrected",
                                          f"changed in cluster {target} and put back "
                                          f"({report.drift_corrections} times)", host=target)
@@ -266,7 +271,8 @@ class Summaries(WorkQueue):
                     self._refused.pop(ref, None)
                 for key in self.placement.engine.selecting(ref):
                     self.placement.refresh_status(*key)
-            self._seen[(ref, target)] = (report.error, report.drift_corrections)
+            self._seen[(ref, target)] = (report.error, report.drift_corrections,
+                                         frozenset((str(d.get("path")), str(d.get("time"))) for d in report.drift))
 
     def refusals(self, space: str, name: str) -> list[dict[str, Any]]:
         """The EdgePlacement's ``NotAdopted`` condition: selected objects some cluster already has, made by
@@ -427,6 +433,8 @@ def _summary(ref: ObjectRef, rtype: ResourceType, meta: dict[str, Any], revision
                 entry["driftCorrections"] = report.drift_corrections
             if report.associated:
                 entry["associated"] = report.associated
+            if report.drift:
+                entry["drift"] = list(report.drift)
         clusters.append(entry)
     body: dict[str, Any] = {
         "object": {"group": ref.group, "resource": ref.plural, "kind": rtype.kind, "namespace": ref.namespace,
@@ -440,6 +448,12 @@ def _summary(ref: ObjectRef, rtype: ResourceType, meta: dict[str, Any], revision
         body["worstCondition"] = {"cluster": cluster, "phase": state.phase, "message": state.message,
                                   **{k: str(condition[k]) for k in ("type", "status", "reason") if condition.get(k)}}
     return body
+
+
+def _drift_message(change: dict[str, Any], target: str) -> str:
+    manager = change.get("manager") or "an unknown field manager"
+    outcome = "put back" if change.get("corrected") else "left as it is (drift mode ReportOnly)"
+    return f"{change.get('path')} changed in cluster {target} by {manager}; {outcome}"
 
 
 def _own_replicas(report: Report | None) -> int:

@@ -57,6 +57,13 @@ class HeartbeatRequest(_Body):
     cluster: ClusterReach | None = None  # whether the cluster answers the syncer (absent: not known)
 
 
+class DriftEntry(_Body):
+    path: str = Field(min_length=1, max_length=1000)
+    manager: str = Field(default="", max_length=256)
+    time: str = ""
+    corrected: bool = False
+
+
 class ReportedObject(_Body):
     space: str = Field(min_length=1)
     group: str = ""
@@ -70,6 +77,8 @@ class ReportedObject(_Body):
     last_drift_correction: str | None = None
     applied_revision: str | None = None
     associated: dict[str, Any] | None = None
+    drift: list[DriftEntry] = Field(default_factory=list, max_length=100)
+    retained: dict[str, Any] | None = None
 
 
 class StatusRequest(_Body):
@@ -176,7 +185,8 @@ class SyncerAPI:
         name = self._target(request)
         body: StatusRequest = await _body(request, StatusRequest)
         items = [ObjectReport(_ref(o), o.status, o.error, o.generation, o.drift_corrections, o.last_drift_correction,
-                              o.applied_revision, o.associated)
+                              o.applied_revision, o.associated,
+                              tuple(d.model_dump() for d in o.drift), o.retained)
                  for o in body.objects]
         return json_response(await self.hub().report(name, items))
 

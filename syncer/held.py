@@ -67,19 +67,24 @@ def _project(applied: Any, live: Any) -> Any:
     return live
 
 
+def projection(applied: dict[str, Any], live: dict[str, Any]) -> dict[str, Any]:
+    """The live object's values at the fields the syncer applies (what drift is judged on)."""
+    applied_meta = applied.get("metadata") or {}
+    live_meta = live.get("metadata") or {}
+    out = {key: _project(value, live.get(key)) for key, value in applied.items()
+           if key not in ("metadata", "status", "apiVersion", "kind")}
+    out["metadata"] = {key: _project(applied_meta.get(key), live_meta.get(key))
+                       for key in _METADATA_COMPARED if applied_meta.get(key)}
+    return out
+
+
 def fingerprint(applied: dict[str, Any], live: dict[str, Any]) -> str:
     """A digest of the live object's values at the fields the syncer applies.
 
     It is taken from the cluster's answer to each apply, so values the cluster normalises (quantities,
     defaults inside lists) count as the syncer's own; a later difference is somebody else's change.
     """
-    applied_meta = applied.get("metadata") or {}
-    live_meta = live.get("metadata") or {}
-    projection = {key: _project(value, live.get(key)) for key, value in applied.items()
-                  if key not in ("metadata", "status", "apiVersion", "kind")}
-    projection["metadata"] = {key: _project(applied_meta.get(key), live_meta.get(key))
-                              for key in _METADATA_COMPARED if applied_meta.get(key)}
-    return content_hash(projection)
+    return content_hash(projection(applied, live))
 
 
 def resource_version(obj: dict[str, Any]) -> int:
@@ -103,6 +108,7 @@ class Held:
     error: str | None = None
     deleting: bool = False  # no longer desired; the cluster delete has not succeeded yet
     revision: str | None = None  # the content revision of the last UPSERT (reported as appliedRevision)
+    drift: list[dict[str, Any]] = field(default_factory=list)  # the latest drift per field path (driftdetail.py)
     # not persisted:
     in_flight: bool = False
     live_status: Any = None
@@ -112,6 +118,9 @@ class Held:
     reported: tuple[Any, ...] | None = None
     corrections: int = 0
     last_correction: str | None = None
+    baseline: dict[str, Any] | None = None  # projection() of the cluster's answer to the last apply
+    judged_without: tuple[Any, ...] | None = None  # the retained paths drift was last judged without
+    retained: dict[str, Any] | None = None  # the cluster's values of the fields it owns, by dotted path
 
     @property
     def gvr(self) -> GVR:
@@ -137,11 +146,12 @@ class Held:
         return {"entry": self.entry, "applied": self.applied, "desiredHash": self.desired_hash,
                 "sources": sorted(self.sources), "owned": self.owned, "liveFp": self.live_fp,
                 "appliedRv": self.applied_rv, "error": self.error, "deleting": self.deleting,
-                "revision": self.revision}
+                "revision": self.revision, "drift": self.drift}
 
     @classmethod
     def from_record(cls, ident: str, record: dict[str, Any]) -> Held:
         return cls(ident=ident, entry=record["entry"], applied=record["applied"], desired_hash=record["desiredHash"],
                    sources=set(record.get("sources") or []), owned=bool(record.get("owned", True)),
                    live_fp=str(record.get("liveFp") or ""), applied_rv=int(record.get("appliedRv") or 0),
-                   error=record.get("error"), deleting=bool(record.get("deleting")), revision=record.get("revision"))
+                   error=record.get("error"), deleting=bool(record.get("deleting")), revision=record.get("revision"),
+                   drift=list(record.get("drift") or []))

@@ -53,7 +53,8 @@ class StatusReporter:
             held.live_status, held.live_generation = live.get("status"), meta.get("generation")
         status, generation = held.live_status, held.live_generation
         associated = self.associated(held.ident)
-        state = (generation, status, held.error, held.corrections, held.revision, associated)
+        drift = [dict(entry) for entry in held.drift]
+        state = (generation, status, held.error, held.corrections, held.revision, associated, drift, held.retained)
         if state == held.reported:
             return
         held.reported = state
@@ -67,6 +68,10 @@ class StatusReporter:
             if held.corrections:
                 item["driftCorrections"] = held.corrections
                 item["lastDriftCorrection"] = held.last_correction
+            if drift:
+                item["drift"] = drift
+            if held.retained:
+                item["retained"] = held.retained
             items.append(item)
         self.pending[held.ident] = items
         self.wake.set()

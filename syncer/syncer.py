@@ -16,12 +16,15 @@ import logging
 from dataclasses import dataclass
 from typing import Any
 
+from apimachinery.dottedpaths import with_values
 from kubeclient.backoff import Backoff, step
 from kubeclient.client import GVR, ClusterError
 from kubeclient.version import spacehub_version
+from syncer.autoscalers import Autoscalers, Target
 from syncer.bootstrap import Bootstrap
-from syncer.cluster import Cluster
+from syncer.cluster import FIELD_MANAGER, Cluster
 from syncer.drift import DriftWatcher
+from syncer.driftdetail import describe, merged
 from syncer.forwarding import EventForwarder
 from syncer.held import (
     UNMARK,
@@ -31,12 +34,14 @@ from syncer.held import (
     ident_of,
     is_ours,
     marked,
+    projection,
     resource_version,
     source_of,
 )
 from syncer.hubclient import RECONNECT_MAX_SECONDS, HubClient, HubError
 from syncer.owned import OwnedIndex
-from syncer.policies import NOT_ADOPTED, not_adopted_message, policy_of
+from syncer.ownership import FieldOwners
+from syncer.policies import INVALID_POLICY, NOT_ADOPTED, not_adopted_message, policy_of
 from syncer.reporting import Heartbeater, StatusReporter, now_rfc3339, report_bases
 from syncer.state import Position, StateStore
 from syncer.upsync import Upsyncer
@@ -71,6 +76,8 @@ class Syncer:
         self.reporter = StatusReporter(hub, self.options.status_interval, self.target)
         self.heartbeater = Heartbeater(hub, cluster, spacehub_version(), self.target)
         self.drift = DriftWatcher(cluster, self.target, self.held, self)
+        self.autoscalers = Autoscalers(cluster, f"syncer {self.target}", self._autoscaled)
+        self.fields = FieldOwners(self.autoscalers)
         self.owned = OwnedIndex(cluster, self.target, self._owned_changed, self._warning)
         self.reporter.associated = self.owned.summary
         self.forwarder = EventForwarder(hub, self.target, self.options.status_interval, self._report_bases)
@@ -104,6 +111,7 @@ class Syncer:
             for task in tasks:
                 task.cancel()
             await self.drift.stop()
+            await self.autoscalers.stop()
             await self.owned.stop()
             await self.upsyncer.stop()
             await asyncio.gather(*tasks, return_exceptions=True)
@@ -265,23 +273,31 @@ class Syncer:
         held.in_flight = True
         try:
             policy = policy_of(held.applied)
-            if policy.create_only or (not held.live_fp and not policy.adopt):
-                # Before the first write (and every write of a create-only object): is it there, and whose?
+            if policy.problem is not None:
+                raise ClusterError(422, INVALID_POLICY, policy.problem)
+            # Before the first write (and every write of a create-only object): is it there, and whose?
+            first_check = policy.create_only or (not held.live_fp and not policy.adopt)
+            retain = self.fields.retained(held)
+            live = None
+            if first_check or retain:
                 live = await self.cluster.get(held.gvr, held.namespace, held.name)
+            if first_check:
                 if live is not None and not policy.adopt and not is_ours(live, self.target):
                     raise ClusterError(409, NOT_ADOPTED, not_adopted_message(
                         str(held.entry.get("kind") or held.gvr.resource), held.namespace, held.name))
                 if live is not None and policy.create_only:
                     self._applied(held, live, corrected=False)
                     return
-            live = await self._apply_when_served(held)
+            # Fields the cluster owns: created with the space's values, from then on applied as the cluster has them.
+            sent = with_values(held.applied, retain, live) if retain and live is not None else held.applied
+            live = await self._apply_when_served(held, sent)
             self._applied(held, live, corrected=not policy.create_only)
         except ClusterError as exc:
             self._failed(held, exc)
         finally:
             held.in_flight = False
 
-    async def _apply_when_served(self, held: Held) -> dict[str, Any]:
+    async def _apply_when_served(self, held: Held, sent: dict[str, Any]) -> dict[str, Any]:
         """Server-side apply creates, so a 404 means the type is not served: right after its CRD became
         Established an API server may still be installing the endpoint. When this syncer applied that
         CRD, wait a little before failing; otherwise (a CRD nobody placed) fail at once."""
@@ -290,7 +306,7 @@ class Syncer:
         delay = 0.02
         while True:
             try:
-                return await self.cluster.apply(held.gvr, held.namespace, held.name, held.applied)
+                return await self.cluster.apply(held.gvr, held.namespace, held.name, sent)
             except ClusterError as exc:
                 if not exc.not_found:
                     raise
@@ -308,11 +324,14 @@ class Syncer:
         if held.error:
             log.info("syncer %s: %s applied after earlier failures", self.target, held.describe())
         self.applies += 1
-        held.live_fp = fingerprint(held.applied, live) if held.owned and corrected else "-"
+        compared = self.fields.compared(held)
+        held.live_fp = fingerprint(compared, live) if held.owned and corrected else "-"
+        held.baseline = projection(compared, live)
         held.applied_rv = resource_version(live)
         held.error = None
         held.retry_delay = 0.0
         self._track_owned(held, live)
+        self.fields.note(held, live)
         self.reporter.offer(held, live)
 
     def _failed(self, held: Held, exc: ClusterError) -> None:
@@ -444,6 +463,9 @@ class Syncer:
     def _watch(self, held: Held) -> None:
         if held.owned:
             self.drift.ensure(held.gvr)
+            spec = held.applied.get("spec")
+            if isinstance(spec, dict) and "replicas" in spec:
+                self.autoscalers.start()  # only what sets spec.replicas can have it taken by an HPA: watch them then
 
     def observed(self, gvr: GVR, live: dict[str, Any]) -> None:
         """A managed object as the cluster has it now (from the watch): report status, spot drift."""
@@ -453,14 +475,38 @@ class Syncer:
         if held is None or held.deleting or not held.owned:
             return
         self._track_owned(held, live)
+        self.fields.note(held, live)
         self.reporter.offer(held, live)
         if held.in_flight or held.error or not held.live_fp:
             return
         rv = resource_version(live)
         if rv and rv <= held.applied_rv:
             return  # our own write, or older than it
-        if fingerprint(held.applied, live) != held.live_fp:
+        if self.fields.basis_changed(held):
+            self._schedule_reapply(held)  # an HPA came or went since the last apply: not drift, a new basis
+            return
+        compared = self.fields.compared(held)
+        if fingerprint(compared, live) != held.live_fp:
+            self._drifted(held, compared, live)
+
+    def _drifted(self, held: Held, compared: dict[str, Any], live: dict[str, Any]) -> None:
+        """Somebody changed fields the syncer applies: note which and who, then put them back (or, in drift mode
+        ReportOnly, take the cluster's values as the new normal so that only later changes are reported)."""
+        report_only = policy_of(held.applied).report_only
+        now = projection(compared, live)
+        entries = describe(held.baseline or projection(compared, compared), live, now, FIELD_MANAGER,
+                           now_rfc3339(), corrected=not report_only)
+        held.drift = merged(held.drift, entries)
+        if not report_only:
             self._schedule_correction(held, "changed")
+            return
+        log.warning("syncer %s: drift: %s changed in the cluster (%s); reported, not put back (drift mode ReportOnly)",
+                    self.target, held.describe(), ", ".join(f"{e['path']} by {e['manager'] or 'unknown'}"
+                                                            for e in entries))
+        held.live_fp, held.baseline = content_hash(now), now
+        held.applied_rv = resource_version(live)
+        self._save(held)
+        self.reporter.offer(held, live)
 
     # --- what workloads own, and Events about them ------------------------------------------------
 
@@ -505,5 +551,31 @@ class Syncer:
         held.last_correction = now_rfc3339()
         log.warning("syncer %s: drift: %s was %s in the cluster; re-applying the hub's version (correction %d)",
                     self.target, held.describe(), what, held.corrections)
+        await self._apply(held)
+        self._save(held)
+
+    # --- fields the cluster owns (syncer/ownership.py) --------------------------------------------
+
+    def _autoscaled(self, target: Target) -> None:
+        """An HPA now targets an object, or none does any more: apply it again on the new basis."""
+        namespace, group, kind, name = target
+        for held in self.held.values():
+            if held.namespace == namespace and held.gvr.group == group and held.name == name \
+                    and held.entry.get("kind") == kind and held.owned and not held.deleting and held.live_fp:
+                scaled = self.autoscalers.scaled(*target)
+                log.info("syncer %s: %s is %s a HorizontalPodAutoscaler in the cluster", self.target, held.describe(),
+                         "scaled by" if scaled else "no longer scaled by")
+                self._schedule_reapply(held)
+
+    def _schedule_reapply(self, held: Held) -> None:
+        if held.in_flight:
+            return
+        held.in_flight = True  # the apply's own watch events are not drift
+        asyncio.get_running_loop().create_task(self._reapply(held))
+
+    async def _reapply(self, held: Held) -> None:
+        held.in_flight = False
+        if held.deleting or held.ident not in self.held:
+            return
         await self._apply(held)
         self._save(held)

@@ -260,3 +260,15 @@ def test_a_copy_moving_away_is_drawn_leaving_until_its_replacement_runs(page: An
         world.sim.clear_faults("wec1")
         world.apply(SPACE, deployment("storefront", SPACE, replicas=2))
 
+
+
+def test_an_objects_page_names_each_drifted_field_and_who_changed_it(page: Any, world: World) -> None:
+    world.sim.kubectl("wec1", "patch", "configmap", "settings", "-n", SPACE, "--field-manager", "ops-edit", "-p",
+                      '{"data": {"color": "red"}}')
+    world.wait_present("florin", f"/api/v1/namespaces/{SPACE}/configmaps/settings",
+                       check=lambda cm: cm["data"] == {"color": "blue"})
+    sign_in(page, world.hub.token)
+    rendered(page, "object", f"#/space/{SPACE}/object/core/configmaps/{SPACE}/settings")
+    change = page.wait_for_selector('tr[data-cluster="florin"] li[data-drift="data.color"]', timeout=30_000)
+    assert change.inner_text() == "data.color by ops-edit: put back"
+    assert page.query_selector('tr[data-cluster="guilder"] li[data-drift]') is None

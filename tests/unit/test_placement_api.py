@@ -511,6 +511,9 @@ def test_explain_in_an_unknown_space_is_a_not_found_status(client: TestClient) -
      "spec.locationSelectors[0].matchExpressions[0].values"),
     ({"kind": "Deployment", "spec": {}}, "kind"),
     ({"apiVersion": API_VERSION, "kind": "EdgePlacement"}, "spec"),
+    ({"spec": {"downsync": [{"resources": ["deployments"], "retainFields": ["spec..replicas"]}]}},
+     "spec.downsync[0].retainFields[0]"),
+    ({"spec": {"downsync": [{"resources": ["deployments"], "driftMode": "Sometimes"}]}}, "spec.downsync[0].driftMode"),
 ])
 def test_explain_of_an_invalid_spec_is_an_invalid_status_naming_the_field(
         client: TestClient, body: dict[str, Any], field: str) -> None:

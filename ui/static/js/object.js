@@ -38,7 +38,7 @@ export function mount(ctx, space, group, resource, namespace, name) {
       <div id="object-error"></div>
       <p id="object-meta" class="muted"></p>
       <h2>In each cluster <span id="live" class="live"></span></h2>
-      <table class="grid"><thead><tr><th>Cluster</th><th>State</th><th>Reason</th><th>Revision</th><th>Replicas</th><th>Drift corrections</th><th>Pods</th><th>Copy</th></tr></thead>
+      <table class="grid"><thead><tr><th>Cluster</th><th>State</th><th>Reason</th><th>Revision</th><th>Replicas</th><th>Drift</th><th>Pods</th><th>Copy</th></tr></thead>
       <tbody id="clusters"></tbody></table>
       <h2>Pods</h2><div id="pods">Loading…</div>
       <h2>Events</h2><div id="events">Loading…</div>
@@ -64,7 +64,11 @@ export function mount(ctx, space, group, resource, namespace, name) {
     tbody.innerHTML = [...info.destinations, ...leaving].map((cluster) => {
       const state = copyState(summary, cluster, null);
       const report = reported.get(cluster) || {};
-      const drift = report.driftCorrections ? `${report.driftCorrections} (last ${esc(report.lastDriftCorrection || '?')})` : '0';
+      const corrections = report.driftCorrections ? `${report.driftCorrections} (last ${esc(report.lastDriftCorrection || '?')})` : '0';
+      // Each field changed in the cluster, who changed it (its field manager) and whether it was put back.
+      const changes = (report.drift || []).map((d) => `<li data-drift="${esc(d.path)}">${esc(d.path)} by ` +
+        `${esc(d.manager || 'an unknown manager')}: ${d.corrected ? 'put back' : 'left as it is'}</li>`).join('');
+      const drift = changes ? `${corrections}<ul class="drift">${changes}</ul>` : corrections;
       return `<tr data-cluster="${esc(cluster)}" data-state="${state.state}"><td>${esc(cluster)}</td>` +
         `<td><span class="swatch s-${state.state}"></span> ${esc(state.state)}</td><td>${esc(state.reason || '')}</td>` +
         `<td class="num" data-revision>${esc(revisionOf(state))}</td>` +
