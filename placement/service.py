@@ -58,8 +58,10 @@ TARGET_CLUSTERS_ANNOTATION = "spacehub.io/target-clusters"
 # Objects upsync brought up from clusters carry this label; they are never placed back down (upsync wins).
 UPSYNCED_LABEL = "spacehub.io/upsynced"
 SPACES = "spaces.spacehub.io"
-# Placement machinery, events and the spaces nested in a space are never placed on clusters.
-NOT_PLACED = frozenset({PLACEMENTS, SLICES, CUSTOMIZERS, LOCATIONS, SYNC_TARGETS, "events", SPACES})
+# Placement machinery, events and the spaces nested in a space are never placed on clusters; nor are a space's
+# Leases, its own controllers' leader election: a copy in a cluster would mislead the cluster's controllers.
+NOT_PLACED = frozenset({PLACEMENTS, SLICES, CUSTOMIZERS, LOCATIONS, SYNC_TARGETS, "events", SPACES,
+                        "leases.coordination.k8s.io"})
 
 
 
