@@ -13,20 +13,17 @@ so reading it from the loop (never from a worker thread) always sees a consisten
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Annotated, Any, Protocol
 
-from fastapi import Body, FastAPI, Path, Request
-from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse
+from fastapi import Body, FastAPI, Path
 from fastapi.routing import APIRoute
 from pydantic.alias_generators import to_camel
-from starlette.exceptions import HTTPException
-from starlette.routing import BaseRoute
 
-from apimachinery.errors import Cause, StatusError, not_found
+from apimachinery.errors import not_found
 from inventory.kinds import EDGE_GROUP
 from placement import api_models as m
+from placement.api_errors import install_error_handlers
 from placement.apidocs import add_docs
 from placement.conflicts import Conflict
 from placement.locations import LocationIndex, compile_location
@@ -187,7 +184,7 @@ def build_placement_api(view: PlacementView, clusters: ClusterView, registry: Cl
                   openapi_tags=[{"name": "clusters", "description": "SyncTargets: register, list, desired sets."},
                                 {"name": "placements", "description": "EdgePlacements: results and explain."},
                                 {"name": "objects", "description": "Where one workload object goes."}])
-    _install_error_handlers(app)
+    install_error_handlers(app)
     _document_security(app)
     add_docs(app)
     _add_cluster_routes(app, view, clusters, registry)
@@ -461,119 +458,6 @@ def object_placement(view: PlacementView, ref: ObjectRef, reports: ReportedState
         want_singleton_reported_state=want, singleton_status=want and len(destinations) == 1,
         reported=[m.ReportedState(**r) for r in reports.reported(ref)] if reports is not None else [],
         summary=reports.summary(ref) if reports is not None else None, division=view.shares(ref))
-
-
-# --- errors as Status ----------------------------------------------------------------------------
-
-_REASONS = {400: "BadRequest", 401: "Unauthorized", 403: "Forbidden", 404: "NotFound", 405: "MethodNotAllowed",
-            406: "NotAcceptable", 409: "Conflict", 413: "RequestEntityTooLarge", 415: "UnsupportedMediaType",
-            422: "Invalid", 429: "TooManyRequests", 500: "InternalError", 503: "ServiceUnavailable"}
-_CAUSE_TYPES = {"missing": "FieldValueRequired", "extra_forbidden": "FieldValueForbidden",
-                "literal_error": "FieldValueNotSupported", "union_tag_invalid": "FieldValueNotSupported",
-                "string_too_long": "FieldValueTooLong", "too_long": "FieldValueTooMany"}
-
-
-def status_json(err: StatusError) -> JSONResponse:
-    headers = {"Retry-After": str(err.retry_after)} if err.retry_after is not None else None
-    return JSONResponse(err.to_status(), status_code=err.code, headers=headers)
-
-
-def _install_error_handlers(app: FastAPI) -> None:
-    async def on_status_error(_request: Request, exc: Exception) -> JSONResponse:
-        assert isinstance(exc, StatusError)
-        return status_json(exc)
-
-    async def on_validation_error(_request: Request, exc: Exception) -> JSONResponse:
-        assert isinstance(exc, RequestValidationError)
-        return status_json(validation_status(exc.errors()))
-
-    async def on_http_error(request: Request, exc: Exception) -> JSONResponse:
-        assert isinstance(exc, HTTPException)
-        code = exc.status_code
-        if code == 404:
-            message = "the server could not find the requested resource"
-        elif code == 405:
-            message = f"the server does not allow this method on the requested resource: {request.method}"
-        else:
-            message = str(exc.detail)
-        response = status_json(StatusError(code, _REASONS.get(code, "Unknown"), message))
-        if code == 405:
-            response.headers["Allow"] = ", ".join(allowed_methods(app.router.routes, request.scope))
-        elif exc.headers:
-            response.headers.update(exc.headers)
-        return response
-
-    async def on_unexpected(_request: Request, exc: Exception) -> JSONResponse:
-        log.exception("placement API request failed", exc_info=exc)
-        return status_json(StatusError(500, "InternalError", f"an error on the server ({type(exc).__name__}) "
-                                                             "has prevented the request from succeeding"))
-
-    app.add_exception_handler(StatusError, on_status_error)
-    app.add_exception_handler(RequestValidationError, on_validation_error)
-    app.add_exception_handler(HTTPException, on_http_error)
-    app.add_exception_handler(Exception, on_unexpected)
-
-
-def validation_status(errors: Sequence[Any]) -> StatusError:
-    """pydantic errors as a 422 Invalid Status (400 BadRequest when the body is not JSON at all)."""
-    if any(e.get("type") == "json_invalid" for e in errors):
-        detail = next(e for e in errors if e.get("type") == "json_invalid").get("ctx", {}).get("error", "")
-        return StatusError(400, "BadRequest", f"the request body is not valid JSON: {detail}".rstrip(": "))
-    causes = []
-    for error in errors:
-        field = field_path(error.get("loc") or ())
-        message = str(error.get("msg", "invalid value"))
-        if error.get("type") == "extra_forbidden":
-            message = "unknown field"
-        causes.append(Cause(_CAUSE_TYPES.get(str(error.get("type")), "FieldValueInvalid"), message, field))
-    summary = ", ".join(f"{c.field}: {c.message}" if c.field else c.message for c in causes)
-    return StatusError(422, "Invalid", f"the request is invalid: {summary}", causes=causes)
-
-
-_OPERATOR_TAGS = frozenset({"In", "NotIn", "Exists", "DoesNotExist"})
-
-
-def field_path(loc: Sequence[Any]) -> str:
-    """``("body", "EdgePlacement", "spec", "downsync", 0, "apiGroup")`` → ``spec.downsync[0].apiGroup``.
-
-    The location prefix and pydantic's union tags (the explain body's form, a requirement's operator) are
-    left out: they are not fields the user wrote.
-    """
-    parts = list(loc)
-    if parts and parts[0] in ("body", "path", "query", "header"):
-        parts = parts[1:]
-    if parts and parts[0] in m.EXPLAIN_FORMS:
-        parts = parts[1:]
-    out = ""
-    for i, part in enumerate(parts):
-        if isinstance(part, int):
-            out += f"[{part}]"
-        elif part in _OPERATOR_TAGS and i >= 2 and parts[i - 2] == "matchExpressions" and isinstance(parts[i - 1], int):
-            continue
-        else:
-            out += f".{part}" if out else str(part)
-    return out
-
-
-def allowed_methods(routes: Sequence[BaseRoute], scope: Mapping[str, Any]) -> list[str]:
-    """The methods any route serves at the request's path (Starlette's own 405 names only one route's)."""
-    path = route_path(scope)
-    methods: set[str] = set()
-    for route in routes:
-        regex = getattr(route, "path_regex", None)
-        route_methods = getattr(route, "methods", None)
-        if regex is not None and route_methods and regex.match(path):
-            methods.update(route_methods)
-    return sorted(methods)
-
-
-def route_path(scope: Mapping[str, Any]) -> str:
-    """The request path relative to the mount point (what the routes match)."""
-    path = str(scope.get("path", ""))
-    root = str(scope.get("root_path", ""))
-    if root and path.startswith(root) and (len(path) == len(root) or path[len(root)] == "/"):
-        return path[len(root):]
-    return path
 
 
 def _document_security(app: FastAPI) -> None:

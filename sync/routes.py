@@ -23,7 +23,7 @@ from apiserver.api.codec import answering_errors, json_response, status_response
 from apiserver.identity import of_request
 from inventory.credentials import SYNCERS, syncer_identity
 from inventory.kinds import EDGE_GROUP
-from placement.api import validation_status
+from placement.api_errors import validation_status
 from placement.model import ObjectRef
 from status.service import ClusterEvent, ObjectReport
 from status.upsync import UpsyncItem
