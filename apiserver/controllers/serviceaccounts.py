@@ -5,7 +5,8 @@ kube-controller-manager's serviceaccounts controller creates ``default`` in each
 deleted; its root-CA publisher writes ``kube-root-ca.crt`` (key ``ca.crt``: the CA clients trust for the API
 server) and puts it back when it is deleted or changed. This controller does both for every active namespace of
 every space it is told to serve (a kube space has its own controllers). Without a CA (a server on plain HTTP)
-there is no ConfigMap to publish.
+there is no ConfigMap to publish. Every cluster has its own of both, so they are not placed
+(:func:`namespace_default`).
 """
 
 from __future__ import annotations
@@ -26,6 +27,12 @@ ROOT_CA_KEY = "ca.crt"
 SERVICE_ACCOUNTS = "serviceaccounts"
 CONFIGMAPS = "configmaps"
 MANAGER = "spacehub-serviceaccounts"
+
+
+def namespace_default(resource: str, name: str) -> bool:
+    """Whether an object is one this controller keeps in every namespace: every cluster's own controllers make
+    theirs, so placement never sends these to clusters (as KubeStellar leaves them out of downsync)."""
+    return (resource, name) in ((SERVICE_ACCOUNTS, DEFAULT_SERVICE_ACCOUNT), (CONFIGMAPS, ROOT_CA_CONFIGMAP))
 
 
 class NamespaceDefaults(WorkQueue):
