@@ -16,6 +16,7 @@ import yaml
 
 from tests.harness import KUBECTL, Hub, wait_for
 from tests.integration.test_access_control import make_user
+from tests.integration.test_placement import EDGE, desired, inventory
 
 
 def sa_kubeconfig(hub: Hub, tmp_path: Path, space: str, token: str, name: str) -> Path:
@@ -79,6 +80,24 @@ def test_every_namespace_has_the_default_service_account_and_the_hubs_ca(hub: Hu
             cm["data"]["ca.crt"] == hub.ca_file.read_text()
 
     wait_for(restored, timeout=30)
+
+
+def test_the_namespace_defaults_are_not_placed_on_clusters(hub: Hub, space: str) -> None:
+    """Every cluster makes its own default ServiceAccount and kube-root-ca.crt: a placement of a whole namespace
+    sends neither."""
+    hub.kubectl("apply", "-f", "-", space="inventory", input=inventory("sa-cluster", {"env": "sa-test"}))
+    hub.kubectl("create", "namespace", "shop", space=space)
+    hub.kubectl("create", "configmap", "mine", "-n", "shop", "--from-literal=a=b", space=space)
+    hub.kubectl("create", "serviceaccount", "robot", "-n", "shop", space=space)
+    wait_for(lambda: hub.kubectl("get", "sa/default", "cm/kube-root-ca.crt", "-n", "shop", space=space,
+                                 check=False).returncode == 0, timeout=30)
+    hub.kubectl("apply", "-f", "-", space=space, input=json.dumps({
+        "apiVersion": EDGE, "kind": "EdgePlacement", "metadata": {"name": "whole-shop"},
+        "spec": {"locationSelectors": [{"matchLabels": {"env": "sa-test"}}],
+                 "downsync": [{"namespaces": ["shop"]}]}}))
+    wanted = {"namespaces//shop", "configmaps/shop/mine", "serviceaccounts/shop/robot"}
+    wait_for(lambda: wanted <= desired(hub, "sa-cluster"), timeout=30, message="namespace placed")
+    assert desired(hub, "sa-cluster") == wanted
 
 
 def test_a_service_account_token_works_for_what_rbac_grants_in_its_space_only(hub: Hub, tmp_path: Path,
