@@ -191,6 +191,15 @@ def test_token_review_answers_for_service_account_and_user_tokens(hub: Hub, tmp_
     tampered = review(hub, space, token[:-4] + ("AAAA" if not token.endswith("AAAA") else "BBBB"))
     assert "authenticated" not in tampered
 
+    # As in kube, edit may mint tokens and view may not.
+    editor = make_user(hub, tmp_path, "erin-edit", space, "edit")
+    minted = subprocess.run([str(KUBECTL), "create", "token", "robot"], capture_output=True, text=True, timeout=60,
+                            env={**hub.env, "KUBECONFIG": str(editor.kubeconfig)})
+    assert minted.returncode == 0 and review(hub, space, minted.stdout.strip())["authenticated"], minted.stderr
+    viewer_mint = alice.kubectl("create", "token", "robot")
+    assert viewer_mint.returncode != 0
+    assert 'cannot create resource "serviceaccounts/token"' in viewer_mint.stderr, viewer_mint.stderr
+
     # TokenReview is authorized like any create: a user who may only read gets kube's 403.
     denied = subprocess.run([str(KUBECTL), "create", "--validate=false", "-f", "-"], capture_output=True,
                             text=True, timeout=60, env={**hub.env, "KUBECONFIG": str(alice.kubeconfig)},
