@@ -111,7 +111,8 @@ class HubCore:
         self.service_accounts = await runtime.run_sync(ServiceAccountTokens, runtime.store.engine, runtime.store,
                                                        self.users)
         self.namespace_defaults = NamespaceDefaults(self.objects, self.catalog, runtime.namespaces, settings.ca_pem,
-                                                    lambda space: space not in runtime.spaces.kube_spaces)
+                                                    lambda space: runtime.spaces.phase(space) == "Active" and
+                                                    space not in runtime.spaces.kube_spaces)
         self.namespace_defaults.start(runtime.leadership)
         self.inventory = Inventory(self.objects, settings.inventory_space)
         await runtime.run_sync(self.inventory.load)

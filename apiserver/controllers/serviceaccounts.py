@@ -40,7 +40,8 @@ class NamespaceDefaults(WorkQueue):
 
     def __init__(self, objects: Objects, catalog: Catalog, namespaces: NamespaceController, ca_pem: bytes | None,
                  served: Callable[[str], bool]) -> None:
-        """``served(space)``: whether this server keeps that space's namespaces (False for kube spaces)."""
+        """``served(space)``: whether this server keeps that space's namespaces now (False for kube spaces, and
+        for a space being deleted, whose contents go with it)."""
         super().__init__("namespace-defaults")
         self.objects = objects
         self.catalog = catalog
