@@ -155,6 +155,19 @@ def test_create_token_honours_duration_and_audience(hub: Hub, tmp_path: Path, sp
     assert short.returncode != 0
     assert "may not specify a duration less than 10 minutes" in short.stderr
 
+    # Bad requests get kube's answers, never a crash: a wrong type is 400, a token bound to an object 422.
+    token_path = f"/clusters/{space}/api/v1/namespaces/default/serviceaccounts/robot/token"
+    with hub.client() as c:
+        wrong_type = c.post(token_path, json={"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest",
+                                              "spec": {"expirationSeconds": "soon"}})
+        bound = c.post(token_path, json={"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest",
+                                         "spec": {"boundObjectRef": {"kind": "Pod", "apiVersion": "v1",
+                                                                     "name": "p"}}})
+        listed = c.get(token_path)
+    assert (wrong_type.status_code, wrong_type.json()["reason"]) == (400, "BadRequest")
+    assert (bound.status_code, bound.json()["details"]["causes"][0]["field"]) == (422, "spec.boundObjectRef")
+    assert listed.status_code == 405
+
     missing = hub.kubectl("create", "token", "nobody", space=space, check=False)
     assert missing.returncode != 0 and 'serviceaccounts "nobody" not found' in missing.stderr
 
