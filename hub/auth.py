@@ -11,6 +11,7 @@ error and its Status before the connection is upgraded.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 from typing import Any
 
@@ -54,7 +55,8 @@ class TokenAuth:
         identity, target = None, None
         service_accounts = self.service_accounts()
         if service_accounts is not None and looks_like_jwt(token):  # no other credential has this shape
-            identity = service_accounts.identity_of(token)
+            # Each use reads the ServiceAccount (deleting it ends its tokens at once): off the event loop.
+            identity = await asyncio.to_thread(service_accounts.identity_of, token)
         elif token.startswith(SYNCER_TOKEN_PREFIX):  # look where the token most likely is first
             target = self.credentials().sync_target_of(token)
         if target is None and identity is None and token and not looks_like_jwt(token):
