@@ -101,10 +101,13 @@ def require(authorizer: Authorizer, space: str, who: Identity, attributes: Attri
     """Raise kube's 403 unless ``who`` may enter ``space`` (an id, ``apiserver.spacepaths``) and do what
     ``attributes`` describe there.
 
+    An identity that belongs to one space (``Identity.space``) is refused everywhere else by the authorizer.
     Entering asks the parent only, not every ancestor: access to ``root:org:team`` can be given without access
     to ``root:org`` (and only someone who may enter ``root:org`` could grant it there)."""
     parent = parent_id(space)
-    if parent is not None and not authorizer.authorize(parent, who, entering(base_name(space))).allowed:
+    # A space's own ServiceAccount enters it without a grant in the parent: it belongs to the space.
+    if parent is not None and who.space != space and \
+            not authorizer.authorize(parent, who, entering(base_name(space))).allowed:
         raise _forbidden(who, entering(base_name(space)),
                          f'entering space "{full_path(space)}" needs "access" on spaces/content '
                          f'"{base_name(space)}" in space "{full_path(parent)}"')

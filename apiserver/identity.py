@@ -19,6 +19,8 @@ SCOPE_KEY = "spacehub.identity"
 class Identity:
     name: str
     groups: tuple[str, ...] = ()
+    # The one space this identity belongs to and may act in (a ServiceAccount's); None: any space RBAC allows.
+    space: str | None = None
 
     @property
     def admin(self) -> bool:

@@ -30,6 +30,7 @@ from apiserver.api.asgi import (
     version_info,
 )
 from apiserver.api.handlers import SpaceAPI
+from apiserver.controllers.serviceaccounts import NamespaceDefaults
 from apiserver.identity import ADMINS
 from debug.routes import claims, pod_routes, space_pod_type
 from hub.access import EndpointAuthorization
@@ -37,6 +38,7 @@ from hub.auth import UNAUTHENTICATED_PATHS, TokenAuth
 from hub.limits import InflightLimit
 from hub.metrics import HubMetrics
 from hub.providers import KubeSpaceProviders
+from hub.satokens import ServiceAccountTokens
 from hub.users import UserTokens
 from hub.users_api import user_routes
 from inventory.clusters import Inventory
@@ -106,6 +108,12 @@ class HubCore:
         self.credentials = await runtime.run_sync(SyncerCredentials, runtime.store.engine)
         self.users = await runtime.run_sync(UserTokens, runtime.store.engine)
         await runtime.run_sync(self.users.adopt_admin, settings.admin_token)
+        self.service_accounts = await runtime.run_sync(ServiceAccountTokens, runtime.store.engine, runtime.store,
+                                                       self.users)
+        self.namespace_defaults = NamespaceDefaults(self.objects, self.catalog, runtime.namespaces, settings.ca_pem,
+                                                    lambda space: runtime.spaces.phase(space) == "Active" and
+                                                    space not in runtime.spaces.kube_spaces)
+        self.namespace_defaults.start(runtime.leadership)
         self.inventory = Inventory(self.objects, settings.inventory_space)
         await runtime.run_sync(self.inventory.load)
         self.inventory.start()
@@ -133,7 +141,7 @@ class HubCore:
         await providers.start()
         self.providers = providers
         self.api = SpaceAPI(self.objects, self.catalog, runtime.spaces.phase, version_info(),
-                            runtime.authorizer)
+                            runtime.authorizer, self.service_accounts)
         self.ready = True
 
     def _place_bound_apis(self, index: BindingIndex) -> None:
@@ -166,6 +174,8 @@ class HubCore:
             await self.providers.stop()
         await self.placement.stop()
         await self.apibindings.stop()
+        if hasattr(self, "namespace_defaults"):
+            await self.namespace_defaults.stop()
         await self.runtime.stop()
 
 
@@ -223,6 +233,7 @@ def build_app(settings: HubSettings) -> tuple[object, HubCore]:
     authorized = EndpointAuthorization(limited, lambda: core.runtime.authorizer, settings.inventory_space,
                                        send_status)
     wrapped = TokenAuth(authorized, lambda: core.users, lambda: core.credentials, settings.inventory_space,
-                        UNAUTHENTICATED_PATHS | docs | ui_pages, docs_prefixes + ui_prefixes)
+                        UNAUTHENTICATED_PATHS | docs | ui_pages, docs_prefixes + ui_prefixes,
+                        lambda: getattr(core, "service_accounts", None))
     # Space paths (root:org:team) become ids (org:team) before authentication scopes a syncer to its paths.
     return keeping_server_send(space_path_aliases(wrapped, ("/clusters/", f"{PLACEMENT_API}/spaces/"))), core

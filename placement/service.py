@@ -21,6 +21,7 @@ import orjson
 
 from apimachinery.errors import not_found
 from apiserver.catalog import Catalog
+from apiserver.controllers.serviceaccounts import namespace_default
 from apiserver.customresources import CRD_RESOURCE
 from apiserver.resourcetypes import ScalePaths
 from apiserver.service import Objects, WriteOptions
@@ -209,7 +210,7 @@ class PlacementService(WorkQueue):
                     self._workload[ref] = w = dataclasses.replace(w, shaping=self.copies.token(ref))
                     self.engine.upsert_object(w)
             return
-        if key.resource in NOT_PLACED:
+        if key.resource in NOT_PLACED or namespace_default(key.resource, key.name):
             return
         if not gone and ((obj.get("metadata") or {}).get("labels") or {}).get(UPSYNCED_LABEL) == "true":  # type: ignore
             gone = True  # an upsynced object is the clusters', not a workload to place

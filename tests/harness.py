@@ -115,10 +115,16 @@ class Hub(ChildProcess):
         return proc
 
     def create_space(self, name: str) -> None:
+        """Create a space and wait for what kube's controllers put in its ``default`` namespace (the ``default``
+        ServiceAccount, ``kube-root-ca.crt``), so that a test starts from a settled space."""
         with self.client() as c:
             r = c.post("/clusters/root/apis/spacehub.io/v1alpha1/spaces",
                        json={"apiVersion": "spacehub.io/v1alpha1", "kind": "Space", "metadata": {"name": name}})
             assert r.status_code in (201, 409), r.text
+            base = f"/clusters/{name}/api/v1/namespaces/default"
+            wait_for(lambda: all(c.get(f"{base}/{path}").status_code == 200
+                                 for path in ("serviceaccounts/default", "configmaps/kube-root-ca.crt")),
+                     timeout=30, message=f"space {name} settled")
 
 
 Samples = dict[tuple[str, frozenset[tuple[str, str]]], float]

@@ -20,6 +20,7 @@ _STATUS_VERBS = ["get", "patch", "update"]
 # Upstream's connect subresources (a simulated cluster's pods serve them): the kind and verbs its discovery lists.
 _CONNECT = {"attach": ("PodAttachOptions", ["create", "get"]), "exec": ("PodExecOptions", ["create", "get"]),
             "log": ("Pod", ["get"]), "portforward": ("PodPortForwardOptions", ["create", "get"])}
+_TOKEN_REQUEST = {"group": "authentication.k8s.io", "version": "v1", "kind": "TokenRequest"}  # serviceaccounts/token
 
 
 def wants_aggregated(accept: str | None) -> bool:
@@ -45,10 +46,14 @@ def _groups(types: Sequence[ResourceType]) -> dict[str, list[str]]:
 def _sub_kind(rtype: ResourceType, sub: str) -> dict[str, str]:
     if sub == "scale":
         return {"group": "autoscaling", "version": "v1", "kind": "Scale"}
+    if sub == "token":
+        return dict(_TOKEN_REQUEST)
     return {"group": rtype.group, "version": rtype.version, "kind": _CONNECT.get(sub, (rtype.kind, None))[0]}
 
 
 def _sub_verbs(sub: str) -> list[str]:
+    if sub == "token":
+        return ["create"]
     return _CONNECT[sub][1] if sub in _CONNECT else _STATUS_VERBS
 
 
@@ -130,8 +135,8 @@ def resource_list(types: tuple[ResourceType, ...], group: str, version: str) -> 
             sub_entry: dict[str, Any] = {"name": f"{t.plural}/{sub}", "singularName": "",
                                          "namespaced": t.namespaced, "kind": _sub_kind(t, sub)["kind"],
                                          "verbs": _sub_verbs(sub)}
-            if sub == "scale":
-                sub_entry.update(group="autoscaling", version="v1")
+            if sub in ("scale", "token"):
+                sub_entry.update(group=_sub_kind(t, sub)["group"], version=_sub_kind(t, sub)["version"])
             resources.append(sub_entry)
     if not resources:
         return None

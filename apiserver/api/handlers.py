@@ -14,7 +14,7 @@ from apimachinery import errors, kubejsonpath
 from apimachinery.fieldselectors import parse_field_selector
 from apimachinery.selectors import parse_label_selector
 from apiserver.access import Attributes, Authorizer, require
-from apiserver.api import discovery, reviews
+from apiserver.api import discovery, reviews, tokens
 from apiserver.api.codec import (
     PROTOBUF,
     decode_apply_body,
@@ -29,6 +29,7 @@ from apiserver.api.openapi_handler import openapi_v2_response
 from apiserver.api.params import optional_query_bool, query_bool
 from apiserver.api.paths import REQUEST_INFO, RequestInfo, ResourcePath, parse_resource_path
 from apiserver.api.tables import to_table
+from apiserver.api.tokens import TokenIssuer
 from apiserver.api.watchstream import WatchStream, watch_request
 from apiserver.catalog import Catalog
 from apiserver.fieldvalidation import type_errors
@@ -129,7 +130,10 @@ def _scale_of(rtype: ResourceType, obj: dict[str, Any]) -> dict[str, Any]:
 
 class SpaceAPI:
     def __init__(self, objects: Objects, catalog: Catalog, space_phase: Callable[[str], str | None],
-                 version_info: dict[str, str], authorizer: Authorizer) -> None:
+                 version_info: dict[str, str], authorizer: Authorizer, tokens: TokenIssuer | None = None) -> None:
+        """``tokens``: who signs ServiceAccount tokens and reviews tokens (None: TokenRequest and TokenReview
+        are refused)."""
+        self.tokens = tokens
         self.objects = objects
         self.catalog = catalog
         self.space_phase = space_phase
@@ -272,6 +276,8 @@ class SpaceAPI:
                 return await self._delete_collection(request, space, rtype, namespace)
             raise errors.method_not_allowed(f"the server does not allow method {method} on a collection")
         name = rp.name
+        if rp.subresource == "token":
+            return await self._token_request(request, space, rtype, ns, name)
         if rp.subresource == "scale":
             return await self._scale(request, space, rtype, ns, name)
         if method == "GET":
@@ -310,8 +316,34 @@ class SpaceAPI:
         if rtype.group_resource in reviews.REVIEWS:
             answer = reviews.answer(rtype.group_resource, body, of_request(request.scope), self.authorizer, space)
             return json_response(answer, 201)
+        if rtype.group_resource == tokens.TOKEN_REVIEW:
+            token, audiences = tokens.token_review_token(body)
+            issuer = self._issuer()
+            reviewed = await self.objects.run_sync(issuer.review, space, token)
+            return json_response(tokens.token_review_answer(body, audiences, issuer, reviewed), 201)
         obj = await self.objects.create(space, rtype, ns, body, opts)
         return json_response(obj, 201, warning_headers(opts))
+
+    def _issuer(self) -> TokenIssuer:
+        if self.tokens is None:
+            raise errors.method_not_allowed("this server issues and reviews no tokens")
+        return self.tokens
+
+    async def _token_request(self, request: Request, space: str, rtype: ResourceType, ns: str,
+                             name: str) -> Response:
+        """``serviceaccounts/<name>/token``: a token for an existing ServiceAccount (kube's TokenRequest)."""
+        if request.method != "POST":
+            raise errors.method_not_allowed(f"the server does not allow method {request.method} on this resource")
+        issuer = self._issuer()
+        content_type = request.headers.get("content-type")
+        if media_type(content_type) == PROTOBUF:  # kubectl create token sends it so
+            body = decode_protobuf_body(await request.body(), tokens.token_request_type(rtype))
+        else:
+            body = decode_body(await request.body(), content_type)
+        audiences, seconds = tokens.token_request_parameters(body, issuer)
+        account = await self.objects.get(space, rtype, ns, name)
+        token, expires = await self.objects.run_sync(issuer.mint, space, account, audiences, seconds)
+        return json_response(tokens.token_request_answer(account, audiences, seconds, token, expires), 201)
 
     async def _patch(self, request: Request, space: str, rtype: ResourceType, ns: str, name: str,
                      subresource: str) -> Response:

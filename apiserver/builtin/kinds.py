@@ -50,7 +50,8 @@ def builtin_types() -> tuple[ResourceType, ...]:
               short_names=("cm",)),
         _kind("", "v1", "Secret", "secrets", f"{core}.Secret", st.SecretStrategy()),
         _kind("", "v1", "ServiceAccount", "serviceaccounts", f"{core}.ServiceAccount",
-              st.ServiceAccountStrategy(), short_names=("sa",), returns_deleted_object=True),
+              st.ServiceAccountStrategy(), short_names=("sa",), subresources=("token",),
+              returns_deleted_object=True),
         _kind("", "v1", "Service", "services", f"{core}.Service", st.ServiceStrategy(),
               short_names=("svc",), categories=("all",), subresources=STATUS, returns_deleted_object=True),
         _kind("", "v1", "Event", "events", f"{core}.Event", st.EventStrategy(), short_names=("ev",)),
@@ -129,6 +130,8 @@ def builtin_types() -> tuple[ResourceType, ...]:
         # Reviews are asked, not stored: POST answers them (apiserver.api.reviews), nothing else is served.
         _kind("authentication.k8s.io", "v1", "SelfSubjectReview", "selfsubjectreviews",
               "io.k8s.api.authentication.v1.SelfSubjectReview", Strategy(), namespaced=False, verbs=("create",)),
+        _kind("authentication.k8s.io", "v1", "TokenReview", "tokenreviews",
+              "io.k8s.api.authentication.v1.TokenReview", Strategy(), namespaced=False, verbs=("create",)),
         _kind("authorization.k8s.io", "v1", "SelfSubjectAccessReview", "selfsubjectaccessreviews",
               "io.k8s.api.authorization.v1.SelfSubjectAccessReview", Strategy(), namespaced=False, verbs=("create",)),
         _kind("authorization.k8s.io", "v1", "SelfSubjectRulesReview", "selfsubjectrulesreviews",

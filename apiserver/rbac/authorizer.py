@@ -2,7 +2,8 @@
 
 Identities in a privileged group (``system:masters``, and whatever the server's authenticator already scopes
 by itself, such as the hub's syncers) are allowed everything, as kube's authorizer chain lets
-``system:masters`` through before RBAC. Nothing else is allowed unless a binding says so.
+``system:masters`` through before RBAC. Nothing else is allowed unless a binding says so, and an identity that
+belongs to one space (a ServiceAccount's) nothing anywhere else.
 """
 
 from __future__ import annotations
@@ -22,6 +23,8 @@ class RBACAuthorizer:
         return any(group in who.groups for group in self.privileged_groups)
 
     def authorize(self, space: str, identity: Identity, attributes: Attributes) -> Decision:
+        if identity.space is not None and identity.space != space:  # a ServiceAccount acts in its own space only
+            return Decision(False)
         if self.privileged(identity):
             return Decision(True)
         for grant in self.policy.grants(space, identity, attributes.namespace):
@@ -30,6 +33,8 @@ class RBACAuthorizer:
         return Decision(False)
 
     def rules(self, space: str, identity: Identity, namespace: str) -> Rules:
+        if identity.space is not None and identity.space != space:
+            return Rules()
         if self.privileged(identity):
             return Rules((ResourceRule((EVERYTHING,), (EVERYTHING,), (EVERYTHING,)),),
                          (NonResourceRule((EVERYTHING,), (EVERYTHING,)),))

@@ -52,6 +52,8 @@ READ_ONLY: tuple[tuple[str, tuple[str, ...]], ...] = (
 )
 # What edit may do to running pods (debugging from the hub): kube's edit has the same on these subresources.
 POD_STREAMS: tuple[tuple[str, tuple[str, ...]], ...] = (("", ("pods/attach", "pods/exec", "pods/portforward")),)
+# Minting ServiceAccount tokens (kubectl create token): kube's edit may, so edit may here.
+TOKEN_REQUESTS: tuple[tuple[str, tuple[str, ...]], ...] = (("", ("serviceaccounts/token",)),)
 ADMINISTRATION: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("rbac.authorization.k8s.io", ("roles", "rolebindings", "clusterroles", "clusterrolebindings")),
     ("apiextensions.k8s.io", ("customresourcedefinitions",)),
@@ -92,7 +94,8 @@ def cluster_roles() -> list[dict[str, Any]]:
         _role("view", labels={AGGREGATE + "edit": "true"}, aggregate_from="view"),
         _role("system:aggregate-to-view", _rules(WORKLOADS + READ_ONLY, READ), labels={AGGREGATE + "view": "true"}),
         _role("system:aggregate-to-edit", _rules(WORKLOADS, WRITE) + _rules((("", ("secrets",)), *POD_STREAMS),
-                                                                             READ + WRITE),
+                                                                             READ + WRITE)
+              + _rules(TOKEN_REQUESTS, ["create"]),
               labels={AGGREGATE + "edit": "true"}),
         _role("system:aggregate-to-admin", _rules(ADMINISTRATION, READ + WRITE),
               labels={AGGREGATE + "admin": "true"}),

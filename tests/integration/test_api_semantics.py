@@ -12,6 +12,7 @@ import pytest
 from tests.harness import Hub, wait_for
 
 CM = "/api/v1/namespaces/default/configmaps"
+ROOT_CA = "kube-root-ca.crt"  # every namespace has it (the hub's CA), as on kube
 DEPLOY = "/apis/apps/v1/namespaces/default/deployments"
 
 
@@ -176,7 +177,8 @@ def test_label_and_field_selectors(hub: Hub, space: str) -> None:
         def names(**params: str) -> list[str]:
             r = c.get(base, params=params)
             assert r.status_code == 200, r.text
-            return sorted(i["metadata"]["name"] for i in r.json()["items"])
+            # kube-root-ca.crt is every namespace's (unlabelled): left out of what this test compares
+            return sorted(i["metadata"]["name"] for i in r.json()["items"] if i["metadata"]["name"] != ROOT_CA)
 
         assert names(labelSelector="env=prod") == ["a"]
         assert names(labelSelector="env!=prod") == ["b", "c"]
@@ -204,7 +206,7 @@ def test_paged_list_keeps_one_resource_version(hub: Hub, space: str) -> None:
             assert page["metadata"]["resourceVersion"] == rv
             seen += [i["metadata"]["name"] for i in page["items"]]
             token = page["metadata"].get("continue", "")
-        assert seen == [f"page-{i:02d}" for i in range(25)]
+        assert seen == [ROOT_CA] + [f"page-{i:02d}" for i in range(25)]
 
 
 def read_events(hub: Hub, path: str, params: dict[str, str], count: int) -> list[dict[str, Any]]:
@@ -245,9 +247,9 @@ def test_watch_list_sends_initial_events_then_the_end_bookmark(hub: Hub, space: 
         bad = c.get(base, params={"watch": "true", "sendInitialEvents": "true"})
         assert_status(bad, 422, "Invalid")
     events = read_events(hub, base, {"sendInitialEvents": "true", "resourceVersionMatch": "NotOlderThan",
-                                     "allowWatchBookmarks": "true"}, 3)
-    assert [e["type"] for e in events] == ["ADDED", "ADDED", "BOOKMARK"]
-    assert events[2]["object"]["metadata"]["annotations"] == {"k8s.io/initial-events-end": "true"}
+                                     "allowWatchBookmarks": "true"}, 4)
+    assert [e["type"] for e in events] == ["ADDED", "ADDED", "ADDED", "BOOKMARK"]  # i1, i2 and kube-root-ca.crt
+    assert events[3]["object"]["metadata"]["annotations"] == {"k8s.io/initial-events-end": "true"}
 
 
 def test_spaces_with_the_same_names_are_isolated(hub: Hub) -> None:
@@ -273,7 +275,7 @@ def test_spaces_with_the_same_names_are_isolated(hub: Hub) -> None:
         assert [e["object"]["data"] for e in got] == [{"space": "b"}]
         assert c.get(f"/clusters/iso-a{CM}/same").json()["data"] == {"space": "a"}
         names_a = [i["metadata"]["name"] for i in c.get(f"/clusters/iso-a{CM}").json()["items"]]
-        assert names_a == ["same"]
+        assert names_a == [ROOT_CA, "same"]
 
 
 def test_aggregated_discovery_has_an_etag(hub: Hub, space: str) -> None:
@@ -304,4 +306,5 @@ def test_space_deletion_removes_its_contents(hub: Hub) -> None:
         assert_status(c.get(f"/clusters/short-lived{CM}/inside"), 404, "NotFound")
     hub.create_space("short-lived")
     with hub.client() as c:
-        assert c.get(f"/clusters/short-lived{CM}").json()["items"] == []
+        # A new space of the name: only what every namespace gets, nothing of the old one.
+        assert [i["metadata"]["name"] for i in c.get(f"/clusters/short-lived{CM}").json()["items"]] == [ROOT_CA]

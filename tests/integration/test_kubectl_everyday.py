@@ -148,7 +148,7 @@ def test_get_watch_sees_a_later_change(hub: Hub, space: str) -> None:
         {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "watched", "namespace": "default"},
          "data": {"v": "1"}}))
     cmd = [str(Path(hub.env["PATH"].split(os.pathsep)[0]) / "kubectl"), "--server",
-           f"{hub.base_url}/clusters/{space}", "get", "configmaps", "-w", "-o",
+           f"{hub.base_url}/clusters/{space}", "get", "configmap", "watched", "-w", "-o",
            "jsonpath={.metadata.name}={.data.v}{\"\\n\"}"]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=hub.env)
     try:
@@ -247,7 +247,8 @@ def test_discovery_explain_and_server_dry_run(hub: Hub, space: str, tmp_path: Pa
     dry = hub.kubectl("apply", "-f", str(_write(tmp_path, "app.yaml", in_default)), "--dry-run=server",
                       space=space)
     assert dry.stdout.count("(server dry run)") == 3, dry.stdout
-    assert hub.kubectl("get", "deploy,svc,cm", "-n", "default", "-o", "name", space=space).stdout == ""
+    assert hub.kubectl("get", "deploy,svc,cm", "-n", "default", "-o", "name", space=space).stdout == \
+        "configmap/kube-root-ca.crt\n"  # every namespace's, nothing of the dry run
 
 
 def test_strict_validation_rejects_unknown_fields(hub: Hub, space: str) -> None:
@@ -266,7 +267,7 @@ def test_chunked_list_over_1200_configmaps(hub: Hub, space: str) -> None:
                        json={"metadata": {"name": f"cm-{i:04d}"}, "data": {"i": str(i)}})
             assert r.status_code == 201, r.text
     names = hub.kubectl("get", "configmaps", "-n", "many", "--chunk-size=100", "-o", "name", space=space)
-    listed = names.stdout.split()
+    listed = [name for name in names.stdout.split() if name != "configmap/kube-root-ca.crt"]  # the namespace's
     assert len(listed) == 1200 and len(set(listed)) == 1200
     v = hub.kubectl("get", "configmaps", "-n", "many", "--chunk-size=100", "-v=6", space=space)
     assert v.stderr.count("limit=100") >= 12

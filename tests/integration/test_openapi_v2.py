@@ -59,7 +59,7 @@ def test_a_list_of_configmaps_and_a_custom_resource_applies_with_default_validat
     assert out.stdout.split("\n")[:3] == ["configmap/c1 created", "configmap/c2 created",
                                           "widget.example.spacehub.io/w1 created"]
     names = hub.kubectl("get", "configmaps", "-n", "default", "-o", "name", space=space).stdout.split()
-    assert names == ["configmap/c1", "configmap/c2"]
+    assert names == ["configmap/c1", "configmap/c2", "configmap/kube-root-ca.crt"]
     got = kubectl_yaml(hub.kubectl("get", "widget", "w1", "-n", "default", "-o", "yaml", space=space))
     assert got["spec"]["replicas"] == 2
 
@@ -76,7 +76,8 @@ def test_a_list_item_with_an_unknown_field_is_refused_by_kubectls_validation(hub
     assert ('ValidationError(Widget.spec): unknown field "extra" in '
             'io.spacehub.example.v1.Widget.spec') in out.stderr
     # Validation refuses the whole document before anything is sent.
-    assert hub.kubectl("get", "configmaps", "-n", "default", "-o", "name", space=space).stdout == ""
+    assert hub.kubectl("get", "configmaps", "-n", "default", "-o", "name", space=space).stdout == \
+        "configmap/kube-root-ca.crt\n"  # every namespace's
 
 
 def test_a_list_item_of_a_kind_the_space_does_not_serve_says_no_matches_for_kind(

@@ -35,7 +35,7 @@ def test_kubernetes_client_lists_watches_from_a_version_and_patches(hub: Hub, sp
     body = k8s.V1ConfigMap(metadata=k8s.V1ObjectMeta(name="py"), data={"k": "v"})
     created = api.create_namespaced_config_map("default", body)
     listed = api.list_namespaced_config_map("default")
-    assert [i.metadata.name for i in listed.items] == ["py"]
+    assert [i.metadata.name for i in listed.items] == ["kube-root-ca.crt", "py"]  # the first: every namespace's
     api.patch_namespaced_config_map("py", "default", {"data": {"k": "patched"}})
     assert api.read_namespaced_config_map("py", "default").data == {"k": "patched"}
 
@@ -78,7 +78,7 @@ def test_kr8s_lists_watches_and_patches(hub: Hub, space: str, tmp_path: Path) ->
                                 api=api)
     cm.create()
     found = list(api.get("configmaps", namespace="default"))
-    assert [o.name for o in found] == ["k8s-lite"]
+    assert [o.name for o in found] == ["k8s-lite", "kube-root-ca.crt"]  # the second: every namespace's
     events: list[tuple[str, Any]] = []
     started = threading.Event()
 

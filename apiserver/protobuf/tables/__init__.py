@@ -63,6 +63,8 @@ KINDS: dict[tuple[str, str], str] = {
     ("networking.k8s.io/v1", "Ingress"): "networking.Ingress",
     # kubectl auth whoami / can-i
     ("authentication.k8s.io/v1", "SelfSubjectReview"): "authentication.SelfSubjectReview",
+    # kubectl create token
+    ("authentication.k8s.io/v1", "TokenRequest"): "authentication.TokenRequest",
     ("authorization.k8s.io/v1", "SelfSubjectAccessReview"): "authorization.SelfSubjectAccessReview",
     ("authorization.k8s.io/v1", "SelfSubjectRulesReview"): "authorization.SelfSubjectRulesReview",
 }

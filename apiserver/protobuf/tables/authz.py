@@ -1,16 +1,37 @@
 """Field tables of the review kinds: ``authentication.k8s.io/v1`` SelfSubjectReview and
 ``authorization.k8s.io/v1`` SelfSubjectAccessReview and SelfSubjectRulesReview (v0.37 struct tags).
 
-``kubectl auth whoami`` and ``kubectl auth can-i`` send these through typed clients, so as protobuf.
+``kubectl auth whoami`` and ``kubectl auth can-i`` send these through typed clients, so as protobuf; so does
+``kubectl create token`` its ``authentication.k8s.io/v1`` TokenRequest.
 ``UserInfo.extra`` (``map[string]ExtraValue``, a list in JSON) is left out: clients never send it, and a
 request that does is refused with 415 rather than decoded into the wrong shape.
 """
 
 from __future__ import annotations
 
-from apiserver.protobuf.schema import BOOL, KEEP, LIST, PTR, STRING, Table, table
+from apiserver.protobuf.schema import BOOL, INT64, KEEP, LIST, PTR, STRING, Table, table
 
 MESSAGES: dict[str, Table] = {
+    "authentication.TokenRequest": table(
+        (1, "metadata", "meta.ObjectMeta"),
+        (2, "spec", "authentication.TokenRequestSpec", KEEP),
+        (3, "status", "authentication.TokenRequestStatus"),
+    ),
+    "authentication.TokenRequestSpec": table(
+        (1, "audiences", STRING, LIST | KEEP),
+        (4, "expirationSeconds", INT64, PTR),
+        (3, "boundObjectRef", "authentication.BoundObjectReference", PTR),
+    ),
+    "authentication.BoundObjectReference": table(
+        (1, "kind", STRING),
+        (2, "apiVersion", STRING),
+        (3, "name", STRING),
+        (4, "uid", STRING),
+    ),
+    "authentication.TokenRequestStatus": table(
+        (1, "token", STRING, KEEP),
+        (2, "expirationTimestamp", "meta.Time", KEEP),
+    ),
     "authentication.SelfSubjectReview": table(
         (1, "metadata", "meta.ObjectMeta"),
         (2, "status", "authentication.SelfSubjectReviewStatus"),

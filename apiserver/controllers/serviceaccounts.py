@@ -1,0 +1,111 @@
+"""What kube's controllers put in every namespace: the ``default`` ServiceAccount and the ``kube-root-ca.crt``
+ConfigMap.
+
+kube-controller-manager's serviceaccounts controller creates ``default`` in each namespace, and again when it is
+deleted; its root-CA publisher writes ``kube-root-ca.crt`` (key ``ca.crt``: the CA clients trust for the API
+server) and puts it back when it is deleted or changed. This controller does both for every active namespace of
+every space it is told to serve (a kube space has its own controllers). Without a CA (a server on plain HTTP)
+there is no ConfigMap to publish. Every cluster has its own of both, so they are not placed
+(:func:`namespace_default`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from apimachinery.errors import StatusError
+from apiserver.catalog import Catalog
+from apiserver.controllers.namespaces import NAMESPACES, NamespaceController
+from apiserver.service import Objects, WriteOptions
+from apiserver.watch import Entry
+from kubeclient.workqueue import Gate, WorkQueue
+
+DEFAULT_SERVICE_ACCOUNT = "default"
+ROOT_CA_CONFIGMAP = "kube-root-ca.crt"
+ROOT_CA_KEY = "ca.crt"
+SERVICE_ACCOUNTS = "serviceaccounts"
+CONFIGMAPS = "configmaps"
+MANAGER = "spacehub-serviceaccounts"
+
+
+def namespace_default(resource: str, name: str) -> bool:
+    """Whether an object is one this controller keeps in every namespace: every cluster's own controllers make
+    theirs, so placement never sends these to clusters (as KubeStellar leaves them out of downsync)."""
+    return (resource, name) in ((SERVICE_ACCOUNTS, DEFAULT_SERVICE_ACCOUNT), (CONFIGMAPS, ROOT_CA_CONFIGMAP))
+
+
+class NamespaceDefaults(WorkQueue):
+    """Keeps the ``default`` ServiceAccount and ``kube-root-ca.crt`` in every active namespace."""
+
+    def __init__(self, objects: Objects, catalog: Catalog, namespaces: NamespaceController, ca_pem: bytes | None,
+                 served: Callable[[str], bool]) -> None:
+        """``served(space)``: whether this server keeps that space's namespaces now (False for kube spaces, and
+        for a space being deleted, whose contents go with it)."""
+        super().__init__("namespace-defaults")
+        self.objects = objects
+        self.catalog = catalog
+        self.namespaces = namespaces
+        self.ca = ca_pem.decode() if ca_pem else None
+        self.served = served
+
+    def on_commit(self, entries: Sequence[Entry]) -> None:
+        for entry in entries:
+            key = entry.row.key
+            if key.resource == NAMESPACES and not entry.row.deleted:
+                self.add((key.space, key.name))
+            elif self._kept(key.resource, key.name, entry.row.deleted):
+                self.add((key.space, key.namespace))
+
+    def _kept(self, resource: str, name: str, deleted: bool) -> bool:
+        """Whether a change to this object may need undoing: the default ServiceAccount deleted, the CA's
+        ConfigMap deleted or changed."""
+        if resource == SERVICE_ACCOUNTS:
+            return name == DEFAULT_SERVICE_ACCOUNT and deleted
+        return resource == CONFIGMAPS and name == ROOT_CA_CONFIGMAP and self.ca is not None
+
+    def start(self, gate: Gate | None = None) -> None:
+        self.objects.bus.add_listener(self.on_commit)
+        super().start(gate)
+        for space, namespace in list(self.namespaces.phases):
+            self.add((space, namespace))
+
+    async def handle(self, key: Any) -> bool:
+        space, namespace = key
+        if self.namespaces.phase(space, namespace) != "Active" or not self.served(space):
+            return False
+        await self._ensure(space, SERVICE_ACCOUNTS, namespace,
+                           {"metadata": {"name": DEFAULT_SERVICE_ACCOUNT, "namespace": namespace}})
+        if self.ca is not None:
+            await self._ensure_root_ca(space, namespace)
+        return False
+
+    async def _ensure(self, space: str, resource: str, namespace: str, obj: dict[str, Any]) -> dict[str, Any] | None:
+        """The object, created when missing; None when the namespace went away meanwhile."""
+        rtype = self.catalog.by_group_resource(space, resource)
+        if rtype is None:
+            return None
+        name = obj["metadata"]["name"]
+        found = await self.objects.find(space, rtype, namespace, name)
+        if found is not None:
+            return found
+        try:
+            return await self.objects.create(space, rtype, namespace, obj, WriteOptions(manager=MANAGER))
+        except StatusError as exc:
+            if exc.code == 409:  # created meanwhile (by someone else, or another hub process)
+                return await self.objects.find(space, rtype, namespace, name)
+            if exc.code in (403, 404):  # the namespace is terminating or gone: nothing to keep
+                return None
+            raise
+
+    async def _ensure_root_ca(self, space: str, namespace: str) -> None:
+        wanted = {ROOT_CA_KEY: self.ca}
+        found = await self._ensure(space, CONFIGMAPS, namespace,
+                                   {"metadata": {"name": ROOT_CA_CONFIGMAP, "namespace": namespace}, "data": wanted})
+        if found is None or found.get("data") == wanted:
+            return
+        rtype = self.catalog.by_group_resource(space, CONFIGMAPS)
+        assert rtype is not None
+        # Someone changed it: put the CA back, as kube's publisher does.
+        await self.objects.guaranteed_update(space, rtype, namespace, ROOT_CA_CONFIGMAP,
+                                             lambda obj: {**obj, "data": wanted}, WriteOptions(manager=MANAGER))
