@@ -21,7 +21,7 @@ from apimachinery.errors import StatusError
 from apiserver.api.codec import status_response
 from apiserver.definitions import schema_release
 from apiserver.spacepaths import ROOT, SEPARATOR
-from apiserver.store import StorageFailed
+from apiserver.store import StorageFailed, StoreUnavailable, store_unavailable
 from kubeclient.version import spacehub_version
 
 METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE"]
@@ -99,10 +99,13 @@ def spaces_first(handle: Callable[[], SpaceHandler], app: ASGIApp,
             response = await handle()(Request(scope, receive), space, rest)
         except StorageFailed as exc:
             response = await _storage_failed(Request(scope, receive), exc)
-        except Exception:  # a bug, not the client's: kube's 500, and the traceback in the log
-            log.exception("%s %s failed", scope.get("method"), path)
-            response = status_response(StatusError(500, "InternalError", "an error on the server prevented the "
-                                                   "request from succeeding"))
+        except Exception as exc:
+            if store_unavailable(exc) is not None:  # a read while the database is down: the writer logs the outage
+                response = _unavailable(exc)
+            else:  # a bug, not the client's: kube's 500, and the traceback in the log
+                log.exception("%s %s failed", scope.get("method"), path)
+                response = status_response(StatusError(500, "InternalError", "an error on the server prevented the "
+                                                       "request from succeeding"))
         await response(scope, receive, send)
 
     return dispatch
@@ -154,7 +157,15 @@ async def _method_not_allowed(_request: Request, _exc: Exception) -> Response:
                                        "requested resource"))
 
 
+def _unavailable(exc: Exception) -> Response:
+    # As kube-apiserver answers while etcd cannot be reached: 503 with Retry-After, so clients retry.
+    return status_response(StatusError(503, "ServiceUnavailable", f"the store is unavailable: {exc}",
+                                       retry_after=1))
+
+
 async def _storage_failed(_request: Request, exc: Exception) -> Response:
+    if isinstance(exc, StoreUnavailable):
+        return _unavailable(exc)
     # As kube-apiserver answers a write etcd refuses for its space quota: 500 InternalError with the cause.
     return JSONResponse(StatusError(500, "InternalError", f"the store refused the write, nothing was written: {exc}")
                         .to_status(), status_code=500)

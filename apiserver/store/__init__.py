@@ -18,10 +18,19 @@ from apiserver.store.logstore import (
     LogStore,
     PreconditionFailed,
 )
-from apiserver.store.writer import GroupCommitWriter, OnCommit, StorageFailed, Write, Writer, storage_failure
+from apiserver.store.writer import (
+    GroupCommitWriter,
+    OnCommit,
+    StorageFailed,
+    StoreUnavailable,
+    Write,
+    Writer,
+    storage_failure,
+    store_unavailable,
+)
 
-__all__ = ["INTERNAL_SPACE", "Compacted", "Key", "LogRow", "LogStore", "PreconditionFailed", "StorageFailed", "Write",
-           "Writer", "open_writer", "storage_failure"]
+__all__ = ["INTERNAL_SPACE", "Compacted", "Key", "LogRow", "LogStore", "PreconditionFailed", "StorageFailed",
+           "StoreUnavailable", "Write", "Writer", "open_writer", "storage_failure", "store_unavailable"]
 
 
 def open_writer(store: LogStore, loop: asyncio.AbstractEventLoop, on_commit: OnCommit,

@@ -6,10 +6,12 @@ advisory lock on a connection kept for the purpose. PostgreSQL releases the lock
 session ends, so when the holder dies (even ``kill -9``: the kernel closes its socket) a standby, which
 tries for the lock every ``RETRY_INTERVAL``, takes over within about that long.
 
-The holder checks its lease connection every ``CHECK_INTERVAL``; if the connection is lost it can no
-longer know it is the only leader, and ``lost`` is called (the hub exits, as kube-controller-manager does
-when its leader election is lost, and is restarted as a standby). On SQLite there is one process, which
-leads from the start.
+The holder checks its lease connection every ``CHECK_INTERVAL``; if the connection is lost (the database
+stopped or restarts) the lock went with the session: the holder stops counting as leader (``held`` is false,
+so gated writers hold off) and takes the lock again once the database is back. Only if another process took
+it meanwhile is ``lost`` called (the hub exits, as kube-controller-manager does when its leader election is
+lost, and is restarted as a standby): singletons already started cannot be recalled. On SQLite there is
+one process, which leads from the start.
 """
 
 from __future__ import annotations
@@ -78,18 +80,8 @@ class PostgresLease(Leadership):
     def _run(self) -> None:
         raw: Any = None
         try:
-            while not self._stopping.is_set():
-                try:
-                    raw = raw or self._engine.raw_connection()
-                    cur = raw.driver_connection.cursor()
-                    raw.driver_connection.autocommit = True
-                    if cur.execute("SELECT pg_try_advisory_lock(%s, %s)", self._lock).fetchone()[0]:
-                        break
-                except Exception as exc:
-                    log.warning("could not try for the lease (%s); trying again", exc)
-                    raw = _discard(raw)
-                self._stopping.wait(RETRY_INTERVAL)
-            else:
+            raw = self._acquire(raw)
+            if raw is None:
                 return
             log.info("this process holds the lease: it runs the controllers and placement writes")
             self.loop.call_soon_threadsafe(self.won)
@@ -97,10 +89,55 @@ class PostgresLease(Leadership):
                 try:
                     raw.driver_connection.execute("SELECT 1")
                 except Exception as exc:
-                    self.loop.call_soon_threadsafe(self.lost, f"the lease connection failed: {exc}")
-                    return
+                    raw = self._regain(_discard(raw), exc)
+                    if raw is None:
+                        return
         finally:
             _discard(raw)
+
+    def _acquire(self, raw: Any, attempts: int | None = None) -> Any:
+        """The lease connection once it holds the lock; None when stopping, or when ``attempts`` tries found the
+        lock held elsewhere."""
+        while not self._stopping.is_set():
+            try:
+                raw = raw or self._engine.raw_connection()
+                cur = raw.driver_connection.cursor()
+                raw.driver_connection.autocommit = True
+                if cur.execute("SELECT pg_try_advisory_lock(%s, %s)", self._lock).fetchone()[0]:
+                    return raw
+                if attempts is not None:
+                    attempts -= 1
+                    if attempts <= 0:
+                        return _discard(raw)
+            except Exception as exc:
+                log.debug("could not try for the lease (%s); trying again", exc)
+                raw = _discard(raw)
+            self._stopping.wait(RETRY_INTERVAL)
+        return _discard(raw)
+
+    def _regain(self, raw: Any, cause: Exception) -> Any:
+        """The lease connection failed (the database stopped or restarts): the lock went with the session. Gates
+        close at once, and the lock is taken again when the database is back. Should another process have taken
+        it meanwhile, this one ends (``lost``): its singletons cannot be recalled, and two holders must never be."""
+        log.warning("the lease connection failed (%s): holding off until the database is back", cause)
+        self.loop.call_soon_threadsafe(self._held.clear)
+        while not self._stopping.is_set():
+            try:
+                raw = self._engine.raw_connection()
+                break
+            except Exception:  # still down
+                self._stopping.wait(RETRY_INTERVAL)
+        else:
+            return None
+        raw = self._acquire(raw, attempts=1)
+        if raw is None:
+            if not self._stopping.is_set():
+                self.loop.call_soon_threadsafe(self.lost, "another process took the lease while the database was "
+                                               "unreachable")
+            return None
+        log.info("the lease is held again")
+        self.loop.call_soon_threadsafe(self._held.set)
+        return raw
 
 
 def _discard(raw: Any) -> None:

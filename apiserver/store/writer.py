@@ -54,11 +54,33 @@ Outcome = LogRow | BaseException
 _SQLITE_STORAGE_CODES = (sqlite3.SQLITE_FULL, sqlite3.SQLITE_IOERR)
 # PostgreSQL's SQLSTATEs for the same: disk_full, and class 58 (system errors: io_error, ...).
 _PG_DISK_FULL, _PG_SYSTEM_ERROR_CLASS = "53100", "58"
+# The server is shutting down or starting: admin_shutdown, crash_shutdown, cannot_connect_now.
+_PG_SHUTDOWN_STATES = ("57P01", "57P02", "57P03")
 
 
 class StorageFailed(Exception):
     """The database refused a commit for want of space or because its disk failed; nothing of the batch was
     written. Its message is the database's own (SQLite's "database or disk is full")."""
+
+
+class StoreUnavailable(StorageFailed):
+    """The database cannot be reached (stopped, restarting, connection refused or lost); nothing of the batch was
+    written. Clients get 503 with Retry-After: the same request succeeds once the database is back."""
+
+
+def store_unavailable(exc: BaseException) -> str | None:
+    """The driver's message when ``exc`` (or what it wraps) says the database server cannot be reached: a refused
+    or lost connection (psycopg's OperationalError, SQLSTATE class 08) or a server shutting down (57P01-57P03).
+    None for any other failure."""
+    seen: BaseException | None = exc
+    while seen is not None:
+        sqlstate = getattr(seen, "sqlstate", None)
+        if isinstance(sqlstate, str) and (sqlstate.startswith("08") or sqlstate in _PG_SHUTDOWN_STATES):
+            return str(seen).strip()
+        if type(seen).__module__.startswith("psycopg") and type(seen).__name__ == "OperationalError":
+            return str(seen).strip()
+        seen = getattr(seen, "orig", None) or seen.__cause__  # SQLAlchemy's wrapper holds the driver's error
+    return None
 
 
 def storage_failure(exc: BaseException) -> str | None:
@@ -146,6 +168,7 @@ class Writer:
         self._stopped = False
         # Why the database refuses commits (its message), from a commit that failed so until one succeeds.
         self.failing: str | None = None
+        self.unavailable: str | None = None  # why the database cannot be reached, until a commit succeeds
         self._refused_bytes = 0  # the size of the values of the batch refused last
 
     async def write(self, w: Write) -> LogRow:
@@ -171,6 +194,12 @@ class Writer:
     def failed_batch(self, batch: list[Write], exc: Exception) -> Exception:
         """What each write of a batch that failed to commit gets: :class:`StorageFailed` when the disk is full or
         failing (logged once when that starts, not once per batch), else the error itself (logged)."""
+        unreachable = store_unavailable(exc)
+        if unreachable is not None:
+            if self.unavailable is None:  # once per outage, not once per batch
+                log.error("the store is unavailable: %s", unreachable)
+            self.unavailable = unreachable
+            return StoreUnavailable(unreachable)
         cause = storage_failure(exc)
         if cause is None:
             log.exception("store commit failed")
@@ -182,6 +211,9 @@ class Writer:
         return StorageFailed(cause)
 
     def committed_batch(self) -> None:
+        if self.unavailable is not None:
+            log.warning("the store is available again")
+            self.unavailable = None
         if self.failing is not None:
             log.warning("the store takes writes again")
             self.failing = None
