@@ -8,6 +8,7 @@ acknowledged.
 
 from __future__ import annotations
 
+import contextlib
 import glob
 import os
 import shutil
@@ -65,10 +66,8 @@ def cluster() -> Iterator[Cluster]:
     try:
         yield db
     finally:
-        try:
+        with contextlib.suppress(subprocess.CalledProcessError):  # already stopped by a failing test
             db.stop()
-        except subprocess.CalledProcessError:
-            pass  # already stopped by a failing test
         shutil.rmtree(root, ignore_errors=True)
 
 
