@@ -110,7 +110,7 @@ class PostgresLease(Leadership):
                     if attempts <= 0:
                         return _discard(raw)
             except Exception as exc:
-                log.debug("could not try for the lease (%s); trying again", exc)
+                log.warning("could not try for the lease (%s); trying again", exc)
                 raw = _discard(raw)
             self._stopping.wait(RETRY_INTERVAL)
         return _discard(raw)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import glob
 import os
+import re
 import shutil
 import subprocess
 import tempfile
@@ -122,3 +123,9 @@ def test_requests_get_503_while_the_database_is_down_and_succeed_once_it_is_back
         names = {item["metadata"]["name"] for item in c.get(path).json()["items"]}
         assert set(acknowledged) <= names
         assert "during" not in names
+        # The lease holder regained the lease rather than exiting, and says so once per outage, not per request.
+        wait_for(lambda: re.search(r"^spacehub_leader 1\.0$", c.get("/metrics").text, re.M), timeout=10,
+                 message="the lease held again")
+        log = hub.log_path.read_text()
+        assert log.count("the store is unavailable") == 1 and log.count("the store is available again") == 1
+        assert "exiting" not in log
