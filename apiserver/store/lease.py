@@ -136,7 +136,7 @@ class PostgresLease(Leadership):
                                                "unreachable")
             return None
         log.info("the lease is held again")
-        self.loop.call_soon_threadsafe(self._held.set)
+        self.loop.call_soon_threadsafe(self.won)  # listeners catch up on what the outage held off
         return raw
 
 
