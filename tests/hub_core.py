@@ -12,7 +12,6 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
-from apimachinery.errors import StatusError
 from apiserver.service import DeleteOptions, WriteOptions
 from hub.app import HubCore, HubSettings
 
@@ -45,33 +44,13 @@ async def create(core: HubCore, space: str, *objs: dict[str, Any]) -> None:
 async def get(core: HubCore, space: str, api_version: str, kind: str, name: str,
               namespace: str = "") -> dict[str, Any] | None:
     """The object, or None when it does not exist."""
-    rtype = _rtype(core, space, {"apiVersion": api_version, "kind": kind})
-    try:
-        return await core.objects.get(space, rtype, namespace, name)
-    except StatusError as err:
-        if err.code == 404:
-            return None
-        raise
+    return await core.objects.find(space, _rtype(core, space, {"apiVersion": api_version, "kind": kind}),
+                                   namespace, name)
 
 
 async def delete(core: HubCore, space: str, api_version: str, kind: str, name: str, namespace: str = "") -> None:
     rtype = _rtype(core, space, {"apiVersion": api_version, "kind": kind})
     await core.objects.delete(space, rtype, namespace, name, DeleteOptions())
-
-
-def namespace(name: str) -> dict[str, Any]:
-    return {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}}
-
-
-def configmap(name: str, ns: str, **data: str) -> dict[str, Any]:
-    return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name, "namespace": ns}, "data": data}
-
-
-def deployment(name: str, ns: str, replicas: int = 2) -> dict[str, Any]:
-    return {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": name, "namespace": ns},
-            "spec": {"replicas": replicas, "selector": {"matchLabels": {"app": name}},
-                     "template": {"metadata": {"labels": {"app": name}},
-                                  "spec": {"containers": [{"name": "web", "image": "library/httpd:2.4"}]}}}}
 
 
 def placement(name: str, location_labels: dict[str, str], downsync: list[dict[str, Any]],

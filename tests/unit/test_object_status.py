@@ -14,8 +14,9 @@ from hub.app import HubCore
 from placement.model import ObjectRef
 from status.objectstatus import ANNOTATION
 from status.service import ObjectReport
-from tests.hub_core import EDGE, create, delete, deployment, get, hub_core, namespace, placement
+from tests.hub_core import EDGE, create, delete, get, hub_core, placement
 from tests.polling import eventually
+from tests.syncer_harness import deployment, namespace
 
 DEPLOYMENTS = [{"apiGroup": "apps", "resources": ["deployments"], "namespaces": ["app"]}]
 WEB = ObjectRef("team", "deployments.apps", "app", "web")

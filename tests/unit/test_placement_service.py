@@ -12,8 +12,9 @@ from typing import Any
 
 from hub.app import HubCore
 from placement.model import ObjectRef
-from tests.hub_core import EDGE, configmap, create, delete, get, hub_core, namespace, placement
+from tests.hub_core import EDGE, create, delete, get, hub_core, placement
 from tests.polling import eventually
+from tests.syncer_harness import configmap, namespace
 
 CONFIGMAPS = [{"apiGroup": "", "resources": ["configmaps"], "namespaces": ["app"]}]
 

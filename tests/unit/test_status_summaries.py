@@ -14,8 +14,9 @@ from hub.app import HubCore
 from placement.model import ObjectRef
 from status.service import ObjectReport
 from status.summaries import summary_name
-from tests.hub_core import EDGE, create, delete, deployment, get, hub_core, listed, namespace, placement
+from tests.hub_core import EDGE, create, delete, get, hub_core, listed, placement
 from tests.polling import eventually
+from tests.syncer_harness import deployment, namespace
 
 STATUS = "status.spacehub.io/v1alpha1"
 DEPLOYMENTS = [{"apiGroup": "apps", "resources": ["deployments"], "namespaces": ["app"]}]
