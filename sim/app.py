@@ -87,7 +87,8 @@ class SimCore:
                                    default_shape=self.settings.default_shape,
                                    kubelet_version=version_info()["gitVersion"].split("+")[0],
                                    status_rules=self.settings.status_rules,
-                                   pull_fails=lambda cluster, image: self.faults.get(cluster).pull_fails(image))
+                                   pull_fails=lambda cluster, image: self.faults.get(cluster).pull_fails(image),
+                                   cpu_load=lambda cluster: self.faults.get(cluster).cpu_load)
         await runtime.start(loads=[self.simulator.load])
         self.simulator.start(sorted(runtime.spaces.phases))
         if self.streams is not None:
@@ -189,6 +190,8 @@ def build_app(settings: SimSettings) -> tuple[object, SimCore]:
         elif request.method == "DELETE":
             core.faults.set(name, Faults())
             log.info("cluster %s faults cleared", name)
+        if request.method != "GET":
+            core.simulator.autoscalers.load_changed(name)
         return JSONResponse(core.faults.get(name).to_json())
 
     async def log_lines(request: Request) -> Response:

@@ -15,6 +15,8 @@ Owns the fault table (set at startup from ``--faults-file`` and changed through 
   ``send`` does not expose its transport, the middleware falls back to ``503`` with ``Retry-After``.
 * ``latencySeconds``: every request waits that long before it is handled.
 * ``failWrites``: POST, PUT, PATCH and DELETE get a ``500 InternalError`` Status; reads still work.
+* ``cpuLoad``: not a fault but a knob kept with them: the simulated CPU use of each HPA's target in the cluster,
+  in percent of one pod's request, from which the simulated HPA controller scales (:mod:`sim.controllers.hpa`).
 
 WebSocket upgrades (``pods/exec``, ``attach``, ``portforward``) take ``refuse`` and ``latencySeconds`` the same
 way; sessions in flight are cut when ``refuse`` is switched on.
@@ -57,10 +59,13 @@ class Faults:
     # Container images (glob patterns) the cluster's kubelets cannot pull: their pods stay Pending in
     # ErrImagePull / ImagePullBackOff, as with a missing image or tag.
     image_pull_failures: tuple[str, ...] = ()
+    # Simulated CPU use of each HPA's target, in percent of one pod's request (None: no metrics).
+    cpu_load: float | None = None
 
     @property
     def active(self) -> bool:
-        return self.refuse or self.latency_seconds > 0 or self.fail_writes or bool(self.image_pull_failures)
+        return self.refuse or self.latency_seconds > 0 or self.fail_writes or bool(self.image_pull_failures) \
+            or self.cpu_load is not None
 
     def pull_fails(self, image: str) -> bool:
         return any(fnmatch.fnmatchcase(image, pattern) for pattern in self.image_pull_failures)
@@ -70,30 +75,38 @@ class Faults:
                                "failWrites": self.fail_writes}
         if self.image_pull_failures:
             out["imagePullFailures"] = list(self.image_pull_failures)
+        if self.cpu_load is not None:
+            out["cpuLoad"] = self.cpu_load
         return out
 
     @classmethod
     def from_json(cls, doc: Any) -> Faults:
         """Parse ``{"refuse": bool, "latencySeconds": number, "failWrites": bool, "imagePullFailures":
-        [glob, …]}``; absent fields are off."""
+        [glob, …], "cpuLoad": number}``; absent fields are off."""
         if not isinstance(doc, dict):
-            raise FaultError("faults must be an object with refuse, latencySeconds, failWrites and "
-                             "imagePullFailures")
-        unknown = sorted(set(doc) - {"refuse", "latencySeconds", "failWrites", "imagePullFailures"})
+            raise FaultError("faults must be an object with refuse, latencySeconds, failWrites, "
+                             "imagePullFailures and cpuLoad")
+        unknown = sorted(set(doc) - {"refuse", "latencySeconds", "failWrites", "imagePullFailures", "cpuLoad"})
         if unknown:
             raise FaultError(f"unknown fault field(s): {', '.join(unknown)}")
         refuse, latency, fail_writes = doc.get("refuse", False), doc.get("latencySeconds", 0), doc.get(
             "failWrites", False)
         if not isinstance(refuse, bool) or not isinstance(fail_writes, bool):
             raise FaultError("refuse and failWrites must be booleans")
-        if isinstance(latency, bool) or not isinstance(latency, int | float) or not math.isfinite(latency) \
-                or latency < 0:
+        if not _non_negative(latency):
             raise FaultError("latencySeconds must be a non-negative number")
+        load = doc.get("cpuLoad")
+        if load is not None and not _non_negative(load):
+            raise FaultError("cpuLoad must be a non-negative number (percent of one pod's CPU request)")
         pulls = doc.get("imagePullFailures", [])
         if not isinstance(pulls, list) or not all(isinstance(p, str) and p for p in pulls):
             raise FaultError("imagePullFailures must be a list of image patterns (globs, e.g. \"*:broken\")")
         return cls(refuse=refuse, latency_seconds=float(latency), fail_writes=fail_writes,
-                   image_pull_failures=tuple(pulls))
+                   image_pull_failures=tuple(pulls), cpu_load=None if load is None else float(load))
+
+
+def _non_negative(value: Any) -> bool:
+    return not isinstance(value, bool) and isinstance(value, int | float) and math.isfinite(value) and value >= 0
 
 
 def load_faults_file(path: Path, clusters: Iterable[str]) -> dict[str, Faults]:

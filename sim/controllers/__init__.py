@@ -2,7 +2,7 @@
 
 :class:`Simulator` owns the informer cache, the scheduler and pod addresses, and the controllers
 (nodes, pod lifecycle, ReplicaSets, Deployments, StatefulSets, DaemonSets, Jobs, APIService
-availability, status rules). One
+availability, status rules, HorizontalPodAutoscalers). One
 watch-bus listener updates the cache and hands each change to the controllers watching its kind;
 each controller is a work queue of object keys. Every write goes through the object service, so it
 is validated, versioned and watchable like a client's. Namespaces (Active) and CRDs (Established)
@@ -23,6 +23,7 @@ from sim.controllers.base import Context, Controller
 from sim.controllers.cache import CACHED, ClusterCache
 from sim.controllers.daemonsets import DaemonSetController
 from sim.controllers.deployments import DeploymentController
+from sim.controllers.hpa import HorizontalPodAutoscalerController
 from sim.controllers.jobs import JobController
 from sim.controllers.nodes import NodeController, NodeShape
 from sim.controllers.pods import PodController
@@ -38,7 +39,8 @@ class Simulator:
     def __init__(self, objects: Objects, catalog: Catalog, namespace_phase: Callable[[str, str], str | None], *,
                  ready_delay: float, shapes: dict[str, NodeShape], default_shape: NodeShape, kubelet_version: str,
                  status_rules: tuple[StatusRule, ...] = (), workers: int = 4,
-                 pull_fails: Callable[[str, str], bool] = lambda _cluster, _image: False) -> None:
+                 pull_fails: Callable[[str, str], bool] = lambda _cluster, _image: False,
+                 cpu_load: Callable[[str], float | None] = lambda _cluster: None) -> None:
         self.cache = ClusterCache()
         self.ctx = Context(objects=objects, catalog=catalog, cache=self.cache, scheduler=Scheduler(self.cache),
                            ips=PodIPs(), namespace_phase=namespace_phase, ready_delay=ready_delay,
@@ -46,10 +48,11 @@ class Simulator:
                            events=EventRecorder(objects, catalog, "kubelet", manager="kubelet"))
         self.nodes = NodeController(self.ctx, shapes, default_shape)
         self.status_rules = StatusRuleController(self.ctx, status_rules)
+        self.autoscalers = HorizontalPodAutoscalerController(self.ctx, cpu_load)
         self.controllers: list[Controller] = [
             self.nodes, PodController(self.ctx), ReplicaSetController(self.ctx), DeploymentController(self.ctx),
             StatefulSetController(self.ctx), DaemonSetController(self.ctx), JobController(self.ctx),
-            APIServiceController(self.ctx), self.status_rules,
+            APIServiceController(self.ctx), self.status_rules, self.autoscalers,
         ]
         self._backfill: asyncio.Task[None] | None = None
         self._watching: dict[str, list[Controller]] = {

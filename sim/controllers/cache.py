@@ -24,7 +24,8 @@ DAEMONSETS = "daemonsets.apps"
 JOBS = "jobs.batch"
 SERVICES = "services"
 APISERVICES = "apiservices.apiregistration.k8s.io"
-CACHED = (PODS, NODES, REPLICASETS, DEPLOYMENTS, STATEFULSETS, DAEMONSETS, JOBS, SERVICES, APISERVICES)
+HPAS = "horizontalpodautoscalers.autoscaling"
+CACHED = (PODS, NODES, REPLICASETS, DEPLOYMENTS, STATEFULSETS, DAEMONSETS, JOBS, SERVICES, APISERVICES, HPAS)
 
 NodeKey = tuple[str, str]  # (space, node name)
 

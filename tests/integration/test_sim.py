@@ -451,3 +451,50 @@ def test_bad_arguments_fail_with_a_message(tmp_path: Path) -> None:
         proc = subprocess.run([str(BIN / "spacehub"), "sim", "serve", "--data-dir", str(tmp_path / "d"), *args],
                               capture_output=True, text=True, env=env, timeout=60)
         assert proc.returncode != 0 and message in proc.stderr, (args, proc.stderr)
+
+
+# --- autoscaling --------------------------------------------------------------------------------------------
+
+
+def test_hpa_scales_to_the_cluster_cpu_load(sim: Sim) -> None:
+    """An autoscaling/v2 HPA: the simulated controller scales the Deployment from the cluster's cpuLoad knob (set on
+    wec3, a cluster of the second process), through ``scale`` as kube's field manager."""
+    hpa = {"apiVersion": "autoscaling/v2", "kind": "HorizontalPodAutoscaler", "metadata": {"name": "busy"},
+           "spec": {"scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "busy"},
+                    "minReplicas": 1, "maxReplicas": 6, "metrics": [{"type": "Resource", "resource": {
+                        "name": "cpu", "target": {"type": "Utilization", "averageUtilization": 50}}}]}}
+    sim.kubectl("wec3", "create", "-f", "-", input=_yaml(deployment("busy", 2)))
+    sim.kubectl("wec3", "create", "-f", "-", input=_yaml(hpa))
+
+    def hpa_status() -> dict[str, Any]:
+        return dict(sim.get("wec3", "hpa", "busy").get("status") or {})
+
+    def conditions() -> dict[str, tuple[str, str]]:
+        return {c["type"]: (c["status"], c["reason"]) for c in hpa_status().get("conditions") or []}
+
+    wait_for(lambda: conditions().get("ScalingActive") == ("False", "FailedGetResourceMetric"), timeout=30,
+             message="no metrics while the cluster has no cpuLoad")
+    assert sim.get("wec3", "deployment", "busy")["spec"]["replicas"] == 2
+    try:
+        assert sim.set_faults("wec3", cpuLoad=250)["cpuLoad"] == 250
+        wait_for(lambda: (d := sim.get("wec3", "deployment", "busy"))["spec"]["replicas"] == 5
+                 and d["status"].get("readyReplicas") == 5, timeout=30, message="busy scaled to ceil(250/50) = 5")
+        wait_for(lambda: hpa_status().get("desiredReplicas") == 5 and hpa_status().get("currentReplicas") == 5
+                 and conditions().get("ScalingActive") == ("True", "ValidMetricFound"), timeout=30,
+                 message="the HPA's status at 5 replicas")
+        assert hpa_status()["currentMetrics"][0]["resource"]["current"]["averageUtilization"] == 50
+        managers = {f["manager"]: f.get("subresource") for f in
+                    sim.get("wec3", "deployment", "busy", "--show-managed-fields")["metadata"]["managedFields"]}
+        assert managers.get("horizontal-pod-autoscaler") == "scale", managers
+        sim.set_faults("wec3", cpuLoad=900)  # 18 pods' worth, capped by maxReplicas
+        wait_for(lambda: conditions().get("ScalingLimited") == ("True", "TooManyReplicas")
+                 and sim.get("wec3", "deployment", "busy")["spec"]["replicas"] == 6, timeout=30,
+                 message="busy at maxReplicas")
+        sim.set_faults("wec3", cpuLoad=10)
+        wait_for(lambda: sim.get("wec3", "deployment", "busy")["spec"]["replicas"] == 1, timeout=30,
+                 message="busy scaled down to minReplicas")
+        bad = sim.client().put("/sim/v1/clusters/wec3/faults", json={"cpuLoad": -1})
+        assert bad.status_code == 400 and "cpuLoad" in bad.json()["message"], bad.text
+    finally:
+        sim.clear_faults("wec3")
+        sim.kubectl("wec3", "delete", "hpa,deployment", "busy")
