@@ -233,3 +233,33 @@ def test_an_hpa_in_the_cluster_or_placed_owns_the_replicas_unless_opted_out(worl
     # Without its HPA, web's replicas are the space's again.
     world.sim.kubectl("wec1", "delete", "hpa", "web", "-n", "app")
     world.wait_present("florin", DEPLOY.format(name="web"), check=lambda d: d["spec"]["replicas"] == 2)
+
+
+def test_the_simulated_hpa_scales_a_placed_deployment_from_the_cluster_load(world: World) -> None:
+    """The simulator's HPA controller, driven by wec1's cpuLoad, scales a placed Deployment: its replicas are the
+    HPA's (no drift correction), the space's status follows, and an image edit in the space still rolls out."""
+    autoscaler = hpa("web", "web")
+    autoscaler["spec"]["metrics"] = [{"type": "Resource", "resource": {
+        "name": "cpu", "target": {"type": "Utilization", "averageUtilization": 50}}}]
+    place(world, deployment("web", "app", replicas=2))
+    world.wait_present("florin", DEPLOY.format(name="web"),
+                       check=lambda d: (d.get("status") or {}).get("readyReplicas") == 2)
+    world.sim.kubectl("wec1", "apply", "-f", "-", input=yaml.safe_dump(autoscaler))
+    wait_for(lambda: "deployments/web in namespace app is scaled by" in world.syncers["florin"].log(), timeout=30,
+             message="the syncer hearing of web's HPA")
+    world.sim.set_faults("wec1", cpuLoad=250)  # two and a half pods' worth at a 50% target: 5 replicas
+
+    wait_for(lambda: ((world.hub_get("drift", DEPLOY.format(name="web")) or {}).get("status") or {})
+             .get("readyReplicas") == 5, timeout=30, message="web's 5 replicas in the space's status")
+    report = reported(world, "deployments.apps", "web") or {}
+    assert report.get("driftCorrections") == 0 and report["retained"] == {"spec.replicas": 5}, report
+    managers = {f["manager"] for f in world.sim.get("wec1", "deployment", "web", "-n", "app",
+                                                    "--show-managed-fields")["metadata"]["managedFields"]}
+    assert "horizontal-pod-autoscaler" in managers, managers
+    assert world.hub_get("drift", DEPLOY.format(name="web"))["spec"]["replicas"] == 2  # the space's own spec
+
+    world.apply("drift", web_25())
+    world.wait_present("florin", DEPLOY.format(name="web"),
+                       check=lambda d: d["spec"]["template"]["spec"]["containers"][0]["image"] == "library/httpd:2.5"
+                       and (d.get("status") or {}).get("updatedReplicas") == 5)
+    assert (reported(world, "deployments.apps", "web") or {}).get("driftCorrections") == 0
