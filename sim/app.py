@@ -22,6 +22,7 @@ from starlette.responses import JSONResponse, RedirectResponse, Response
 from starlette.routing import Route
 
 from apimachinery.errors import StatusError, bad_request, not_found
+from apimachinery.selectors import parse_label_selector
 from apiserver.access import AdminsOnly
 from apiserver.api.asgi import STATUS_HANDLERS, lifespan_of, probe_routes, spaces_first, version_info
 from apiserver.api.handlers import SpaceAPI
@@ -30,6 +31,7 @@ from sim.access import ClusterAuth
 from sim.controllers import NodeShape, Simulator, StatusRule
 from sim.faults import FaultError, FaultInjection, Faults, FaultTable
 from sim.kinds import sim_catalog
+from sim.metrics import GROUP_VERSION, pod_metrics
 from sim.streams.routes import PodStreams
 from sim.workers import Workers
 from spaces.runtime import RuntimeSettings, SpaceRuntime
@@ -207,13 +209,31 @@ def build_app(settings: SimSettings) -> tuple[object, SimCore]:
         except StatusError as exc:
             return _status_response(exc)
 
+    async def metrics(request: Request) -> Response:
+        """metrics-server's PodMetrics list of a namespace (see sim/metrics.py)."""
+        name = request.path_params["name"]
+        owner = workers.owners.get(name) if workers is not None else None
+        if owner is not None:
+            query = f"?{request.url.query}" if request.url.query else ""
+            return RedirectResponse(f"{owner}{request.url.path}{query}", status_code=307)
+        if name not in core.faults:
+            return _status_response(not_found("clusters", "sim.spacehub.io", name))
+        try:
+            selector = parse_label_selector(request.query_params.get("labelSelector", ""))
+        except StatusError as exc:
+            return _status_response(exc)
+        return JSONResponse(pod_metrics(core.simulator.cache, name, request.path_params["namespace"], selector,
+                                        core.faults.get(name).cpu_load))
+
     app = Starlette(routes=[
         *probe_routes(core, lambda: core.runtime.store_check()),
         Route("/sim/v1/clusters", clusters),
         Route("/sim/v1/clusters/{name}/faults", faults, methods=["GET", "PUT", "DELETE"]),
         Route("/sim/v1/clusters/{name}/namespaces/{namespace}/pods/{pod}/log", log_lines, methods=["POST"]),
+        Route(f"/clusters/{{name}}/apis/{GROUP_VERSION}/namespaces/{{namespace}}/pods", metrics),
     ], lifespan=lifespan_of(core), exception_handlers=STATUS_HANDLERS)
-    served = spaces_first(lambda: core.api.handle if workers is None else _redirecting(core.api.handle, workers), app)
+    served = spaces_first(lambda: core.api.handle if workers is None else _redirecting(core.api.handle, workers), app,
+                          elsewhere=lambda rest: rest.startswith(f"apis/{GROUP_VERSION}/"))
     core.streams = PodStreams(served, core, settings.clusters, workers.owners if workers is not None else None)
     wrapped = FaultInjection(ClusterAuth(core.streams, settings.admin_token, settings.cluster_tokens,
                                          allow_anonymous=settings.insecure_http), core.faults)

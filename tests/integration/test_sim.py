@@ -483,6 +483,10 @@ def test_hpa_scales_to_the_cluster_cpu_load(sim: Sim) -> None:
                  and conditions().get("ScalingActive") == ("True", "ValidMetricFound"), timeout=30,
                  message="the HPA's status at 5 replicas")
         assert hpa_status()["currentMetrics"][0]["resource"]["current"]["averageUtilization"] == 50
+        with sim.client("wec3") as c:  # the same load as metrics-server's PodMetrics: 2.5 cores over 5 pods
+            listed = c.get("/apis/metrics.k8s.io/v1beta1/namespaces/default/pods", params={"labelSelector": "app=busy"})
+        assert listed.status_code == 200, listed.text
+        assert [p["containers"][0]["usage"]["cpu"] for p in listed.json()["items"]] == ["500m"] * 5
         managers = {f["manager"]: f.get("subresource") for f in
                     sim.get("wec3", "deployment", "busy", "--show-managed-fields")["metadata"]["managedFields"]}
         assert managers.get("horizontal-pod-autoscaler") == "scale", managers
