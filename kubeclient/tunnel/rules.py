@@ -6,7 +6,9 @@ Allowed, and nothing else (both ends check every request with these functions; a
 * ``GET /api/v1/namespaces/{ns}/pods/{name}`` and ``…/pods/{name}/log`` (``follow=true`` streams);
 * WebSocket upgrades of ``…/pods/{name}/exec``, ``…/attach`` and ``…/portforward``;
 * ``DELETE /api/v1/namespaces/{ns}/pods/{name}`` — one pod, as ``kubectl delete pod`` restarts a replica that
-  its controller then replaces (exec already reaches further into a pod than deleting it does).
+  its controller then replaces (exec already reaches further into a pod than deleting it does);
+* ``GET /apis/metrics.k8s.io/v1beta1/namespaces/{ns}/pods`` — the pods' CPU and memory use (metrics-server's
+  PodMetrics list, no watch), which the hub's fleet autoscaler measures.
 
 Paths are matched whole against names as Kubernetes spells them (DNS-1123), so ``..``, ``//``, percent-encoded
 characters, trailing slashes and other resources never match. Query parameters are allowed by name for each
@@ -30,6 +32,7 @@ _LABEL = r"[a-z0-9](?:[-a-z0-9]{0,61}[a-z0-9])?"
 _POD = re.compile(rf"/api/v1/namespaces/(?P<ns>{_LABEL})/pods"
                   rf"(?:/(?P<name>{_LABEL}(?:\.{_LABEL})*)(?:/(?P<sub>log|exec|attach|portforward))?)?")
 _ALL_PODS = "/api/v1/pods"
+_POD_METRICS = re.compile(rf"/apis/metrics\.k8s\.io/v1beta1/namespaces/(?P<ns>{_LABEL})/pods")
 # RFC 3986 query characters without ";" (Go's url.ParseQuery refuses it, Python's parse_qsl does not split on it).
 _QUERY_CHARS = re.compile(r"[A-Za-z0-9\-._~%!$&'()*+,/:=?@]*")
 _SUBPROTOCOL = re.compile(r"[A-Za-z0-9.+/_-]{1,64}")  # v5.channel.k8s.io, SPDY/3.1+portforward.k8s.io
@@ -43,6 +46,7 @@ _LIST = frozenset({"labelSelector", "fieldSelector", "watch", "resourceVersion",
                    "timeoutSeconds", "limit", "continue", "allowWatchBookmarks", "sendInitialEvents", "pretty"})
 PARAMS: dict[str, frozenset[str]] = {
     "list": _LIST,
+    "metrics": frozenset({"labelSelector", "fieldSelector", "pretty"}),
     "get": frozenset({"resourceVersion", "pretty"}),
     "log": frozenset({"container", "follow", "previous", "sinceSeconds", "sinceTime", "timestamps", "tailLines",
                       "limitBytes", "pretty"}),
@@ -91,12 +95,15 @@ def check(method: str, path: str, query: str, *, upgrade: bool) -> Allowed:
 
 
 def _route(method: str, path: str, upgrade: bool) -> Allowed:
+    metrics = _POD_METRICS.fullmatch(path)
     if path == _ALL_PODS:
         allowed = Allowed("list", "", "")
+    elif metrics is not None:
+        allowed = Allowed("metrics", metrics.group("ns"), "")
     else:
         match = _POD.fullmatch(path)
         if match is None:
-            raise refused(method, path, "only pods and their log, exec, attach and portforward are reachable")
+            raise refused(method, path, "only pods, their log, exec, attach and portforward, and their metrics are reachable")
         name = match.group("name") or ""
         if len(name) > MAX_NAME:
             raise refused(method, path, "the pod name is too long")

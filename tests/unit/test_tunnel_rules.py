@@ -24,6 +24,8 @@ NS = "/api/v1/namespaces/shop"
     ("GET", f"{NS}/pods/web-1/attach", "container=web&stdin=true", True, Allowed("attach", "shop", "web-1")),
     ("GET", f"{NS}/pods/web-1/portforward", "ports=8080&ports=9090", True, Allowed("portforward", "shop", "web-1")),
     ("DELETE", f"{NS}/pods/web-1", "gracePeriodSeconds=0", False, Allowed("delete", "shop", "web-1")),
+    ("GET", "/apis/metrics.k8s.io/v1beta1/namespaces/shop/pods", "labelSelector=app%3Dweb", False,
+     Allowed("metrics", "shop", "")),
 ])
 def test_pod_reads_and_the_debugging_subresources_are_allowed(method: str, path: str, query: str, upgrade: bool,
                                                                allowed: Allowed) -> None:
@@ -71,6 +73,11 @@ def test_pod_reads_and_the_debugging_subresources_are_allowed(method: str, path:
     ("GET", f"{NS}/pods", "watch=true#x", False),
     ("GET", f"{NS}/pods", "labelSelector=a b", False),
     ("GET", f"{NS}/pods", "&".join(["limit=1"] * 100), False),
+    ("GET", "/apis/metrics.k8s.io/v1beta1/nodes", "", False),  # metrics: only a namespace's pods, listed
+    ("GET", "/apis/metrics.k8s.io/v1beta1/namespaces/shop/pods/web-1", "", False),
+    ("GET", "/apis/metrics.k8s.io/v1beta1/namespaces/shop/pods", "watch=true", False),
+    ("DELETE", "/apis/metrics.k8s.io/v1beta1/namespaces/shop/pods", "", False),
+    ("GET", "/apis/metricsXk8s.io/v1beta1/namespaces/shop/pods", "", False),
 ])
 def test_everything_else_is_refused_with_403(method: str, path: str, query: str, upgrade: bool) -> None:
     with pytest.raises(StatusError) as refused:
