@@ -103,7 +103,8 @@ def _route(method: str, path: str, upgrade: bool) -> Allowed:
     else:
         match = _POD.fullmatch(path)
         if match is None:
-            raise refused(method, path, "only pods, their log, exec, attach and portforward, and their metrics are reachable")
+            raise refused(method, path, "only pods, their log, exec, attach and portforward, and their metrics are "
+                          "reachable")
         name = match.group("name") or ""
         if len(name) > MAX_NAME:
             raise refused(method, path, "the pod name is too long")

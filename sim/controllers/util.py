@@ -16,7 +16,8 @@ import orjson
 from apimachinery.nested import dicts as dicts  # re-exported for the controllers
 from apimachinery.nested import get as get
 from apimachinery.quantity import parse_quantity
-from apiserver.service import now_rfc3339
+from apiserver.controllers.conditions import new_condition as new_condition  # re-exported for the controllers
+from apiserver.controllers.conditions import set_condition as set_condition
 
 Obj = dict[str, Any]
 _SAFE_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
@@ -234,30 +235,6 @@ def omit_zero(status: Obj, *fields: str) -> Obj:
         if status.get(name) == 0:
             del status[name]
     return status
-
-
-def new_condition(kind: str, status: str, reason: str, message: str, *, update_time: bool = False,
-                  probe_time: bool = False) -> Obj:
-    now = now_rfc3339()
-    out: Obj = {"type": kind, "status": status}
-    if probe_time:
-        out["lastProbeTime"] = now
-    if update_time:
-        out["lastUpdateTime"] = now
-    out.update(lastTransitionTime=now, reason=reason, message=message)
-    return out
-
-
-def set_condition(conditions: list[Obj], cond: Obj) -> list[Obj]:
-    """``SetDeploymentCondition``-style: unchanged status and reason keep the old entry; a status that
-    did not change keeps its transition time; the updated condition moves to the end."""
-    current = next((c for c in conditions if c.get("type") == cond["type"]), None)
-    if current is not None and current.get("status") == cond["status"] and current.get("reason") == cond.get(
-            "reason"):
-        return conditions
-    if current is not None and current.get("status") == cond["status"] and "lastTransitionTime" in current:
-        cond = {**cond, "lastTransitionTime": current["lastTransitionTime"]}
-    return [c for c in conditions if c.get("type") != cond["type"]] + [cond]
 
 
 def ordinal_of(name: str, prefix: str) -> int | None:

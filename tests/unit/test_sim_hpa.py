@@ -1,4 +1,5 @@
-"""The simulated HPA's decision (kube's formula over the cluster's cpuLoad) and the cpuLoad knob's parsing."""
+"""kube's HPA decision over a measured CPU load (shared by the simulator and the fleet autoscaler), the simulated
+HPA's targets and the cpuLoad knob's parsing."""
 
 from __future__ import annotations
 
@@ -6,8 +7,9 @@ from typing import Any
 
 import pytest
 
+from apiserver.controllers.autoscaling import cpu_target, recommend
 from apiserver.store import Key
-from sim.controllers.hpa import cpu_target, recommend, target_key
+from sim.controllers.hpa import target_key
 from sim.faults import FaultError, Faults
 
 
