@@ -39,6 +39,7 @@ from apiserver.openapi.v3 import group_version_path, openapi_document, openapi_i
 from apiserver.patching import apply_patch
 from apiserver.protobuf import decode_protobuf_body
 from apiserver.resourcetypes import ResourceType, ScalePaths
+from apiserver.scale import scale_of
 from apiserver.service import DeleteOptions, Objects, WriteOptions
 from apiserver.spacepaths import full_path
 
@@ -107,25 +108,6 @@ def _request_info(request: Request, rp: ResourcePath, verb: str) -> RequestInfo:
         label = request.method
     scope = "resource" if rp.name is not None else ("namespace" if rp.namespace is not None else "cluster")
     return RequestInfo(label, rp.group, rp.version, rp.plural, rp.subresource, scope)
-
-
-def _scale_of(rtype: ResourceType, obj: dict[str, Any]) -> dict[str, Any]:
-    paths = rtype.scale or ScalePaths()
-    meta = obj["metadata"]
-    if paths.label_selector:
-        selector = kubejsonpath.first(obj, paths.label_selector) or ""
-    else:
-        match = (obj.get("spec") or {}).get("selector") or {}
-        if not paths.selector_is_label_map:
-            match = match.get("matchLabels") or {}
-        selector = ",".join(f"{k}={v}" for k, v in sorted(match.items()))
-    return {
-        "kind": "Scale", "apiVersion": "autoscaling/v1",
-        "metadata": {k: meta[k] for k in ("name", "namespace", "uid", "resourceVersion", "creationTimestamp")
-                     if k in meta},
-        "spec": {"replicas": kubejsonpath.first(obj, paths.spec_replicas) or 0},
-        "status": {"replicas": kubejsonpath.first(obj, paths.status_replicas) or 0, "selector": selector},
-    }
 
 
 class SpaceAPI:
@@ -466,7 +448,7 @@ class SpaceAPI:
         patch type upstream accepts here works: PUT, JSON and merge patch, strategic merge patch for built-in
         kinds (custom resources refuse it with 415, as upstream does) and server-side apply."""
         if request.method == "GET":
-            return json_response(_scale_of(rtype, await self.objects.get(space, rtype, ns, name)))
+            return json_response(scale_of(rtype, await self.objects.get(space, rtype, ns, name)))
         if request.method not in ("PUT", "PATCH"):
             raise errors.method_not_allowed(f"the server does not allow method {request.method} on scale")
         opts = write_options(request)
@@ -482,7 +464,7 @@ class SpaceAPI:
                                   strategic_merge=rtype.strategic_merge)
 
         def compute(obj: dict[str, Any]) -> dict[str, Any]:
-            current = _scale_of(rtype, obj)
+            current = scale_of(rtype, obj)
             if request.method == "PUT":
                 wanted = decode_body(raw, request.headers.get("content-type"))
             else:
@@ -491,7 +473,7 @@ class SpaceAPI:
             return obj
 
         obj = await self.objects.guaranteed_update(space, rtype, ns, name, compute, opts, subresource="scale")
-        return json_response(_scale_of(rtype, obj), headers=warning_headers(opts))
+        return json_response(scale_of(rtype, obj), headers=warning_headers(opts))
 
     async def _apply_scale(self, request: Request, space: str, rtype: ResourceType, ns: str, name: str,
                            raw: bytes, opts: WriteOptions) -> Response:
@@ -511,7 +493,7 @@ class SpaceAPI:
         kubejsonpath.set_value(parent, (rtype.scale or ScalePaths()).spec_replicas, replicas)
         obj, _created = await self.objects.apply(space, rtype, ns, name, parent, opts,
                                                  force=query_bool(request.query_params, "force"), subresource="scale")
-        return json_response(_scale_of(rtype, obj), headers=warning_headers(opts))
+        return json_response(scale_of(rtype, obj), headers=warning_headers(opts))
 
 
 def _wanted_replicas(scale: Any, name: str) -> int:
