@@ -32,6 +32,7 @@ from apiserver.api.asgi import (
 from apiserver.api.handlers import SpaceAPI
 from apiserver.controllers.serviceaccounts import NamespaceDefaults
 from apiserver.identity import ADMINS
+from debug.fleet import ClusterPods
 from debug.routes import claims, pod_routes, space_pod_type
 from hub.access import EndpointAuthorization
 from hub.auth import UNAUTHENTICATED_PATHS, TokenAuth
@@ -48,6 +49,7 @@ from inventory.kinds import inventory_types
 from inventory.registration import Registration
 from placement.api import build_placement_api
 from placement.apidocs import public_paths
+from placement.autoscaling import FleetAutoscaler
 from placement.desired_view import DesiredSetAPI
 from placement.kinds import placement_types
 from placement.service import PlacementService
@@ -133,6 +135,10 @@ class HubCore:
         handbacks = self.metrics.stream_handbacks
         self.syncers.streams.broadcaster.on_handback = lambda reason: handbacks.labels(reason).inc()
         self.heartbeats.start(runtime.leadership)
+        self.autoscaler = FleetAutoscaler(self.objects, self.catalog, self.placement.shares,
+                                          ClusterPods(lambda: self.syncers.tunnels, lambda: self.placement).read,
+                                          self.placement.is_workload_space)
+        self.autoscaler.start(runtime.leadership, await runtime.run_sync(self.autoscaler.load))
         self.desired_view = DesiredSetAPI(self.placement, version_info())
         self.apibindings = APIBindings(runtime, version_info())
         await self.apibindings.start()
@@ -169,6 +175,8 @@ class HubCore:
     async def stop(self) -> None:
         self.ready = False
         await self.heartbeats.stop()
+        if hasattr(self, "autoscaler"):
+            await self.autoscaler.stop()
         await self.status.stop()
         if self.providers is not None:
             await self.providers.stop()

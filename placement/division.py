@@ -72,7 +72,7 @@ def division_of(obj: Mapping[str, Any]) -> Division | None:
     if mode not in MODES:
         raise DivisionError(f"annotation {DIVISION_ANNOTATION}: {mode!r} is not one of {', '.join(MODES)}")
     label = str(annotations.get(WEIGHT_LABEL_ANNOTATION) or DEFAULT_WEIGHT_LABEL)
-    return Division(mode, label, tuple(sorted(_per_replica(obj).items())))
+    return Division(mode, label, tuple(sorted(per_replica_requests(obj).items())))
 
 
 def divide(total: int, weights: Mapping[str, float], maxima: Mapping[str, int | None] | None = None) \
@@ -116,7 +116,7 @@ def _apportion(total: int, weights: Mapping[str, float]) -> dict[str, int]:
     return shares
 
 
-def _per_replica(obj: Mapping[str, Any]) -> dict[str, Decimal]:
+def per_replica_requests(obj: Mapping[str, Any]) -> dict[str, Decimal]:
     """What one replica requests: the pod template's containers' requests, summed."""
     spec = ((obj.get("spec") or {}).get("template") or {}).get("spec") or {}
     total: dict[str, Decimal] = {}

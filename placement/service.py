@@ -150,7 +150,7 @@ class PlacementService(WorkQueue):
 
     # --- feeding the engine --------------------------------------------------------------------
 
-    def _is_workload_space(self, space: str) -> bool:
+    def is_workload_space(self, space: str) -> bool:
         return space not in (ROOT, self.inventory_space)
 
     def location_changed(self, name: str, location: dict[str, Any] | None) -> None:
@@ -176,7 +176,7 @@ class PlacementService(WorkQueue):
     def _observe(self, row: LogRow, obj: dict[str, Any] | None) -> None:
         key = row.key
         gone = obj is None or bool((obj.get("metadata") or {}).get("deletionTimestamp"))
-        if not self._is_workload_space(key.space):
+        if not self.is_workload_space(key.space):
             return
         ref = ObjectRef(key.space, key.resource, key.namespace, key.name)
         if key.resource == PLACEMENTS:
@@ -251,7 +251,7 @@ class PlacementService(WorkQueue):
         """Read the workload spaces' placements and objects from the store (blocking; call at startup)."""
         self.rollouts.history.load()
         for row in self.objects.rows_in_spaces():
-            if self._is_workload_space(row.key.space):
+            if self.is_workload_space(row.key.space):
                 self._observe(row, orjson.loads(row.value))
 
     def on_commit(self, entries: Sequence[Entry]) -> None:
@@ -261,7 +261,7 @@ class PlacementService(WorkQueue):
             if key.resource == SPACES and entry.row.deleted:
                 spaces_gone.append(child_id(key.space, key.name))
                 continue
-            if not self._is_workload_space(key.space):
+            if not self.is_workload_space(key.space):
                 continue
             self._observe(entry.row, None if entry.row.deleted else entry.obj())
         for space in spaces_gone:

@@ -19,6 +19,7 @@ from tests.syncer_harness import World, configmap, deployment, namespace, placem
 
 WEB = "/apis/apps/v1/namespaces/app/deployments/web"
 SYNC_TARGETS = "/apis/edge.kubestellar.io/v2alpha1/synctargets"
+HPA = "/apis/autoscaling/v2/namespaces/app/horizontalpodautoscalers/web"
 
 
 @pytest.fixture
@@ -104,3 +105,46 @@ def test_capacity_scores_count_what_divided_replicas_leave_free(world: World) ->
     world.hub.spacehub("placement", "reschedule", "settings", "--space", "common")
     wait_for(lambda: stored_choice(world, "settings") == ["guilder"], timeout=60,
              message="guilder chosen after the reschedule")
+
+
+def test_a_space_hpa_scales_the_divided_fleet_total_from_the_clusters_cpu_use(world: World) -> None:
+    """A HorizontalPodAutoscaler in the space (not placed) targets the divided Deployment: the hub measures the
+    pods' CPU use in both clusters (metrics-server's PodMetrics, here from the simulator's cpuLoad, through the
+    tunnels), scales the fleet total from 4 to 8, and the division by capacity runs again."""
+    world.apply("common", namespace("app"), divided_web(4),
+                placement("web", {"env": "prod"}, [{"apiGroup": "apps", "resources": ["deployments"],
+                                                    "namespaces": ["app"]}]))
+    wait_for(lambda: replicas_on(world) == {"florin": 1, "guilder": 3}, timeout=60, message="4 divided 1/3")
+    wait_for(lambda: ((world.hub_get("common", WEB) or {}).get("status") or {}).get("readyReplicas") == 4,
+             timeout=60, message="4 ready replicas")
+    # florin's pod uses one request's worth of CPU, guilder's three share three: 400% over 4 pods at a 50% target.
+    world.sim.set_faults("wec1", cpuLoad=100)
+    world.sim.set_faults("wec2", cpuLoad=300)
+    world.apply("common", {
+        "apiVersion": "autoscaling/v2", "kind": "HorizontalPodAutoscaler",
+        "metadata": {"name": "web", "namespace": "app"},
+        "spec": {"scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"},
+                 "minReplicas": 1, "maxReplicas": 10, "metrics": [{"type": "Resource", "resource": {
+                     "name": "cpu", "target": {"type": "Utilization", "averageUtilization": 50}}}]}})
+
+    wait_for(lambda: replicas_on(world) == {"florin": 2, "guilder": 6}, timeout=60,
+             message="8 replicas re-divided 2/6 by capacity")
+    web = world.hub_get("common", WEB) or {}
+    assert web["spec"]["replicas"] == 8
+    assert "spacehub-fleet-autoscaler" in {f["manager"] for f in web["metadata"]["managedFields"]}
+    hpa = world.hub_get("common", HPA) or {}
+    conditions = {c["type"]: (c["status"], c["reason"]) for c in hpa["status"]["conditions"]}
+    assert hpa["status"]["desiredReplicas"] == 8 and hpa["status"]["lastScaleTime"], hpa["status"]
+    assert conditions["ScalingActive"] == ("True", "ValidMetricFound"), conditions
+    assert world.get("florin", HPA) is None  # the space's HPA is not placed
+    wait_for(lambda: ((world.hub_get("common", WEB) or {}).get("status") or {}).get("readyReplicas") == 8,
+             timeout=60, message="8 ready replicas in the space's status")
+
+    # Measured again (every 15 s): 400% over 8 pods is the 50% target, so the fleet stays at 8.
+    def steady() -> bool:
+        status = (world.hub_get("common", HPA) or {}).get("status") or {}
+        metrics = status.get("currentMetrics") or [{}]
+        return status.get("currentReplicas") == 8 and status.get("desiredReplicas") == 8 and \
+            metrics[0].get("resource", {}).get("current", {}).get("averageUtilization") == 50
+    wait_for(steady, timeout=40, message="the HPA's status at 8 replicas and 50% utilization")
+    assert replicas_on(world) == {"florin": 2, "guilder": 6}
