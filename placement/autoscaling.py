@@ -160,8 +160,9 @@ class FleetAutoscaler(WorkQueue):
                                  "subresource")
         shares = self.shares(ObjectRef(space, rtype.group_resource, namespace, str(ref["name"])))
         if shares is None:
-            return status_unable(hpa, "NotDivided", "the fleet autoscaler scales the fleet total of a divided "
-                                 "workload (spacehub.io/replica-division); this one is not divided")
+            return status_unable(hpa, "NotDivided", "the fleet autoscaler scales the fleet total of a workload "
+                                 "whose replicas are divided among clusters (spacehub.io/replica-division); this "
+                                 "one's are not")
         scale = scale_of(rtype, target)
         replicas = int(scale["spec"]["replicas"])
         request = per_replica_requests(target).get("cpu")
