@@ -3,8 +3,9 @@
 A call POSTs a JSON review and returns the answer's bytes. It is asynchronous and bounded by the
 webhook's timeout, so a slow or dead webhook holds only the request that called it, never the event
 loop. Every way the transport can fail (no connection, TLS, timeout, a status other than 200, an
-oversized answer) is a :class:`WebhookCallFailed` worded as kube words it; what the answer must hold is
-up to the caller.
+oversized answer) is a :class:`WebhookCallFailed` worded as kube's REST client words it; each caller
+words its own context around it (admission: ``failed to call webhook: …``, conversion: ``conversion
+webhook for … failed: …``) and checks what the answer must hold.
 """
 
 from __future__ import annotations
@@ -21,7 +22,13 @@ MAX_RESPONSE_BYTES = 3 * 1024 * 1024
 
 
 class WebhookCallFailed(Exception):
-    """The webhook could not be called or did not answer properly; ``str()`` is kube's wording."""
+    """The webhook could not be called or did not answer properly; ``str()`` is kube's wording.
+
+    ``unreadable`` marks an answer that came but was refused (too large) rather than a call that failed."""
+
+    def __init__(self, message: str, unreadable: bool = False) -> None:
+        super().__init__(message)
+        self.unreadable = unreadable
 
 
 class WebhookClient:
@@ -51,7 +58,7 @@ class WebhookClient:
         try:
             context = self._context(ca_bundle)
         except (ssl.SSLError, ValueError) as exc:
-            raise WebhookCallFailed(f"failed to call webhook: {post}: invalid caBundle: {exc}") from None
+            raise WebhookCallFailed(f"{post}: invalid caBundle: {exc}") from None
         if self._session is None:
             self._session = aiohttp.ClientSession()
         try:
@@ -62,13 +69,12 @@ class WebhookClient:
                     raw = await resp.content.read(MAX_RESPONSE_BYTES + 1)
                     status = resp.status
         except TimeoutError:
-            raise WebhookCallFailed(f"failed to call webhook: {post}: context deadline exceeded") from None
+            raise WebhookCallFailed(f"{post}: context deadline exceeded") from None
         except (aiohttp.ClientError, ssl.SSLError, OSError) as exc:
-            raise WebhookCallFailed(f"failed to call webhook: {post}: {exc}") from None
+            raise WebhookCallFailed(f"{post}: {exc}") from None
         if status != 200:
-            raise WebhookCallFailed(f"failed to call webhook: the server responded with the status code {status} "
-                                    f"but did not return more information")
+            raise WebhookCallFailed(f"the server responded with the status code {status} but did not return more "
+                                    "information")
         if len(raw) > MAX_RESPONSE_BYTES:
-            raise WebhookCallFailed("received invalid webhook response: the response is larger than "
-                                    f"{MAX_RESPONSE_BYTES} bytes")
+            raise WebhookCallFailed(f"the response is larger than {MAX_RESPONSE_BYTES} bytes", unreadable=True)
         return raw

@@ -69,7 +69,10 @@ def review(req: AdmissionRequest, uid: str, user: dict[str, Any]) -> dict[str, A
 
 async def call(client: WebhookClient, hook: Webhook, body: dict[str, Any], current: dict[str, Any] | None) -> Answer:
     """The webhook's checked answer to an AdmissionReview."""
-    raw = await client.post(hook.url, hook.ca_bundle, hook.timeout_seconds, body)
+    try:
+        raw = await client.post(hook.url, hook.ca_bundle, hook.timeout_seconds, body)
+    except WebhookCallFailed as exc:
+        raise (_invalid(str(exc)) if exc.unreadable else WebhookCallFailed(f"failed to call webhook: {exc}")) from None
     return read_answer(raw, body["request"]["uid"], current)
 
 

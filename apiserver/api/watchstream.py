@@ -73,7 +73,7 @@ class WatchStream:
             return _event(kind, table)
         served_version = self.req.rtype.api_version
         if entry is not None and kind == entry.type and obj.get("apiVersion") == served_version \
-                and self.req.rtype.conversion is None:
+                and self.req.rtype.conversion is None and self.req.rtype.conversion_webhook is None:
             return entry.wire()
         if obj.get("apiVersion") != served_version:
             # Stored in another version of the same kind (conversion None): only apiVersion differs.
