@@ -60,15 +60,6 @@ def gadget(name: str, version: str, **spec: Any) -> str:
                            "spec": spec})
 
 
-def custom_api(hub: Hub, space: str) -> k8s.CustomObjectsApi:
-    cfg = k8s.Configuration()
-    cfg.host = f"{hub.base_url}/clusters/{space}"
-    cfg.ssl_ca_cert = str(hub.ca_file)
-    cfg.api_key = {"authorization": hub.token}
-    cfg.api_key_prefix = {"authorization": "Bearer"}
-    return k8s.CustomObjectsApi(k8s.ApiClient(cfg))
-
-
 def test_objects_stored_as_v1_are_read_as_v2_and_v2_writes_are_stored_as_v1(hub: Hub, space: str,
                                                                               webhooks: WebhookServer) -> None:
     install(hub, space, webhooks.url("convert"), webhooks.ca_bundle)
@@ -98,7 +89,7 @@ def test_objects_stored_as_v1_are_read_as_v2_and_v2_writes_are_stored_as_v1(hub:
     assert [line.split()[0] for line in table.splitlines()[1:]] == ["a", "b"]
 
     # The Python client reads, lists and watches v2.
-    api = custom_api(hub, space)
+    api = k8s.CustomObjectsApi(hub.api_client(space))
     assert api.get_namespaced_custom_object(GROUP, "v2", "default", "gadgets", "a")["spec"] == {"replicas": 3}
     page = api.list_namespaced_custom_object(GROUP, "v2", "default", "gadgets")
     assert [i["spec"] for i in page["items"]] == [{"replicas": 3}, {"replicas": 7}]
