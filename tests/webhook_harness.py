@@ -9,7 +9,8 @@ after ``SLOW_SECONDS`` (longer than any timeout a test sets); ``/garbage`` answe
 that is not an AdmissionReview.
 
 CRD conversion (ConversionReview v1): ``/convert`` converts between ``v1`` (``spec.size``, a string) and
-``v2`` (``spec.replicas``, an integer) of any group; ``/convert-rename`` does too but renames the objects.
+``v2`` (``spec.replicas``, an integer) of any group; ``/convert-rename`` does too but renames the objects;
+``/convert-relabel`` labels them (allowed) and changes their ``creationTimestamp`` (which kube puts back).
 """
 
 from __future__ import annotations
@@ -141,6 +142,19 @@ class WebhookServer:
                    for o in review["request"]["objects"]]
         return _conversion_answer(review, renamed)
 
+    async def _convert_relabel(self, request: web.Request) -> web.Response:
+        review = await request.json()
+        self.received.append(("convert-relabel", review["request"]))
+        desired = review["request"]["desiredAPIVersion"]
+        relabelled = []
+        for obj in review["request"]["objects"]:
+            converted = _converted(obj, desired)
+            meta = converted["metadata"]
+            relabelled.append({**converted, "metadata": {
+                **meta, "labels": {**(meta.get("labels") or {}), "converted": "yes"},
+                "creationTimestamp": "2000-01-01T00:00:00Z"}})
+        return _conversion_answer(review, relabelled)
+
     async def _garbage(self, request: web.Request) -> web.Response:
         review = await request.json()
         self.received.append(("garbage", review["request"]))
@@ -152,7 +166,8 @@ class WebhookServer:
                         web.post("/annotate", self._annotate), web.post("/rename", self._rename),
                         web.post("/mistype", self._mistype),
                         web.post("/slow", self._slow), web.post("/garbage", self._garbage),
-                        web.post("/convert", self._convert), web.post("/convert-rename", self._convert_rename)])
+                        web.post("/convert", self._convert), web.post("/convert-rename", self._convert_rename),
+                        web.post("/convert-relabel", self._convert_relabel)])
         return app
 
 

@@ -1,7 +1,8 @@
 """CRD conversion webhooks, called over real HTTPS: a CRD with v1 (``spec.size: "3"``) stored and v2
 (``spec.replicas: 3``) served through the test's webhook for get, list and watch (kubectl and the Python
 ``kubernetes`` client) and for writes in v2, kube's 500 when the webhook is down (the hub answering
-everything else meanwhile), and the error for a webhook that renames the objects it converts."""
+everything else meanwhile), the error for a webhook that renames the objects it converts, and the metadata a
+webhook may change (labels, annotations) and may not (the rest, which is put back)."""
 
 from __future__ import annotations
 
@@ -162,3 +163,17 @@ def test_a_webhook_that_changes_the_name_is_refused(hub: Hub, space: str, webhoo
     assert (f"Error from server: conversion webhook for {GROUP}/v1, Kind={KIND} returned invalid converted object "
             "at index 0: must have the same name: named != renamed") in out.stderr
     assert webhooks.seen("convert-rename")
+
+
+def test_a_webhook_may_change_labels_but_not_other_metadata(hub: Hub, space: str, webhooks: WebhookServer) -> None:
+    install(hub, space, webhooks.url("convert-relabel"), webhooks.ca_bundle)
+    hub.kubectl("create", "-f", "-", space=space, input=gadget("kept", "v1", size="6"))
+    stored = kubectl_yaml(hub.kubectl("get", V1, "kept", "-n", "default", "-o", "yaml", space=space))
+    served = kubectl_yaml(hub.kubectl("get", V2, "kept", "-n", "default", "-o", "yaml", space=space))
+    assert served["spec"] == {"replicas": 6}
+    assert served["metadata"]["labels"] == {"app": "gadgets", "converted": "yes"}
+    assert served["metadata"]["creationTimestamp"] == stored["metadata"]["creationTimestamp"] != "2000-01-01T00:00:00Z"
+    # Deleting the CRD deletes its objects in the storage version: no webhook call needed.
+    calls = len(webhooks.seen("convert-relabel"))
+    hub.kubectl("delete", "crd", f"gadgets.{GROUP}", "--timeout=20s", space=space)
+    assert len(webhooks.seen("convert-relabel")) == calls
