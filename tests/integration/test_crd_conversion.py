@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import subprocess
 import threading
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -18,7 +19,7 @@ from kubernetes import watch as k8s_watch
 
 from tests.harness import KUBECTL, Hub, free_port, kubectl_yaml
 from tests.polling import wait_for
-from tests.webhook_harness import WebhookServer, webhook_server
+from tests.webhook_harness import SLOW_SECONDS, WebhookServer, webhook_server
 
 GROUP = "conv.example.com"
 KIND = "Gadget"
@@ -153,6 +154,31 @@ def test_a_webhook_that_is_down_is_kubes_500_and_the_hub_keeps_serving(hub: Hub,
         "size": "1"}
     assert hub.kubectl("get", V1, "new", "-n", "default", space=space, check=False).returncode != 0
     hub.kubectl("create", "configmap", "still-served", "-n", "default", space=space)
+
+
+def test_a_hanging_webhook_holds_only_the_request_that_called_it(hub: Hub, space: str,
+                                                                 webhooks: WebhookServer) -> None:
+    install(hub, space, webhooks.url("slow"), webhooks.ca_bundle)
+    hub.kubectl("create", "-f", "-", space=space, input=gadget("waiting", "v1", size="1"))
+    assert KUBECTL
+    started = time.monotonic()
+    held = subprocess.Popen([KUBECTL, "--server", f"{hub.base_url}/clusters/{space}", "get", V2, "waiting", "-n",
+                             "default"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=hub.env)
+    try:
+        wait_for(lambda: any(r["objects"][0]["metadata"]["name"] == "waiting" for r in webhooks.seen("slow")
+                             if "objects" in r), timeout=15, message="the conversion request at the webhook")
+        hub.kubectl("get", V1, "waiting", "-n", "default", space=space)
+        hub.kubectl("create", "configmap", "answered", "-n", "default", space=space)
+        assert held.poll() is None and time.monotonic() - started < SLOW_SECONDS
+        _out, err = held.communicate(timeout=SLOW_SECONDS + 30)
+    finally:
+        if held.poll() is None:
+            held.kill()
+            held.wait(10)
+    # The slow endpoint answers an AdmissionReview: not what a conversion webhook must answer.
+    assert held.returncode != 0 and (f"conversion webhook for {GROUP}/v1, Kind={KIND} failed: expected webhook "
+                                     "response of apiextensions.k8s.io/v1, Kind=ConversionReview, got "
+                                     "admission.k8s.io/v1, Kind=AdmissionReview") in err
 
 
 def test_a_webhook_that_changes_the_name_is_refused(hub: Hub, space: str, webhooks: WebhookServer) -> None:
