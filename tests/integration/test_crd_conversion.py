@@ -6,6 +6,7 @@ webhook may change (labels, annotations) and may not (the rest, which is put bac
 
 from __future__ import annotations
 
+import json
 import subprocess
 import threading
 import time
@@ -149,6 +150,15 @@ def test_a_webhook_that_is_down_is_kubes_500_and_the_hub_keeps_serving(hub: Hub,
                          json=yaml.safe_load(gadget("new", "v2", replicas=2)))
         assert created.status_code == 500 and created.json()["message"].startswith(
             f"conversion webhook for {GROUP}/v2, Kind={KIND} failed: ")
+        # A watch of v2 gets the failure as an ERROR event when a change needs converting.
+        since = c.get(f"/clusters/{space}/apis/{GROUP}/v1/namespaces/default/gadgets").json()["metadata"][
+            "resourceVersion"]
+        with c.stream("GET", f"/clusters/{space}/apis/{GROUP}/v2/namespaces/default/gadgets",
+                      params={"watch": "1", "resourceVersion": since, "timeoutSeconds": "20"}) as watch:
+            hub.kubectl("create", "-f", "-", space=space, input=gadget("later", "v1", size="2"))
+            event = json.loads(next(watch.iter_lines()))
+        assert event["type"] == "ERROR" and event["object"]["code"] == 500
+        assert event["object"]["message"].startswith(prefix)
     # The storage version needs no webhook, and the hub serves everything else.
     assert kubectl_yaml(hub.kubectl("get", V1, "stuck", "-n", "default", "-o", "yaml", space=space))["spec"] == {
         "size": "1"}
