@@ -300,6 +300,8 @@ class Objects:
                 await self.admit(space, rtype, "CREATE", candidate, None, opts, "")
             if opts.dry_run:
                 await self._ensure_absent(space, rtype, namespace, cmeta["name"])
+                # As kube's dry-run storage: the object is converted to the storage version, only not written.
+                await self.converter.to_storage(rtype, candidate)
                 return candidate
             try:
                 row = await self.writer.write(Write(
@@ -467,6 +469,7 @@ class Objects:
             new_meta = new["metadata"]
             finished = bool(new_meta.get("deletionTimestamp")) and not new_meta.get("finalizers")
             if opts.dry_run:
+                await self.converter.to_storage(rtype, new)
                 return new
             try:
                 written = await self.writer.write(Write(

@@ -31,6 +31,17 @@ class WebhookCallFailed(Exception):
         self.unreadable = unreadable
 
 
+def _dial_error(exc: aiohttp.ClientConnectorError) -> str:
+    """A failed connection as Go's net package words it (``dial tcp 127.0.0.1:9443: connect: connection
+    refused``), which is what kube's messages carry; aiohttp's own text names its SSL context object."""
+    why = exc.os_error
+    if isinstance(why, ssl.SSLError):
+        return str(why)
+    reason = "connection refused" if isinstance(why, ConnectionRefusedError) else \
+        (why.strerror or str(why)).lower()
+    return f"dial tcp {exc.host}:{exc.port}: connect: {reason}"
+
+
 class WebhookClient:
     """One HTTPS client for all webhooks of a server; TLS contexts are kept per CA bundle."""
 
@@ -70,6 +81,8 @@ class WebhookClient:
                     status = resp.status
         except TimeoutError:
             raise WebhookCallFailed(f"{post}: context deadline exceeded") from None
+        except aiohttp.ClientConnectorError as exc:
+            raise WebhookCallFailed(f"{post}: {_dial_error(exc)}") from None
         except (aiohttp.ClientError, ssl.SSLError, OSError) as exc:
             raise WebhookCallFailed(f"{post}: {exc}") from None
         if status != 200:

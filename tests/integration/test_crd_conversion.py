@@ -136,10 +136,12 @@ def test_objects_stored_as_v1_are_read_as_v2_and_v2_writes_are_stored_as_v1(hub:
 
 def test_a_webhook_that_is_down_is_kubes_500_and_the_hub_keeps_serving(hub: Hub, space: str,
                                                                         webhooks: WebhookServer) -> None:
-    down = f"https://127.0.0.1:{free_port()}/convert"
+    port = free_port()
+    down = f"https://127.0.0.1:{port}/convert"
     install(hub, space, down, webhooks.ca_bundle)
     hub.kubectl("create", "-f", "-", space=space, input=gadget("stuck", "v1", size="1"))
-    prefix = f"conversion webhook for {GROUP}/v1, Kind={KIND} failed: Post \"{down}\": "
+    prefix = (f"conversion webhook for {GROUP}/v1, Kind={KIND} failed: Post \"{down}\": dial tcp 127.0.0.1:{port}: "
+              "connect: connection refused")
     for args in (("get", V2, "stuck"), ("get", V2)):
         out = hub.kubectl(*args, "-n", "default", space=space, check=False)
         assert out.returncode != 0 and f"Error from server: {prefix}" in out.stderr, out.stderr
@@ -159,6 +161,10 @@ def test_a_webhook_that_is_down_is_kubes_500_and_the_hub_keeps_serving(hub: Hub,
             event = json.loads(next(watch.iter_lines()))
         assert event["type"] == "ERROR" and event["object"]["code"] == 500
         assert event["object"]["message"].startswith(prefix)
+    # A dry run converts to the storage version too, as kube's dry-run storage does.
+    dry = hub.kubectl("create", "--dry-run=server", "-f", "-", space=space, check=False,
+                      input=gadget("dry", "v2", replicas=1))
+    assert dry.returncode != 0 and f"conversion webhook for {GROUP}/v2, Kind={KIND} failed" in dry.stderr
     # The storage version needs no webhook, and the hub serves everything else.
     assert kubectl_yaml(hub.kubectl("get", V1, "stuck", "-n", "default", "-o", "yaml", space=space))["spec"] == {
         "size": "1"}
