@@ -3,11 +3,13 @@
 Each served version of a CRD becomes a :class:`ResourceType` whose Strategy prunes, defaults and
 validates objects with the version's structural schema and its CEL rules, and whose table columns
 come from ``additionalPrinterColumns``. Objects are stored in the storage version; with conversion
-``None`` only ``apiVersion`` differs between versions (see ``apiserver.service``).
+``None`` only ``apiVersion`` differs between versions, with ``Webhook`` the CRD's webhook converts them
+(see ``apiserver.crdconversion``).
 """
 
 from __future__ import annotations
 
+import base64
 import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -20,7 +22,7 @@ from apimachinery import kubejsonpath
 from apimachinery.durations import age
 from apimachinery.errors import Cause
 from apiserver.crdschema import default_object, schema_field_path, schema_for_version, validate_crd, validate_object
-from apiserver.resourcetypes import ALL_VERBS, Column, ResourceType, ScalePaths, Strategy
+from apiserver.resourcetypes import ALL_VERBS, Column, ConversionWebhook, ResourceType, ScalePaths, Strategy
 from cel.crd_rules import CompiledRules, compile_crd_rules
 from cel.crd_rules import validate_object as validate_rules
 
@@ -182,6 +184,16 @@ def _scale(version: Mapping[str, Any]) -> ScalePaths | None:
                       scale.get("statusReplicasPath", ".status.replicas"), scale.get("labelSelectorPath"))
 
 
+def conversion_webhook(spec: Mapping[str, Any]) -> ConversionWebhook | None:
+    """The webhook a CRD converts with (``spec.conversion.strategy: Webhook``; validated when written)."""
+    conversion = spec.get("conversion") or {}
+    if conversion.get("strategy") != "Webhook":
+        return None
+    client = (conversion.get("webhook") or {}).get("clientConfig") or {}
+    ca_bundle = client.get("caBundle")
+    return ConversionWebhook(client.get("url", ""), base64.b64decode(ca_bundle) if ca_bundle else None)
+
+
 def types_from_crd(crd: Mapping[str, Any]) -> list[ResourceType]:
     """The resource types an accepted CRD serves, preferred version first."""
     spec = crd.get("spec") or {}
@@ -189,6 +201,7 @@ def types_from_crd(crd: Mapping[str, Any]) -> list[ResourceType]:
     group = spec.get("group", "")
     versions = [v for v in spec.get("versions") or [] if v.get("served")]
     storage = next((v.get("name", "") for v in spec.get("versions") or [] if v.get("storage")), "")
+    webhook = conversion_webhook(spec)
     out = []
     for version in sorted(versions, key=lambda v: version_priority(v.get("name", ""))):
         vname = version["name"]
@@ -208,7 +221,7 @@ def types_from_crd(crd: Mapping[str, Any]) -> list[ResourceType]:
             strategic_merge=False, columns=_columns(version),
             strategy=CustomResourceStrategy(names.get("kind", ""), schema, rules),
             tracks_generation=True, schema=schema, storage_version=storage, scale=_scale(version),
-            offload_validation=rules is not None,
+            offload_validation=rules is not None, conversion_webhook=webhook,
         ))
     return out
 

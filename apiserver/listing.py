@@ -19,7 +19,8 @@ from apimachinery import errors
 from apimachinery.errors import Cause, StatusError
 from apimachinery.fieldselectors import FieldSelector
 from apimachinery.selectors import LabelSelector
-from apiserver.resourcetypes import ResourceType, served
+from apiserver.crdconversion import Converter
+from apiserver.resourcetypes import ResourceType
 from apiserver.store import Compacted, LogStore
 from apiserver.watch import WatchBus, decode_object
 
@@ -64,8 +65,8 @@ def matches(obj: dict[str, Any], labels: LabelSelector | None, fields: FieldSele
     return fields is None or fields.matches(obj)
 
 
-async def list_page(store: LogStore, bus: WatchBus, run_sync: RunSync, space: str, rtype: ResourceType,
-                    namespace: str | None, *, labels: LabelSelector | None = None,
+async def list_page(store: LogStore, bus: WatchBus, run_sync: RunSync, converter: Converter, space: str,
+                    rtype: ResourceType, namespace: str | None, *, labels: LabelSelector | None = None,
                     fields: FieldSelector | None = None, limit: int = 0, continue_token: str = "",
                     resource_version: str = "", resource_version_match: str = "") -> ListResult:
     """One page of a list: as of ``resource_version`` (Exact) or a continue token, or the newest revision."""
@@ -106,8 +107,8 @@ async def list_page(store: LogStore, bus: WatchBus, run_sync: RunSync, space: st
                               causes=[Cause("ResourceVersionTooLarge", str(exc))]) from exc
         page_more = batch is not None and len(rows) > batch
         rows = rows[:batch] if batch is not None else rows
-        for row in rows:
-            obj = served(rtype, decode_object(row))
+        # The objects a store read returns are converted together: one ConversionReview for a whole list.
+        for obj in await converter.served(rtype, [decode_object(row) for row in rows]):
             if filtering and not matches(obj, labels, fields):
                 continue
             items.append(obj)

@@ -71,6 +71,15 @@ class Conversion:
 
 
 @dataclass(frozen=True)
+class ConversionWebhook:
+    """Where a CRD's conversion webhook is reached (``spec.conversion.webhook.clientConfig.url``); the
+    conversion itself is ``apiserver.crdconversion``."""
+
+    url: str
+    ca_bundle: bytes | None
+
+
+@dataclass(frozen=True)
 class Column:
     """One column of a ``meta.k8s.io/v1 Table``; ``cell`` renders it from the object."""
 
@@ -139,6 +148,9 @@ class ResourceType:
     terminating: bool = False
     # Served from another kind's storage (events.k8s.io Events from core Events); None: its own.
     conversion: Conversion | None = field(default=None, compare=False, repr=False)
+    # A custom resource whose CRD converts between versions with a webhook (strategy Webhook); None: its
+    # versions differ only in apiVersion.
+    conversion_webhook: ConversionWebhook | None = None
 
     @property
     def api_version(self) -> str:

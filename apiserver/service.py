@@ -29,16 +29,18 @@ from apimachinery.names import validate_annotations, validate_labels, validate_o
 from apimachinery.selectors import LabelSelector
 from apiserver.apply import server_side_apply
 from apiserver.catalog import Catalog
+from apiserver.crdconversion import Converter
 from apiserver.fieldmanager import update_managed_fields
 from apiserver.identity import Identity
 from apiserver.listing import ListResult, list_page
 from apiserver.patching import apply_patch
-from apiserver.resourcetypes import ResourceType, served, stored
+from apiserver.resourcetypes import ResourceType, stored
 from apiserver.store import Key, LogRow, LogStore, PreconditionFailed, Write, Writer
 from apiserver.store.recent import RecentRows
 from apiserver.store.writer import MUST_NOT_EXIST
 from apiserver.strictdecoding import check_fields
 from apiserver.watch import Entry, WatchBus, changes, decode_object
+from apiserver.webhookclient import WebhookClient
 
 T = TypeVar("T")
 AdmitHook = Callable[[str, "ResourceType", str, dict[str, Any] | None, dict[str, Any] | None, "WriteOptions", str],
@@ -116,6 +118,10 @@ class Objects:
         # precondition and are read again from the store).
         self.recent = RecentRows()
         bus.add_listener(self.recent.on_commit)
+        # The server's one client for webhooks (admission and CRD conversion), and the conversion of stored
+        # objects to the requested version and back that every read and write goes through.
+        self.webhook_client = WebhookClient()
+        self.converter = Converter(self.webhook_client)
         self.after_create: dict[str, list[Callable[[str, dict[str, Any]], Awaitable[None]]]] = {}
         # Checks of a new object that need to know its space (a Space's place in the tree), by group_resource;
         # each raises a StatusError to refuse the create. They run after validation, before admission.
@@ -150,13 +156,13 @@ class Objects:
         return row
 
     async def get(self, space: str, rtype: ResourceType, namespace: str, name: str) -> dict[str, Any]:
-        return served(rtype, decode_object(await self.get_row(space, rtype, namespace, name)))
+        return await self.converter.served_one(rtype, decode_object(await self.get_row(space, rtype, namespace, name)))
 
     async def find(self, space: str, rtype: ResourceType, namespace: str, name: str) -> dict[str, Any] | None:
         """The object as ``get`` serves it, or None when there is none: for callers to whom absence is an answer,
         not an error."""
         row = await self.find_row(self.key(space, rtype, namespace, name))
-        return None if row is None else served(rtype, decode_object(row))
+        return None if row is None else await self.converter.served_one(rtype, decode_object(row))
 
     async def find_row(self, key: Key) -> LogRow | None:
         """The stored row of a key, or None when there is none (deleted or never created)."""
@@ -202,9 +208,14 @@ class Objects:
                    resource_version_match: str = "") -> ListResult:
         """A list as kube's GetList serves it (``apiserver.listing``): a page, its resourceVersion and continue
         token."""
-        return await list_page(self.store, self.bus, self.run_sync, space, rtype, namespace, labels=labels,
+        return await list_page(self.store, self.bus, self.run_sync, self.converter, space, rtype, namespace,
+                               labels=labels,
                                fields=fields, limit=limit, continue_token=continue_token,
                                resource_version=resource_version, resource_version_match=resource_version_match)
+
+    async def _stored(self, rtype: ResourceType, obj: dict[str, Any]) -> bytes:
+        """The bytes to store for an object in ``rtype``'s version: converted to the storage version first."""
+        return stored(rtype, await self.converter.to_storage(rtype, obj))
 
     # --- validation shared by create and update -----------------------------------------------
 
@@ -289,10 +300,12 @@ class Objects:
                 await self.admit(space, rtype, "CREATE", candidate, None, opts, "")
             if opts.dry_run:
                 await self._ensure_absent(space, rtype, namespace, cmeta["name"])
+                # As kube's dry-run storage: the object is converted to the storage version, only not written.
+                await self.converter.to_storage(rtype, candidate)
                 return candidate
             try:
                 row = await self.writer.write(Write(
-                    self.key(space, rtype, namespace, cmeta["name"]), stored(rtype, candidate),
+                    self.key(space, rtype, namespace, cmeta["name"]), await self._stored(rtype, candidate),
                     expect=MUST_NOT_EXIST))
             except PreconditionFailed as exc:
                 if generated and attempt < 7:
@@ -433,7 +446,7 @@ class Objects:
             row = None if fresh else self.recent.get(key)
             if row is None:
                 row, fresh = await self.get_row(space, rtype, namespace, name), True
-            old = served(rtype, decode_object(row))
+            old = await self.converter.served_one(rtype, decode_object(row))
             if precondition_rv is not None and precondition_rv != str(row.revision):
                 if not fresh:
                     fresh = True
@@ -456,10 +469,11 @@ class Objects:
             new_meta = new["metadata"]
             finished = bool(new_meta.get("deletionTimestamp")) and not new_meta.get("finalizers")
             if opts.dry_run:
+                await self.converter.to_storage(rtype, new)
                 return new
             try:
                 written = await self.writer.write(Write(
-                    self.key(space, rtype, namespace, name), stored(rtype, new), deleted=finished,
+                    self.key(space, rtype, namespace, name), await self._stored(rtype, new), deleted=finished,
                     expect=row.revision))
             except PreconditionFailed:
                 if precondition_rv is not None:
@@ -552,7 +566,7 @@ class Objects:
         """Delete or start deleting; returns the object and whether it is gone now."""
         for _ in range(_UPDATE_RETRIES):
             row = await self.get_row(space, rtype, namespace, name)
-            obj = served(rtype, decode_object(row))
+            obj = await self.converter.served_one(rtype, decode_object(row))
             meta = obj["metadata"]
             if options.uid is not None and options.uid != meta.get("uid"):
                 raise errors.conflict(rtype.plural, rtype.group, name, f"Precondition failed: UID in "
@@ -586,7 +600,7 @@ class Objects:
                 return obj, not graceful
             try:
                 written = await self.writer.write(Write(
-                    self.key(space, rtype, namespace, name), stored(rtype, obj), deleted=not graceful,
+                    self.key(space, rtype, namespace, name), await self._stored(rtype, obj), deleted=not graceful,
                     expect=row.revision))
             except PreconditionFailed:
                 continue

@@ -155,7 +155,7 @@ class SpaceRuntime:
         await self.gc.stop()
         await self.spaces.stop()
         await self.namespaces.stop()
-        await self.webhooks.client.close()
+        await self.objects.webhook_client.close()
         await self.writer.close()
         if self.notices is not None:
             await self.run_sync(self.notices.stop)

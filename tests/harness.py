@@ -20,6 +20,7 @@ from typing import Any
 
 import httpx
 import yaml
+from kubernetes import client as k8s
 
 from tests.polling import wait_for
 from tests.processes import ChildProcess, stop_process
@@ -94,6 +95,15 @@ class Hub(ChildProcess):
     def client(self, timeout: float = 30) -> httpx.Client:
         return httpx.Client(base_url=self.base_url, verify=self.ssl_context(), timeout=timeout,
                             headers={"Authorization": f"Bearer {self.token}"})
+
+    def api_client(self, space: str) -> k8s.ApiClient:
+        """The Python ``kubernetes`` client's connection to one space, as the admin."""
+        cfg = k8s.Configuration()
+        cfg.host = f"{self.base_url}/clusters/{space}"
+        cfg.ssl_ca_cert = str(self.ca_file)
+        cfg.api_key = {"authorization": self.token}
+        cfg.api_key_prefix = {"authorization": "Bearer"}
+        return k8s.ApiClient(cfg)
 
     def kubectl(self, *args: str, space: str | None = None, input: str | None = None, check: bool = True,
                 env: dict[str, str] | None = None, timeout: float = 60) -> subprocess.CompletedProcess[str]:

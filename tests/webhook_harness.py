@@ -7,6 +7,10 @@ the object unless it is annotated already; ``/rename`` patches the object's name
 ``data`` into a list; ``/slow`` answers
 after ``SLOW_SECONDS`` (longer than any timeout a test sets); ``/garbage`` answers 200 with a body
 that is not an AdmissionReview.
+
+CRD conversion (ConversionReview v1): ``/convert`` converts between ``v1`` (``spec.size``, a string) and
+``v2`` (``spec.replicas``, an integer) of any group; ``/convert-rename`` does too but renames the objects;
+``/convert-relabel`` labels them (allowed) and changes their ``creationTimestamp`` (which kube puts back).
 """
 
 from __future__ import annotations
@@ -41,6 +45,21 @@ def _deny(review: dict[str, Any], message: str) -> web.Response:
     return web.json_response({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "response": {
         "uid": review["request"]["uid"], "allowed": False,
         "status": {"code": 403, "reason": "Forbidden", "message": message}}})
+
+
+def _converted(obj: dict[str, Any], desired: str) -> dict[str, Any]:
+    """``obj`` in version v1 (spec.size: "3") or v2 (spec.replicas: 3) as ``desired`` names it."""
+    spec = dict(obj.get("spec") or {})
+    if desired.endswith("/v2") and "size" in spec:
+        spec["replicas"] = int(spec.pop("size"))
+    elif desired.endswith("/v1") and "replicas" in spec:
+        spec["size"] = str(spec.pop("replicas"))
+    return {**obj, "apiVersion": desired, "spec": spec}
+
+
+def _conversion_answer(review: dict[str, Any], objects: list[dict[str, Any]]) -> web.Response:
+    return web.json_response({"apiVersion": "apiextensions.k8s.io/v1", "kind": "ConversionReview", "response": {
+        "uid": review["request"]["uid"], "convertedObjects": objects, "result": {"status": "Success"}}})
 
 
 def _json_patch(operations: list[dict[str, Any]]) -> str:
@@ -109,6 +128,33 @@ class WebhookServer:
         await asyncio.sleep(SLOW_SECONDS)
         return _allow(review)
 
+    async def _convert(self, request: web.Request) -> web.Response:
+        review = await request.json()
+        self.received.append(("convert", review["request"]))
+        desired = review["request"]["desiredAPIVersion"]
+        return _conversion_answer(review, [_converted(o, desired) for o in review["request"]["objects"]])
+
+    async def _convert_rename(self, request: web.Request) -> web.Response:
+        review = await request.json()
+        self.received.append(("convert-rename", review["request"]))
+        desired = review["request"]["desiredAPIVersion"]
+        renamed = [{**(c := _converted(o, desired)), "metadata": {**c["metadata"], "name": "renamed"}}
+                   for o in review["request"]["objects"]]
+        return _conversion_answer(review, renamed)
+
+    async def _convert_relabel(self, request: web.Request) -> web.Response:
+        review = await request.json()
+        self.received.append(("convert-relabel", review["request"]))
+        desired = review["request"]["desiredAPIVersion"]
+        relabelled = []
+        for obj in review["request"]["objects"]:
+            converted = _converted(obj, desired)
+            meta = converted["metadata"]
+            relabelled.append({**converted, "metadata": {
+                **meta, "labels": {**(meta.get("labels") or {}), "converted": "yes"},
+                "creationTimestamp": "2000-01-01T00:00:00Z"}})
+        return _conversion_answer(review, relabelled)
+
     async def _garbage(self, request: web.Request) -> web.Response:
         review = await request.json()
         self.received.append(("garbage", review["request"]))
@@ -119,7 +165,9 @@ class WebhookServer:
         app.add_routes([web.post("/mutate", self._mutate), web.post("/validate", self._validate),
                         web.post("/annotate", self._annotate), web.post("/rename", self._rename),
                         web.post("/mistype", self._mistype),
-                        web.post("/slow", self._slow), web.post("/garbage", self._garbage)])
+                        web.post("/slow", self._slow), web.post("/garbage", self._garbage),
+                        web.post("/convert", self._convert), web.post("/convert-rename", self._convert_rename),
+                        web.post("/convert-relabel", self._convert_relabel)])
         return app
 
 

@@ -1,22 +1,18 @@
-"""Calling one admission webhook: an AdmissionReview v1 POSTed over HTTPS, its answer checked.
+"""Calling one admission webhook: an AdmissionReview v1 POSTed over HTTPS (``apiserver.webhookclient``),
+its answer checked.
 
-The call is asynchronous and bounded by the webhook's ``timeoutSeconds``, so a slow or dead webhook
-holds only the request that called it, never the event loop. Every way a call can fail (no
-connection, TLS, timeout, a status other than 200, a body that is not an AdmissionReview for this
+Every way a call can fail (the transport's failures, a body that is not an AdmissionReview for this
 request, a patch that does not apply) is a :class:`WebhookCallFailed`; the caller applies the
 webhook's ``failurePolicy`` to it.
 """
 
 from __future__ import annotations
 
-import asyncio
 import base64
 import binascii
-import ssl
 from dataclasses import dataclass, field
 from typing import Any
 
-import aiohttp
 import orjson
 
 from apimachinery import errors
@@ -24,14 +20,9 @@ from apiserver.admission.engine import AdmissionRequest
 from apiserver.admission.webhooks import Webhook
 from apiserver.patching.failures import REJECTED
 from apiserver.patching.json_patch import apply_json_patch
+from apiserver.webhookclient import WebhookCallFailed, WebhookClient
 
 REVIEW_VERSION = "admission.k8s.io/v1"
-# A webhook's answer is small; more than this is refused rather than read into memory.
-MAX_RESPONSE_BYTES = 3 * 1024 * 1024
-
-
-class WebhookCallFailed(Exception):
-    """The webhook could not be called or did not answer properly; ``str()`` is kube's wording."""
 
 
 @dataclass
@@ -76,54 +67,13 @@ def review(req: AdmissionRequest, uid: str, user: dict[str, Any]) -> dict[str, A
     return {"apiVersion": REVIEW_VERSION, "kind": "AdmissionReview", "request": request}
 
 
-class WebhookClient:
-    """One HTTPS client for all webhooks of a server; TLS contexts are kept per CA bundle."""
-
-    def __init__(self) -> None:
-        self._session: aiohttp.ClientSession | None = None
-        self._contexts: dict[bytes | None, ssl.SSLContext] = {}
-
-    def _context(self, ca_bundle: bytes | None) -> ssl.SSLContext:
-        context = self._contexts.get(ca_bundle)
-        if context is None:
-            context = ssl.create_default_context()
-            if ca_bundle is not None:
-                context = ssl.create_default_context(cadata=ca_bundle.decode("ascii", "replace"))
-            self._contexts[ca_bundle] = context
-        return context
-
-    async def close(self) -> None:
-        if self._session is not None:
-            await self._session.close()
-            self._session = None
-
-    async def call(self, hook: Webhook, body: dict[str, Any], current: dict[str, Any] | None) -> Answer:
-        uid = body["request"]["uid"]
-        post = f'Post "{hook.url}"'
-        try:
-            context = self._context(hook.ca_bundle)
-        except (ssl.SSLError, ValueError) as exc:
-            raise WebhookCallFailed(f"failed to call webhook: {post}: invalid caBundle: {exc}") from None
-        if self._session is None:
-            self._session = aiohttp.ClientSession()
-        try:
-            async with asyncio.timeout(hook.timeout_seconds):
-                async with self._session.post(hook.url, data=orjson.dumps(body), ssl=context,
-                                              headers={"Content-Type": "application/json",
-                                                       "Accept": "application/json"}) as resp:
-                    raw = await resp.content.read(MAX_RESPONSE_BYTES + 1)
-                    status = resp.status
-        except TimeoutError:
-            raise WebhookCallFailed(f"failed to call webhook: {post}: context deadline exceeded") from None
-        except (aiohttp.ClientError, ssl.SSLError, OSError) as exc:
-            raise WebhookCallFailed(f"failed to call webhook: {post}: {exc}") from None
-        if status != 200:
-            raise WebhookCallFailed(f"failed to call webhook: the server responded with the status code {status} "
-                                    f"but did not return more information")
-        if len(raw) > MAX_RESPONSE_BYTES:
-            raise WebhookCallFailed("received invalid webhook response: the response is larger than "
-                                    f"{MAX_RESPONSE_BYTES} bytes")
-        return read_answer(raw, uid, current)
+async def call(client: WebhookClient, hook: Webhook, body: dict[str, Any], current: dict[str, Any] | None) -> Answer:
+    """The webhook's checked answer to an AdmissionReview."""
+    try:
+        raw = await client.post(hook.url, hook.ca_bundle, hook.timeout_seconds, body)
+    except WebhookCallFailed as exc:
+        raise (_invalid(str(exc)) if exc.unreadable else WebhookCallFailed(f"failed to call webhook: {exc}")) from None
+    return read_answer(raw, body["request"]["uid"], current)
 
 
 def _invalid(why: str) -> WebhookCallFailed:

@@ -1,25 +1,22 @@
 """Validating and Mutating WebhookConfigurations: their validation (as kube validates them), defaults and
 the per-space index of compiled webhooks.
 
-A space has no Services with endpoints, so a webhook is reached only through ``clientConfig.url``; a
-``service`` reference is refused when the configuration is written rather than failing every request
-later. ``matchConditions`` are compiled when written, with the admission CEL environment.
+A webhook is reached only through ``clientConfig.url`` (``apiserver.clientconfig``).
+``matchConditions`` are compiled when written, with the admission CEL environment.
 """
 
 from __future__ import annotations
 
-import base64
-import binascii
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import urlsplit
 
 import orjson
 
 from apimachinery.errors import Cause, StatusError
 from apimachinery.selectors import label_selector_from_object
 from apiserver.admission.engine import AdmissionRequest, resources_match
+from apiserver.clientconfig import validate_client_config
 from apiserver.resourcetypes import Strategy
 from apiserver.store import LogStore
 from apiserver.watch import Entry
@@ -80,35 +77,6 @@ def _supported(value: Any, allowed: Sequence[str], path: str, causes: list[Cause
                             path))
 
 
-def _validate_url(url: Any, path: str, causes: list[Cause]) -> None:
-    parts = urlsplit(url) if isinstance(url, str) else None
-    if parts is None or parts.scheme != "https":
-        causes.append(Cause("FieldValueInvalid", f"Invalid value: {url!r}: 'https' is the only allowed URL scheme",
-                            path))
-    elif not parts.hostname:
-        causes.append(Cause("FieldValueInvalid", f'Invalid value: "{url}": host must be specified', path))
-    elif parts.username or parts.password:
-        causes.append(Cause("FieldValueInvalid", f'Invalid value: "{url}": user information is not permitted '
-                            "in the URL", path))
-    elif parts.fragment or url.endswith("#"):
-        causes.append(Cause("FieldValueInvalid", f'Invalid value: "{url}": fragments are not permitted in the URL',
-                            path))
-    elif parts.query or url.endswith("?"):
-        causes.append(Cause("FieldValueInvalid", f'Invalid value: "{url}": query parameters are not permitted '
-                            "in the URL", path))
-
-
-def _ca_bundle(value: Any, path: str, causes: list[Cause]) -> bytes | None:
-    if value in (None, ""):
-        return None
-    try:
-        return base64.b64decode(value, validate=True)
-    except (binascii.Error, TypeError, ValueError):
-        causes.append(Cause("FieldValueInvalid", "Invalid value: caBundle must be base64-encoded PEM certificates",
-                            path))
-        return None
-
-
 def _compile_conditions(conditions: Any, path: str, causes: list[Cause]) -> list[tuple[str, CompiledExpression]]:
     compiled: list[tuple[str, CompiledExpression]] = []
     if not isinstance(conditions, list):
@@ -156,15 +124,7 @@ def compile_webhooks(config: Mapping[str, Any], mutating: bool) -> tuple[list[We
             causes.append(Cause("FieldValueDuplicate", f'Duplicate value: "{name}"', f"{path}.name"))
         seen.add(name)
         client = hook.get("clientConfig") or {}
-        if client.get("service") is not None:
-            causes.append(Cause("FieldValueForbidden", "Forbidden: a space has no Services with endpoints to call; "
-                                "give the webhook's address in clientConfig.url", f"{path}.clientConfig.service"))
-        elif not client.get("url"):
-            causes.append(Cause("FieldValueRequired", "Required value: exactly one of url or service is required",
-                                f"{path}.clientConfig"))
-        else:
-            _validate_url(client["url"], f"{path}.clientConfig.url", causes)
-        ca_bundle = _ca_bundle(client.get("caBundle"), f"{path}.clientConfig.caBundle", causes)
+        ca_bundle = validate_client_config(client, f"{path}.clientConfig", causes)
         versions = hook.get("admissionReviewVersions") or []
         if not versions:
             causes.append(Cause("FieldValueRequired", "Required value: must specify one of v1",

@@ -73,7 +73,7 @@ class WatchStream:
             return _event(kind, table)
         served_version = self.req.rtype.api_version
         if entry is not None and kind == entry.type and obj.get("apiVersion") == served_version \
-                and self.req.rtype.conversion is None:
+                and self.req.rtype.conversion is None and self.req.rtype.conversion_webhook is None:
             return entry.wire()
         if obj.get("apiVersion") != served_version:
             # Stored in another version of the same kind (conversion None): only apiVersion differs.
@@ -87,18 +87,21 @@ class WatchStream:
         return _event("BOOKMARK", {"kind": self.req.rtype.kind, "apiVersion": self.req.rtype.api_version,
                                    "metadata": meta})
 
-    def _served(self, entry: Entry) -> dict[str, Any]:
-        conversion = self.req.rtype.conversion
-        return entry.obj() if conversion is None else conversion.to_served(entry.obj())
+    async def _served(self, entry: Entry) -> dict[str, Any]:
+        rtype = self.req.rtype
+        if rtype.conversion_webhook is not None:
+            # The stored object is shared with other watchers: the converter answers a new one.
+            return await self.objects.converter.served_one(rtype, entry.obj())
+        return entry.obj() if rtype.conversion is None else rtype.conversion.to_served(entry.obj())
 
-    def _translate(self, entry: Entry) -> tuple[str, dict[str, Any]] | None:
+    async def _translate(self, entry: Entry) -> tuple[str, dict[str, Any]] | None:
         """Apply the watcher's filters, turning selector transitions into ADDED/DELETED."""
-        obj = self._served(entry)
+        obj = await self._served(entry)
         now = self._matches(obj)
         if entry.type != "MODIFIED" or (self.req.labels is None and self.req.fields is None):
             return (entry.type, obj) if now else None
         prev_entry = self.objects.bus.entry(entry.row.prev_revision)
-        before = self._matches(self._served(prev_entry)) if prev_entry is not None else now
+        before = self._matches(await self._served(prev_entry)) if prev_entry is not None else now
         if now and before:
             return "MODIFIED", obj
         if now:
@@ -168,7 +171,12 @@ class WatchStream:
                     return
                 assert isinstance(item, Entry)
                 last_seen = item.revision
-                translated = self._translate(item)
+                try:
+                    translated = await self._translate(item)
+                except errors.StatusError as exc:
+                    # A conversion webhook that fails ends the watch; the client watches again from last_seen.
+                    yield _event("ERROR", exc.to_status())
+                    return
                 if translated is not None:
                     yield self._encode(translated[0], translated[1], item)
         finally:

@@ -212,7 +212,9 @@ class CRDController(WorkQueue):
         types = types_from_crd(crd)
         if not types:
             return False
-        rtype = types[0]
+        # The storage version when it is served: deleting in it needs no conversion (a dead conversion webhook
+        # must not keep the CRD from going).
+        rtype = next((t for t in types if t.version == t.storage_version), types[0])
         _rev, rows = await self.objects.run_sync(self.objects.store.list, space, rtype.group_resource, None)
         for row in rows:
             obj = orjson.loads(row.value)

@@ -12,7 +12,8 @@ Before validation the request is defaulted (``singular``, ``listKind``, ``conver
 status is prepared (create: ``storedVersions`` is the storage version; update: the old status plus
 the storage version), so removing a version still in ``status.storedVersions`` fails.
 
-spacehub-specific: conversion webhooks are not supported, so only ``strategy: None`` is accepted.
+spacehub-specific: a conversion webhook is reached only through its ``url`` (a ``service`` is refused, as
+for admission webhooks) and must speak ConversionReview ``v1``.
 CEL compilation of ``x-kubernetes-validations`` is done by cel, and ``metadata`` beyond
 the ``<plural>.<group>`` name rule (DNS-subdomain names, labels, annotations, update immutability)
 by the generic object machinery in apiserver.service.
@@ -29,6 +30,7 @@ from typing import Any
 from apimachinery import gofmt
 from apimachinery.errors import Cause
 from apimachinery.names import is_dns1035_label, is_dns1123_subdomain
+from apiserver.clientconfig import validate_client_config
 from apiserver.crdschema import formats, internaljson
 from apiserver.crdschema.defaultsvalidation import validate_defaults
 from apiserver.crdschema.schemachecks import (
@@ -312,18 +314,29 @@ def _conversion(conversion: Any, path: str) -> list[Cause]:
         return []
     out: list[Cause] = []
     strategy = _text(conversion.get("strategy"))
-    # spacehub serves every version from the stored one with only apiVersion rewritten; there is
-    # no conversion webhook support, so "Webhook" is reported as unsupported.
-    out.extend(_enum_strings(gofmt.child(path, "strategy"), strategy, ("None",), True))
+    out.extend(_enum_strings(gofmt.child(path, "strategy"), strategy, ("None", "Webhook"), True))
+    # v1's webhook.clientConfig and webhook.conversionReviewVersions, named as the internal fields.
+    webhook = _dict(conversion.get("webhook"))
+    client = webhook.get("clientConfig")
+    versions = webhook.get("conversionReviewVersions")
     if strategy != "Webhook":
-        # v1's webhook.clientConfig and webhook.conversionReviewVersions, named as the internal fields.
-        webhook = _dict(conversion.get("webhook"))
-        if webhook.get("clientConfig") is not None:
+        if client is not None:
             out.append(gofmt.forbidden(gofmt.child(path, "webhookClientConfig"),
                                        "should not be set when strategy is not set to Webhook"))
-        if webhook.get("conversionReviewVersions"):
+        if versions:
             out.append(gofmt.forbidden(gofmt.child(path, "conversionReviewVersions"),
                                        "should not be set when strategy is not set to Webhook"))
+        return out
+    if not isinstance(client, Mapping):
+        out.append(gofmt.required(gofmt.child(path, "webhookClientConfig"), "required when strategy is set to Webhook"))
+    else:
+        validate_client_config(client, gofmt.child(path, "webhookClientConfig"), out)
+    # spacehub speaks ConversionReview v1 only (v1beta1 reviews are long deprecated).
+    if not versions:
+        out.append(gofmt.required(gofmt.child(path, "conversionReviewVersions"), "must specify one of v1"))
+    elif "v1" not in _list(versions):
+        out.append(gofmt.invalid(gofmt.child(path, "conversionReviewVersions"), versions,
+                                 "must include at least one of v1"))
     return out
 
 

@@ -19,13 +19,14 @@ from typing import Any
 
 from apimachinery import errors
 from apiserver.admission.engine import AdmissionRequest
-from apiserver.admission.webhookcall import Answer, WebhookCallFailed, WebhookClient, review
+from apiserver.admission.webhookcall import Answer, call, review
 from apiserver.admission.webhooks import Webhook, WebhookIndex
 from apiserver.catalog import Catalog
 from apiserver.resourcetypes import ResourceType
 from apiserver.server.admission import namespace_object
 from apiserver.service import Objects, WriteOptions
 from apiserver.strictdecoding import check_fields
+from apiserver.webhookclient import WebhookCallFailed
 from cel import CelEvalError
 
 log = logging.getLogger(__name__)
@@ -50,7 +51,6 @@ class Webhooks:
         self.index = index
         self.objects = objects
         self.catalog = catalog
-        self.client = WebhookClient()
 
     async def _request(self, space: str, rtype: ResourceType, operation: str, obj: dict[str, Any] | None,
                        old: dict[str, Any] | None, opts: WriteOptions, subresource: str) -> AdmissionRequest:
@@ -78,7 +78,7 @@ class Webhooks:
                 return None
             user = _SERVER_USER if opts.user is None else {"username": opts.user.name,
                                                            "groups": list(opts.user.groups)}
-            answer = await self.client.call(hook, review(req, str(uuid.uuid4()), user), req.object)
+            answer = await call(self.objects.webhook_client, hook, review(req, str(uuid.uuid4()), user), req.object)
         except WebhookCallFailed as exc:
             if hook.failure_policy == "Ignore":
                 log.warning("webhook %s in space %s failed (ignored): %s", hook.name, req.space, exc)

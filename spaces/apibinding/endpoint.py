@@ -98,12 +98,12 @@ class ExportWatch(WatchStream):
         revision, items = await self.initial()
         return int(revision), items
 
-    def _translate(self, entry: Entry) -> tuple[str, dict[str, Any]] | None:
+    async def _translate(self, entry: Entry) -> tuple[str, dict[str, Any]] | None:
         # Whether the space is bound is asked as the change is sent: a space bound later is seen from then on.
-        return super()._translate(entry) if self.serves(entry.row.key.space) else None
+        return await super()._translate(entry) if self.serves(entry.row.key.space) else None
 
-    def _served(self, entry: Entry) -> dict[str, Any]:
-        return annotated(super()._served(entry), entry.row.key.space)
+    async def _served(self, entry: Entry) -> dict[str, Any]:
+        return annotated(await super()._served(entry), entry.row.key.space)
 
     def _encode(self, kind: str, obj: dict[str, Any], entry: Entry | None = None) -> bytes:
         # Never the stored wire form: the object sent carries its space.

@@ -41,16 +41,7 @@ def create(c: httpx.Client, path: str, body: dict[str, Any]) -> dict[str, Any]:
 
 
 def core_api(hub: Hub, space: str) -> k8s.CoreV1Api:
-    return k8s.CoreV1Api(_api_client(hub, space))
-
-
-def _api_client(hub: Hub, space: str) -> k8s.ApiClient:
-    cfg = k8s.Configuration()
-    cfg.host = f"{hub.base_url}/clusters/{space}"
-    cfg.ssl_ca_cert = str(hub.ca_file)
-    cfg.api_key = {"authorization": hub.token}
-    cfg.api_key_prefix = {"authorization": "Bearer"}
-    return k8s.ApiClient(cfg)
+    return k8s.CoreV1Api(hub.api_client(space))
 
 
 # --- 3. boolean query parameters ----------------------------------------------------------------------
@@ -111,7 +102,7 @@ def test_kubectl_patches_a_deployments_scale_with_its_default_strategic_merge_pa
 
 def test_the_official_client_and_lightkube_patch_a_deployments_scale(hub: Hub, space: str, tmp_path: Path) -> None:
     hub.kubectl("create", "deployment", "web", "--image=nginx", "--replicas=1", space=space)
-    apps = k8s.AppsV1Api(_api_client(hub, space))
+    apps = k8s.AppsV1Api(hub.api_client(space))
     scale = apps.patch_namespaced_deployment_scale("web", "default", {"spec": {"replicas": 5}})
     assert scale.spec.replicas == 5
 

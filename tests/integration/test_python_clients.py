@@ -16,12 +16,7 @@ from tests.harness import Hub
 
 
 def core_api(hub: Hub, space: str) -> k8s.CoreV1Api:
-    cfg = k8s.Configuration()
-    cfg.host = f"{hub.base_url}/clusters/{space}"
-    cfg.ssl_ca_cert = str(hub.ca_file)
-    cfg.api_key = {"authorization": hub.token}
-    cfg.api_key_prefix = {"authorization": "Bearer"}
-    return k8s.CoreV1Api(k8s.ApiClient(cfg))
+    return k8s.CoreV1Api(hub.api_client(space))
 
 
 def space_kubeconfig(hub: Hub, space: str, tmp_path: Path) -> Path:

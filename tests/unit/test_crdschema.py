@@ -844,10 +844,24 @@ def test_selectable_fields() -> None:
         "valid field"]
 
 
-def test_conversion_webhooks_are_not_supported() -> None:
-    assert crd_errors(crd({"type": "object"}, conversion={"strategy": "Webhook"})) == [
-        'spec.conversion.strategy: Unsupported value: "Webhook": supported values: "None"']
+def test_a_conversion_webhook_needs_a_url_and_review_version_v1() -> None:
     webhook = {"clientConfig": {"url": "https://x"}, "conversionReviewVersions": ["v1"]}
+    assert crd_errors(crd({"type": "object"}, conversion={"strategy": "Webhook", "webhook": webhook})) == []
+    assert crd_errors(crd({"type": "object"}, conversion={"strategy": "Webhook"})) == [
+        "spec.conversion.webhookClientConfig: Required value: required when strategy is set to Webhook",
+        "spec.conversion.conversionReviewVersions: Required value: must specify one of v1"]
+    service = {"clientConfig": {"service": {"namespace": "default", "name": "convert"}},
+               "conversionReviewVersions": ["v1beta1"]}
+    assert crd_errors(crd({"type": "object"}, conversion={"strategy": "Webhook", "webhook": service})) == [
+        "spec.conversion.webhookClientConfig.service: Forbidden: a space has no Services with endpoints to call; "
+        "give the webhook's address in clientConfig.url",
+        'spec.conversion.conversionReviewVersions: Invalid value: ["v1beta1"]: must include at least one '
+        "of v1"]
+    plain = {"clientConfig": {"url": "http://x"}, "conversionReviewVersions": ["v1"]}
+    assert crd_errors(crd({"type": "object"}, conversion={"strategy": "Webhook", "webhook": plain})) == [
+        "spec.conversion.webhookClientConfig.url: Invalid value: 'http://x': 'https' is the only allowed URL scheme"]
+    assert crd_errors(crd({"type": "object"}, conversion={"strategy": "Other"})) == [
+        'spec.conversion.strategy: Unsupported value: "Other": supported values: "None", "Webhook"']
     assert crd_errors(crd({"type": "object"}, conversion={"strategy": "None", "webhook": webhook})) == [
         "spec.conversion.webhookClientConfig: Forbidden: should not be set when strategy is not set to Webhook",
         "spec.conversion.conversionReviewVersions: Forbidden: should not be set when strategy is not set to Webhook"]
