@@ -54,6 +54,7 @@ from placement.records import CoverKey, NsKey, PKey, PlacementRecord, entry_kind
 from placement.schedulingspec import SchedulingSpec
 from placement.spec import PlacementSpec, compile_spec, spec_of
 from placement.workloads import Selections
+from spaces.nsmapping import NamespaceMapping
 
 
 class PlacementEngine:
@@ -126,6 +127,7 @@ class PlacementEngine:
             self._coverage.candidates_changed.add(key)
             what_changed = where_changed = True
             ownership_changed, kept = False, set()
+            mapping_changed = spec.namespace_mapping is not None
         else:
             if p.spec == spec:
                 return
@@ -137,6 +139,7 @@ class PlacementEngine:
             where_changed = p.spec.location_selectors != spec.location_selectors
             ownership_changed = _ownership(p.spec) != _ownership(spec)
             kept = set(p.selected) if ownership_changed else set()
+            mapping_changed = p.spec.namespace_mapping != spec.namespace_mapping
             p.spec = spec
         self._dirty_placements.add(key)
         new_locations = p.locations
@@ -155,6 +158,15 @@ class PlacementEngine:
             # (what it selects anew reaches them as an addition).
             for ref in kept & p.selected.keys():
                 self._desired.content_changed(ref, self._desired.covers_holding(ref))
+        if mapping_changed:
+            self.resend_space(space)
+
+    def resend_space(self, space: str) -> None:
+        """Every cluster gets again what it holds of ``space``: where its namespaces go (their mapping) changed."""
+        for t in self._coverage.targets.values():
+            refs = {entry.ref for entry in self._desired.desired_of(t.cover) if entry.ref.space == space}
+            if refs:
+                self._desired.resend(t, refs)
 
     def _replace_placement(self, p: PlacementRecord, new_locations: dict[str, list[int]]) -> None:
         """Change where and what of a placement at once, logging each target's net change only.
@@ -429,6 +441,16 @@ class PlacementEngine:
     def selecting(self, ref: ObjectRef) -> list[tuple[str, str]]:
         """The placements whose downsync tests select ``ref`` itself (not as a dependency), in order."""
         return self._selections.selecting(ref)
+
+    def namespace_mapping(self, space: str, namespace: str) -> NamespaceMapping | None:
+        """The mapping of the first placement (by name) of ``space`` that selects ``namespace`` or objects in it and
+        sets ``namespaceMapping``: one per namespace, so a namespace and everything in it land in one place."""
+        ns, ns_ref = (space, namespace), namespace_ref((space, namespace))
+        for key in sorted(self._space_placements.get(space, ())):
+            p = self._placements[key]
+            if p.spec.namespace_mapping is not None and (p.namespace_counts.get(ns) or ns_ref in p.selected):
+                return p.spec.namespace_mapping
+        return None
 
     def ownership(self, ref: ObjectRef) -> dict[str, str]:
         """The field-ownership annotations (``retainFields``, ``driftMode``) the tests selecting ``ref`` give its
