@@ -49,7 +49,7 @@ from placement.kinds import placement_types
 from placement.leaving import LeavingCopies
 from placement.locations import metadata
 from placement.model import Change, DesiredEntry, Destination, Explanation, ObjectRef, StatusWants, WorkloadObject
-from placement.ordering import apply_order
+from placement.ordering import NAMESPACE_RESOURCE, apply_order
 from placement.records import CoverKey, NsKey, PKey, PlacementRecord, entry_kind, namespace_ref
 from placement.schedulingspec import SchedulingSpec
 from placement.spec import PlacementSpec, compile_spec, spec_of
@@ -160,6 +160,15 @@ class PlacementEngine:
                 self._desired.content_changed(ref, self._desired.covers_holding(ref))
         if mapping_changed:
             self.resend_space(space)
+
+    def space_namespaces(self, space: str) -> set[str]:
+        """The namespaces of ``space`` its placements select or select objects in."""
+        out: set[str] = set()
+        for key in self._space_placements.get(space, ()):
+            p = self._placements[key]
+            out.update(ns for s, ns in p.namespace_counts if s == space)
+            out.update(ref.name for ref in p.selected if ref.resource == NAMESPACE_RESOURCE and not ref.group)
+        return out
 
     def resend_space(self, space: str) -> None:
         """Every cluster gets again what it holds of ``space``: where its namespaces go (their mapping) changed."""

@@ -13,7 +13,7 @@ ClusterRoleBindings are rewritten the same way. Never does I/O.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from spaces.nsmapping import MAPPING_FIELD, NamespaceMapping, name_problems, parse
@@ -48,6 +48,10 @@ class NamespacePlacing:
             return namespace
         mapping = self._placement_mapping(space, namespace) or self._space_defaults.get(space)
         return namespace if mapping is None else mapping.cluster_namespace(space, namespace)
+
+    def space_namespaces(self, space: str, namespaces: Iterable[str]) -> dict[str, str]:
+        """Of ``namespaces`` of ``space``, those mapped elsewhere: the space's name by the cluster's."""
+        return {mapped: ns for ns in namespaces if (mapped := self.cluster_namespace(space, ns)) != ns}
 
     def problem(self, space: str, namespace: str) -> str | None:
         """Why ``namespace`` of ``space`` cannot be written to a cluster under its mapping (the name it renders is
