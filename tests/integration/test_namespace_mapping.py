@@ -116,3 +116,18 @@ def test_kubectl_explain_describes_the_space_field(world: World) -> None:
     assert isinstance(proc, subprocess.CompletedProcess)
     assert proc.returncode == 0, proc.stderr
     assert "template" in proc.stdout and "map" in proc.stdout
+
+
+def test_a_deleted_object_goes_from_its_mapped_namespace_and_a_changed_mapping_moves_the_space(world: World) -> None:
+    world.hub.kubectl("delete", "configmap", "config", "-n", "app", space="team-b")
+    world.wait_absent("florin", cm_path("b-app", "config"))
+    assert world.get("florin", cm_path("team-a-app", "config")) is not None
+
+    world.apply("root", space("team-a", {"template": "a-{{namespace}}"}))
+    moved = world.wait_present("florin", cm_path("a-app", "config"), timeout=60)
+    assert moved["data"] == {"value": "from team-a"}
+    world.wait_absent("florin", cm_path("team-a-app", "config"))
+    world.wait_absent("florin", "/api/v1/namespaces/team-a-app", timeout=60)
+    wait_for(lambda: {p["metadata"]["namespace"] for p in pods(world, "team-a")} == {"app"}
+             and (world.get("florin", "/api/v1/namespaces/a-app/pods") or {}).get("items"),
+             timeout=60, message="team-a's pods shown from a-app")
