@@ -52,8 +52,9 @@ def name_problems(name: str) -> list[str]:
 
 
 def parse(raw: Any) -> NamespaceMapping | None:
-    """The mapping a validated ``namespaceMapping`` field says; None when it is absent or maps nothing."""
-    if not isinstance(raw, Mapping):
+    """The mapping a ``namespaceMapping`` field says; None when it is absent, maps nothing, or is invalid (a Space
+    stored before Spaces validated it): a bad mapping never sends two namespaces to one."""
+    if not isinstance(raw, Mapping) or mapping_causes(raw, MAPPING_FIELD):
         return None
     template = raw.get("template")
     explicit = raw.get("map")
