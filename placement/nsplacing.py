@@ -8,17 +8,19 @@ so a namespace and all its objects land in one cluster namespace. The rule itsel
 On the wire (docs/sync-protocol.md) a mapped entry names the cluster object (``namespace``, or ``name`` for a
 Namespace) and keeps the space's names in ``spaceNamespace`` / ``spaceName``, by which the syncer reports status
 and Events back. The object's own namespace and the namespaces of the subjects of RoleBindings and
-ClusterRoleBindings are rewritten the same way. Never does I/O.
+ClusterRoleBindings are rewritten the same way, and the namespaces upsync rules name. Never does I/O.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable
 from typing import Any
 
 from spaces.nsmapping import MAPPING_FIELD, NamespaceMapping, name_problems, parse
 
 NAMESPACES = "namespaces"
+_PATTERN = re.compile(r"[*?\[]")  # an upsync rule's namespace glob (fnmatch), not a name
 _BINDINGS = frozenset({("rbac.authorization.k8s.io", "RoleBinding"), ("rbac.authorization.k8s.io",
                                                                       "ClusterRoleBinding")})
 
@@ -52,6 +54,20 @@ class NamespacePlacing:
     def space_namespaces(self, space: str, namespaces: Iterable[str]) -> dict[str, str]:
         """Of ``namespaces`` of ``space``, those mapped elsewhere: the space's name by the cluster's."""
         return {mapped: ns for ns in namespaces if (mapped := self.cluster_namespace(space, ns)) != ns}
+
+    def upsync_rule(self, rule: dict[str, Any], namespaces: Iterable[str]) -> dict[str, Any]:
+        """An upsync rule as the cluster gets it: the namespaces it names mapped (patterns stay as they are), and
+        ``spaceNamespaces``, the space's name by the cluster's of those and of ``namespaces`` (the space's placed
+        ones), by which the syncer sends objects up into the space's namespaces."""
+        space = str(rule["space"])
+        back = self.space_namespaces(space, namespaces)
+        named = []
+        for namespace in rule.get("namespaces") or []:
+            mapped = namespace if _PATTERN.search(namespace) else self.cluster_namespace(space, namespace)
+            named.append(mapped)
+            if mapped != namespace:
+                back[mapped] = namespace
+        return rule if not back else {**rule, "namespaces": named, "spaceNamespaces": back}
 
     def problem(self, space: str, namespace: str) -> str | None:
         """Why ``namespace`` of ``space`` cannot be written to a cluster under its mapping (the name it renders is

@@ -134,7 +134,7 @@ class StreamSource:
                     if line is not None:
                         yield line
                 yield messages.synced(seq, self.epoch, self.ping_interval)
-                rules_sent = engine.upsync_rules(target)
+                rules_sent = self._upsync_rules(target)
                 yield messages.upsync_rules(seq, rules_sent)  # after every SYNCED: the rules as of now
             elif changes or first:
                 for change in changes:
@@ -144,12 +144,12 @@ class StreamSource:
                     seq = change.seq
                 if first:
                     yield messages.synced(seq, self.epoch, self.ping_interval)
-                    rules_sent = engine.upsync_rules(target)
+                    rules_sent = self._upsync_rules(target)
                     yield messages.upsync_rules(seq, rules_sent)
             elif self.inventory.sync_target(target) is None:
                 yield _FLUSH
                 return  # the SyncTarget was deleted; its DELETEs have been sent
-            elif (rules := engine.upsync_rules(target)) != rules_sent:
+            elif (rules := self._upsync_rules(target)) != rules_sent:
                 rules_sent = rules
                 yield messages.upsync_rules(seq, rules)
             else:
@@ -239,6 +239,12 @@ class StreamSource:
         # Mapping depends on the space and namespace alone, not the cluster: the line stays shared by the streams.
         return self.shared.line(seq, entry, obj, revision, lambda: messages.upsert(
             seq, self._entry_json(entry), mapping.object(ref.space, obj), revision))
+
+    def _upsync_rules(self, target: str) -> list[dict[str, Any]]:
+        """The target's upsync rules naming cluster namespaces (namespaceMapping)."""
+        engine, mapping = self.service.engine, self.service.namespaces
+        return [mapping.upsync_rule(rule, engine.space_namespaces(rule["space"]))
+                for rule in engine.upsync_rules(target)]
 
     def _entry_json(self, entry: DesiredEntry) -> dict[str, Any]:
         """The entry as the cluster gets it: naming the cluster object (its namespace mapped)."""

@@ -86,6 +86,19 @@ def test_two_spaces_place_namespace_app_on_one_cluster_and_each_sees_its_own(wor
         assert not [c for c in (status.get("status") or {}).get("conditions") or [] if c["type"] == "Conflict"]
 
 
+def test_upsync_reads_the_mapped_namespace_into_the_space_s_own(world: World) -> None:
+    upsyncing = app_placement()
+    upsyncing["spec"]["upsync"] = [{"apiGroup": "", "resources": ["configmaps"], "namespaces": ["app"],
+                                    "names": ["result-*"]}]
+    world.apply("team-a", upsyncing)
+    world.sim.kubectl("wec1", "create", "configmap", "result-a", "-n", "team-a-app", "--from-literal=score=7")
+    copy = wait_for(lambda: world.hub_get("team-a", "/api/v1/namespaces/app/configmaps/result-a"), timeout=60,
+                    message="result-a upsynced into team-a's app")
+    assert copy["data"] == {"score": "7"}
+    assert copy["metadata"]["annotations"]["spacehub.io/upsynced-from"] == "florin"
+    assert world.hub_get("team-b", "/api/v1/namespaces/app/configmaps/result-a") is None
+
+
 def refused(world: World, where: str, doc: dict[str, Any]) -> str:
     proc = world.hub.kubectl("apply", "-f", "-", space=where, input=yaml.safe_dump(doc), check=False)
     assert proc.returncode != 0, proc.stdout
