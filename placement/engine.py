@@ -49,7 +49,7 @@ from placement.kinds import placement_types
 from placement.leaving import LeavingCopies
 from placement.locations import metadata
 from placement.model import Change, DesiredEntry, Destination, Explanation, ObjectRef, StatusWants, WorkloadObject
-from placement.ordering import NAMESPACE_RESOURCE, apply_order
+from placement.ordering import apply_order
 from placement.records import CoverKey, NsKey, PKey, PlacementRecord, entry_kind, namespace_ref
 from placement.schedulingspec import SchedulingSpec
 from placement.spec import PlacementSpec, compile_spec, spec_of
@@ -67,6 +67,7 @@ class PlacementEngine:
         # Placements, read by every part; where they reach and what they select are kept in their records.
         self._placements: dict[PKey, PlacementRecord] = {}
         self._space_placements: dict[str, dict[PKey, None]] = {}
+        self._mapping_placements: dict[str, set[PKey]] = {}  # per space, its placements setting namespaceMapping
         # Which placements select each object, and the objects of each namespace: written by the
         # selection, read by the desired sets.
         selectors_of: dict[ObjectRef, set[PKey]] = {}
@@ -159,15 +160,18 @@ class PlacementEngine:
             for ref in kept & p.selected.keys():
                 self._desired.content_changed(ref, self._desired.covers_holding(ref))
         if mapping_changed:
+            mapping_placements = self._mapping_placements.setdefault(space, set())
+            if spec.namespace_mapping is None:
+                mapping_placements.discard(key)
+            else:
+                mapping_placements.add(key)
             self.resend_space(space)
 
     def space_namespaces(self, space: str) -> set[str]:
-        """The namespaces of ``space`` its placements select or select objects in."""
+        """The namespaces of ``space`` its placements select objects in (counted, so no object is looked at)."""
         out: set[str] = set()
         for key in self._space_placements.get(space, ()):
-            p = self._placements[key]
-            out.update(ns for s, ns in p.namespace_counts if s == space)
-            out.update(ref.name for ref in p.selected if ref.resource == NAMESPACE_RESOURCE and not ref.group)
+            out.update(ns for s, ns in self._placements[key].namespace_counts if s == space)
         return out
 
     def resend_space(self, space: str) -> None:
@@ -208,6 +212,9 @@ class PlacementEngine:
         del self._space_placements[space][key]
         self._desired.forget_placement(key)
         self._dirty_placements.add(key)
+        if key in self._mapping_placements.get(space, ()):
+            self._mapping_placements[space].discard(key)
+            self.resend_space(space)  # namespaces it mapped that other placements still select
 
     def upsert_object(self, obj: WorkloadObject) -> None:
         self._selections.upsert_object(obj)
@@ -227,6 +234,7 @@ class PlacementEngine:
         for ref in list(space_objects.get(space, ())):
             self.delete_object(ref)
         self._space_placements.pop(space, None)
+        self._mapping_placements.pop(space, None)
         space_objects.pop(space, None)
 
     def set_chosen(self, space: str, placement: str, chosen: frozenset[str] | None) -> None:
@@ -455,9 +463,9 @@ class PlacementEngine:
         """The mapping of the first placement (by name) of ``space`` that selects ``namespace`` or objects in it and
         sets ``namespaceMapping``: one per namespace, so a namespace and everything in it land in one place."""
         ns, ns_ref = (space, namespace), namespace_ref((space, namespace))
-        for key in sorted(self._space_placements.get(space, ())):
+        for key in sorted(self._mapping_placements.get(space, ())):
             p = self._placements[key]
-            if p.spec.namespace_mapping is not None and (p.namespace_counts.get(ns) or ns_ref in p.selected):
+            if p.namespace_counts.get(ns) or ns_ref in p.selected:
                 return p.spec.namespace_mapping
         return None
 
