@@ -167,6 +167,10 @@ class PlacementEngine:
                 mapping_placements.add(key)
             self.resend_space(space)
 
+    def maps_namespaces(self, space: str) -> bool:
+        """Whether any placement of ``space`` sets namespaceMapping."""
+        return bool(self._mapping_placements.get(space))
+
     def space_namespaces(self, space: str) -> set[str]:
         """The namespaces of ``space`` its placements select objects in (counted, so no object is looked at)."""
         out: set[str] = set()

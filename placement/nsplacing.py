@@ -28,9 +28,14 @@ Lookup = Callable[[str, str], NamespaceMapping | None]  # (space, namespace) -> 
 
 
 class NamespacePlacing:
-    def __init__(self, placement_mapping: Lookup) -> None:
+    def __init__(self, placement_mapping: Lookup, placements_map: Callable[[str], bool]) -> None:
         self._placement_mapping = placement_mapping
+        self._placements_map = placements_map  # space -> whether any of its placements sets namespaceMapping
         self._space_defaults: dict[str, NamespaceMapping] = {}
+
+    def maps(self, space: str) -> bool:
+        """Whether anything may map ``space``'s namespaces (else every answer here is the identity, found fast)."""
+        return space in self._space_defaults or self._placements_map(space)
 
     def space_changed(self, space: str, obj: dict[str, Any] | None) -> bool:
         """A Space object (``space`` is the id it stands for) was written or deleted; True if its default changed."""
@@ -46,7 +51,7 @@ class NamespacePlacing:
 
     def cluster_namespace(self, space: str, namespace: str) -> str:
         """Where ``namespace`` of ``space`` lives in clusters ("" stays "": cluster-scoped)."""
-        if not namespace:
+        if not namespace or not self.maps(space):
             return namespace
         mapping = self._placement_mapping(space, namespace) or self._space_defaults.get(space)
         return namespace if mapping is None else mapping.cluster_namespace(space, namespace)
@@ -73,7 +78,7 @@ class NamespacePlacing:
         """Why ``namespace`` of ``space`` cannot be written to a cluster under its mapping (the name it renders is
         no namespace name: a long namespace under a template); None when it can."""
         mapped = self.cluster_namespace(space, namespace)
-        if mapped == namespace:
+        if mapped == namespace:  # unmapped: a name the space's API server accepted
             return None
         problems = name_problems(mapped)
         return f"namespace mapping: {namespace} maps to {mapped!r}: {problems[0]}" if problems else None
@@ -81,6 +86,8 @@ class NamespacePlacing:
     def entry(self, entry: dict[str, Any]) -> dict[str, Any]:
         """The wire entry naming the cluster object, the space's names kept beside it when they differ."""
         space = str(entry["space"])
+        if not self.maps(space):
+            return entry
         if entry["resource"] == NAMESPACES and not entry.get("group"):
             mapped = self.cluster_namespace(space, entry["name"])
             return entry if mapped == entry["name"] else {**entry, "name": mapped, "spaceName": entry["name"]}
@@ -91,6 +98,8 @@ class NamespacePlacing:
 
     def object(self, space: str, obj: dict[str, Any]) -> dict[str, Any]:
         """``obj`` as the cluster gets it: its namespace (a Namespace's name) and its bindings' subjects mapped."""
+        if not self.maps(space):
+            return obj
         meta = obj.get("metadata") or {}
         out = obj
         if obj.get("kind") == "Namespace" and obj.get("apiVersion") == "v1":

@@ -131,7 +131,7 @@ class PlacementService(WorkQueue):
         self._unwritten: set[tuple[str, str]] = set()
         self._unwritten_status: set[tuple[str, str]] = set()
         # Where each space's namespaces go in the clusters (namespaceMapping).
-        self.namespaces = NamespacePlacing(self.engine.namespace_mapping)
+        self.namespaces = NamespacePlacing(self.engine.namespace_mapping, self.engine.maps_namespaces)
         # Each cluster's copy: customized for it, or held back (a failed customization, a lost conflict).
         self.copies = ClusterCopies(self.engine, inventory, self.projected, self._revision, self._scale,
                                     self.namespaces.cluster_namespace)
