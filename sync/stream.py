@@ -243,8 +243,8 @@ class StreamSource:
     def _upsync_rules(self, target: str) -> list[dict[str, Any]]:
         """The target's upsync rules naming cluster namespaces (namespaceMapping)."""
         engine, mapping = self.service.engine, self.service.namespaces
-        return [mapping.upsync_rule(rule, engine.space_namespaces(rule["space"]))
-                for rule in engine.upsync_rules(target)]
+        return [mapping.upsync_rule(rule, engine.space_namespaces(rule["space"])) if mapping.maps(rule["space"])
+                else rule for rule in engine.upsync_rules(target)]
 
     def _entry_json(self, entry: DesiredEntry) -> dict[str, Any]:
         """The entry as the cluster gets it: naming the cluster object (its namespace mapped)."""
