@@ -144,3 +144,13 @@ def test_a_deleted_object_goes_from_its_mapped_namespace_and_a_changed_mapping_m
     wait_for(lambda: {p["metadata"]["namespace"] for p in pods(world, "team-a")} == {"app"}
              and (world.get("florin", "/api/v1/namespaces/a-app/pods") or {}).get("items"),
              timeout=60, message="team-a's pods shown from a-app")
+
+
+def test_a_restarted_hub_keeps_the_mapping(world: World) -> None:
+    world.hub.stop()
+    world.hub.start()
+    world.apply("team-a", configmap("later", "app", value="after the restart"))
+    assert world.wait_present("florin", cm_path("a-app", "later"), timeout=60)["data"] == {"value": "after the restart"}
+    assert world.get("florin", cm_path("a-app", "config")) is not None
+    for name in ("later", "config"):
+        assert world.get("florin", cm_path("app", name)) is None
