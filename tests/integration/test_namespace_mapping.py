@@ -5,6 +5,8 @@ Real processes: the hub, ``spacehub sim serve`` and a ``spacehub syncer run`` fo
 team-a maps through its Space's default (``spec.namespaceMapping.template``), team-b through its EdgePlacement's
 explicit map. Both place a ConfigMap of one name with different content, which without mapping is a conflict
 (tests/integration/test_space_conflicts.py), and a Deployment whose status and pods each space sees as its own.
+The tests share one world and run in order: upsync from a mapped namespace, refused mappings, a deletion and a
+changed mapping, then a hub restart.
 """
 
 from __future__ import annotations
