@@ -43,11 +43,17 @@ class Found:
 
 @dataclass(frozen=True)
 class Located:
-    """A shown pod's cluster and real name, as the cluster returned it."""
+    """A shown pod's cluster, real name and cluster namespace; the pod as the cluster returned it, in the space's
+    namespace."""
 
     cluster: str
     name: str
     pod: Obj
+    namespace: str  # in the cluster (namespaceMapping may write the space's namespace under another name)
+
+    @property
+    def path(self) -> str:
+        return pods_path(self.namespace, self.name)
 
 
 def pods_path(namespace: str | None, name: str = "") -> str:
@@ -92,13 +98,16 @@ class ClusterPods:
         clusters = self.clusters(space)
         query = urlencode([(k, v) for k, v in (("labelSelector", label_selector), ("fieldSelector", field_selector))
                            if v])
-        answers = await asyncio.gather(*(self._items(c, pods_path(namespace), query) for c in clusters))
+        where = self.placement().namespaces.cluster_namespace(space, namespace) if namespace else None
+        answers = await asyncio.gather(*(self._items(c, pods_path(where), query) for c in clusters))
+        back = self._mapped_back(space)
         found = Found()
         pairs: list[tuple[str, Obj]] = []
         for cluster, (items, warning) in zip(clusters, answers, strict=True):
             if warning:
                 found.warnings.append(warning)
-            pairs.extend((cluster, pod) for pod in items if self._owned(space, cluster, pod))
+            shown = (self._in_space(space, pod, back) for pod in items)
+            pairs.extend((cluster, pod) for pod in shown if pod is not None and self._owned(space, cluster, pod))
         found.pods = present(pairs)
         return found
 
@@ -117,18 +126,36 @@ class ClusterPods:
         clusters = self.clusters(space)
         names = real_names(shown, clusters)
         asks = [(c, n) for c in clusters for n in names]
-        answers = await asyncio.gather(*(self._pod(c, namespace, n) for c, n in asks))
+        where = self.placement().namespaces.cluster_namespace(space, namespace)
+        answers = await asyncio.gather(*(self._pod(c, where, n) for c, n in asks))
+        back = {where: namespace}
         holders: dict[str, list[str]] = {}
         pods: dict[tuple[str, str], Obj] = {}
         warnings: list[str] = []
         for (cluster, name), (pod, warning) in zip(asks, answers, strict=True):
             if warning and warning not in warnings:
                 warnings.append(warning)
+            pod = self._in_space(space, pod, back) if pod is not None else None
             if pod is not None and self._owned(space, cluster, pod):
                 holders.setdefault(name, []).append(cluster)
                 pods[cluster, name] = pod
-        where = resolve(shown, holders)
-        return (Located(where[0], where[1], pods[where]) if where else None), warnings
+        found = resolve(shown, holders)
+        return (Located(found[0], found[1], pods[found], where) if found else None), warnings
+
+    def _mapped_back(self, space: str) -> dict[str, str]:
+        """The space's namespaces that clusters hold under other names, by the clusters' names."""
+        service = self.placement()
+        return service.namespaces.space_namespaces(space, service.engine.space_namespaces(space))
+
+    def _in_space(self, space: str, pod: Obj, back: dict[str, str]) -> Obj | None:
+        """``pod`` in the space's namespace; None when its cluster namespace is not where the space's namespace of
+        that name goes (another space's, whose namespace the mapping moved this one's away from)."""
+        meta = pod.get("metadata") if isinstance(pod.get("metadata"), dict) else {}
+        where = str(meta.get("namespace") or "")
+        namespace = back.get(where, where)
+        if self.placement().namespaces.cluster_namespace(space, namespace) != where:
+            return None
+        return pod if namespace == where else {**pod, "metadata": {**meta, "namespace": namespace}}
 
     async def locate(self, space: str, namespace: str, shown: str) -> tuple[Located | None, list[str]]:
         """As :meth:`find`, reusing where the pod was found within :data:`LOCATION_SECONDS` (for requests that

@@ -21,7 +21,7 @@ from apiserver.api.codec import json_response, status_response, table_version
 from apiserver.api.tables import to_table
 from apiserver.resourcetypes import ResourceType
 from debug.access import STREAMS, authorize, verb_of
-from debug.fleet import ClusterPods, Found, Located, pods_path, warning_header
+from debug.fleet import ClusterPods, Found, Located, warning_header
 from debug.naming import labelled
 from sync.tunnel import TunnelResponse
 
@@ -118,7 +118,7 @@ class PodsHTTP:
     async def _delete(self, request: Request, space: str, namespace: str, name: str) -> Response:
         located, headers = await self._locate(space, namespace, name)
         response = await self.fleet.tunnels().request(
-            located.cluster, "DELETE", pods_path(namespace, located.name), request.url.query,
+            located.cluster, "DELETE", located.path, request.url.query,
             _forwarded(request), await request.body())
         async with response:
             body = b"".join([chunk async for chunk in response])
@@ -134,7 +134,7 @@ class PodsHTTP:
             raise method_not_allowed("the server does not allow this method on the requested resource")
         located, headers = await self._locate(space, namespace, name)
         response = await self.fleet.tunnels().request(
-            located.cluster, "GET", pods_path(namespace, located.name) + "/log", request.url.query,
+            located.cluster, "GET", located.path + "/log", request.url.query,
             _forwarded(request))
         if response.status == 404:
             self.fleet.forget(space, namespace, name)

@@ -19,7 +19,7 @@ from apimachinery.errors import StatusError, not_found
 from apiserver.access import Authorizer
 from apiserver.api.asgi import send_status
 from debug.access import STREAMS, authorize
-from debug.fleet import ClusterPods, pods_path
+from debug.fleet import ClusterPods
 from kubeclient.tunnel.stream import Closed, Message
 from sync.tunnel import TunnelSocket
 
@@ -44,7 +44,7 @@ class PodSockets:
                 raise not_found("pods", "", name)
             query = websocket.scope.get("query_string", b"").decode("latin-1")
             cluster = await self.fleet.tunnels().websocket(
-                located.cluster, f"{pods_path(namespace, located.name)}/{sub}", query,
+                located.cluster, f"{located.path}/{sub}", query,
                 list(websocket.scope.get("subprotocols") or ()))
         except StatusError as exc:
             if exc.code == 404:  # not where it was found: look for it anew next time

@@ -1,7 +1,8 @@
 """Conflicts: two spaces sending different content for one cluster object to one cluster.
 
 A cluster object is named by its resource, namespace and name; objects of the same name in two workload
-spaces are one object in a cluster that both place them on. When their copies for that cluster are equal
+spaces are one object in a cluster that both place them on, unless their namespaces map to different cluster
+namespaces (``namespaceMapping``, :mod:`placement.nsplacing`). When their copies for that cluster are equal
 both are sent (the syncer holds the object while either wants it). When they differ, the rule is: **the
 object created first wins** (its ``metadata.creationTimestamp``, then the space name), so an object that
 already runs somewhere is never taken over by a newcomer. The others are *held* on that cluster (the syncer
@@ -58,7 +59,10 @@ def differing_fields(a: Any, b: Any, prefix: str = "", depth: int = _DEPTH) -> l
 
 
 class Conflicts:
-    def __init__(self) -> None:
+    def __init__(self, cluster_namespace: Callable[[str, str], str]) -> None:
+        # (space, namespace) -> the cluster namespace (namespaceMapping): objects of one name in two spaces are one
+        # cluster object only where their namespaces map to one.
+        self._cluster_namespace = cluster_namespace
         self._refs: dict[Ident, set[ObjectRef]] = {}
         self._created: dict[ObjectRef, str] = {}
         self._due: set[Ident] = set()
@@ -125,11 +129,12 @@ class Conflicts:
                 self._lost.pop(ref, None)
                 self._won.pop(ref, None)
             after: dict[tuple[ObjectRef, str], Conflict | None] = {}
-            holders: dict[str, list[ObjectRef]] = {}
+            holders: dict[tuple[str, str], list[ObjectRef]] = {}
             for ref in refs:
+                where = self._cluster_namespace(ref.space, ref.namespace)
                 for target in destinations(ref):
-                    holders.setdefault(target, []).append(ref)
-            for target, placed in holders.items():
+                    holders.setdefault((target, where), []).append(ref)
+            for (target, _where), placed in holders.items():
                 if len(placed) < 2:
                     continue
                 winner, winning = None, None
@@ -150,7 +155,9 @@ class Conflicts:
             if after != before:
                 for ref, target in after.keys() ^ before.keys() | {k for k in after if after[k] != before.get(k)}:
                     changed.add(ref)
-                    resend.setdefault(target, set()).update(holders.get(target, [ref]))
+                    resend.setdefault(target, set()).update(
+                        r for (t, _where), placed in holders.items() if t == target for r in placed)
+                    resend[target].add(ref)
         return changed, resend
 
 

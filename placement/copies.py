@@ -34,14 +34,15 @@ class ClusterCopies:
     def __init__(self, engine: PlacementEngine, inventory: Inventory,
                  projected: Callable[[ObjectRef], Awaitable[dict[str, Any] | None]],
                  revision_of: Callable[[ObjectRef], int | None],
-                 scale_of: Callable[[ObjectRef], ScalePaths | None]) -> None:
+                 scale_of: Callable[[ObjectRef], ScalePaths | None],
+                 cluster_namespace: Callable[[str, str], str]) -> None:
         self.engine = engine
         self.inventory = inventory
         self._projected = projected
         self._revision_of = revision_of
         self._scale_of = scale_of
         self.shaping = Shaper(engine.target_locations, inventory.location, inventory.sync_target)
-        self.conflicts = Conflicts()
+        self.conflicts = Conflicts(cluster_namespace)
         self._due: set[ObjectRef] = set()  # shaped objects whose copies to make again
         # Divided objects: what they ask, their total and where it is; the shares last sent per cluster.
         self._divisions: dict[ObjectRef, tuple[Division, int, str]] = {}

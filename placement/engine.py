@@ -54,6 +54,7 @@ from placement.records import CoverKey, NsKey, PKey, PlacementRecord, entry_kind
 from placement.schedulingspec import SchedulingSpec
 from placement.spec import PlacementSpec, compile_spec, spec_of
 from placement.workloads import Selections
+from spaces.nsmapping import NamespaceMapping
 
 
 class PlacementEngine:
@@ -66,6 +67,7 @@ class PlacementEngine:
         # Placements, read by every part; where they reach and what they select are kept in their records.
         self._placements: dict[PKey, PlacementRecord] = {}
         self._space_placements: dict[str, dict[PKey, None]] = {}
+        self._mapping_placements: dict[str, set[PKey]] = {}  # per space, its placements setting namespaceMapping
         # Which placements select each object, and the objects of each namespace: written by the
         # selection, read by the desired sets.
         selectors_of: dict[ObjectRef, set[PKey]] = {}
@@ -126,6 +128,7 @@ class PlacementEngine:
             self._coverage.candidates_changed.add(key)
             what_changed = where_changed = True
             ownership_changed, kept = False, set()
+            mapping_changed = spec.namespace_mapping is not None
         else:
             if p.spec == spec:
                 return
@@ -137,6 +140,7 @@ class PlacementEngine:
             where_changed = p.spec.location_selectors != spec.location_selectors
             ownership_changed = _ownership(p.spec) != _ownership(spec)
             kept = set(p.selected) if ownership_changed else set()
+            mapping_changed = p.spec.namespace_mapping != spec.namespace_mapping
             p.spec = spec
         self._dirty_placements.add(key)
         new_locations = p.locations
@@ -155,6 +159,31 @@ class PlacementEngine:
             # (what it selects anew reaches them as an addition).
             for ref in kept & p.selected.keys():
                 self._desired.content_changed(ref, self._desired.covers_holding(ref))
+        if mapping_changed:
+            mapping_placements = self._mapping_placements.setdefault(space, set())
+            if spec.namespace_mapping is None:
+                mapping_placements.discard(key)
+            else:
+                mapping_placements.add(key)
+            self.resend_space(space)
+
+    def maps_namespaces(self, space: str) -> bool:
+        """Whether any placement of ``space`` sets namespaceMapping."""
+        return bool(self._mapping_placements.get(space))
+
+    def space_namespaces(self, space: str) -> set[str]:
+        """The namespaces of ``space`` its placements select objects in (counted, so no object is looked at)."""
+        out: set[str] = set()
+        for key in self._space_placements.get(space, ()):
+            out.update(ns for s, ns in self._placements[key].namespace_counts if s == space)
+        return out
+
+    def resend_space(self, space: str) -> None:
+        """Every cluster gets again what it holds of ``space``: where its namespaces go (their mapping) changed."""
+        for t in self._coverage.targets.values():
+            refs = {entry.ref for entry in self._desired.desired_of(t.cover) if entry.ref.space == space}
+            if refs:
+                self._desired.resend(t, refs)
 
     def _replace_placement(self, p: PlacementRecord, new_locations: dict[str, list[int]]) -> None:
         """Change where and what of a placement at once, logging each target's net change only.
@@ -187,6 +216,9 @@ class PlacementEngine:
         del self._space_placements[space][key]
         self._desired.forget_placement(key)
         self._dirty_placements.add(key)
+        if key in self._mapping_placements.get(space, ()):
+            self._mapping_placements[space].discard(key)
+            self.resend_space(space)  # namespaces it mapped that other placements still select
 
     def upsert_object(self, obj: WorkloadObject) -> None:
         self._selections.upsert_object(obj)
@@ -206,6 +238,7 @@ class PlacementEngine:
         for ref in list(space_objects.get(space, ())):
             self.delete_object(ref)
         self._space_placements.pop(space, None)
+        self._mapping_placements.pop(space, None)
         space_objects.pop(space, None)
 
     def set_chosen(self, space: str, placement: str, chosen: frozenset[str] | None) -> None:
@@ -429,6 +462,16 @@ class PlacementEngine:
     def selecting(self, ref: ObjectRef) -> list[tuple[str, str]]:
         """The placements whose downsync tests select ``ref`` itself (not as a dependency), in order."""
         return self._selections.selecting(ref)
+
+    def namespace_mapping(self, space: str, namespace: str) -> NamespaceMapping | None:
+        """The mapping of the first placement (by name) of ``space`` that selects ``namespace`` or objects in it and
+        sets ``namespaceMapping``: one per namespace, so a namespace and everything in it land in one place."""
+        ns, ns_ref = (space, namespace), namespace_ref((space, namespace))
+        for key in sorted(self._mapping_placements.get(space, ())):
+            p = self._placements[key]
+            if p.namespace_counts.get(ns) or ns_ref in p.selected:
+                return p.spec.namespace_mapping
+        return None
 
     def ownership(self, ref: ObjectRef) -> dict[str, str]:
         """The field-ownership annotations (``retainFields``, ``driftMode``) the tests selecting ``ref`` give its

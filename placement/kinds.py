@@ -1,7 +1,8 @@
 """The placement kinds (EdgePlacement, SinglePlacementSlice, Customizer), from our own CRD definitions.
 
 EdgePlacement's strategy adds to its CRD's schema and CEL rules what they cannot say: the checks of
-``spec.rollout`` (:mod:`placement.rollout_validation`) and that a CEL prioritizer's expression compiles and
+``spec.rollout`` (:mod:`placement.rollout_validation`), that ``spec.namespaceMapping`` maps to valid, distinct
+namespaces (:mod:`spaces.nsmapping`) and that a CEL prioritizer's expression compiles and
 returns a number (:mod:`placement.schedulingspec`).
 """
 
@@ -17,6 +18,7 @@ from apiserver.customresources import CustomResourceStrategy, types_from_crd_fil
 from apiserver.resourcetypes import ResourceType
 from placement.rollout_validation import rollout_problems
 from placement.schedulingspec import scheduling_causes
+from spaces.nsmapping import MAPPING_FIELD, mapping_causes
 
 CRDS = Path(__file__).parent / "crds"
 
@@ -28,6 +30,7 @@ class EdgePlacementStrategy(CustomResourceStrategy):
         if causes or not isinstance(spec, dict):
             return causes
         causes.extend(scheduling_causes(spec))
+        causes.extend(mapping_causes(spec.get(MAPPING_FIELD), f"spec.{MAPPING_FIELD}"))
         if old is None or spec.get("rollout") != (old.get("spec") or {}).get("rollout"):
             # A status write, or a spec edit elsewhere, does not re-judge a stored rollout.
             causes.extend(rollout_problems(spec))

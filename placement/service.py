@@ -40,6 +40,7 @@ from placement.copies import ClusterCopies
 from placement.engine import PlacementEngine
 from placement.model import ObjectRef, WorkloadObject
 from placement.moves import BREAK_BEFORE_MAKE, DEFAULT_MOVE_TIMEOUT, MovePolicy, Moves
+from placement.nsplacing import NamespacePlacing
 from placement.projection import CHILD_HUB_PLACEMENT, child_hub_levels, content_digest, project
 from placement.results import PLACEMENTS, SLICE_SIZE, SLICES, ResultWriter
 from placement.rollout_runner import POLL, RolloutRunner
@@ -129,8 +130,11 @@ class PlacementService(WorkQueue):
         self.leadership = Leadership(held=True)
         self._unwritten: set[tuple[str, str]] = set()
         self._unwritten_status: set[tuple[str, str]] = set()
+        # Where each space's namespaces go in the clusters (namespaceMapping).
+        self.namespaces = NamespacePlacing(self.engine.namespace_mapping, self.engine.maps_namespaces)
         # Each cluster's copy: customized for it, or held back (a failed customization, a lost conflict).
-        self.copies = ClusterCopies(self.engine, inventory, self.projected, self._revision, self._scale)
+        self.copies = ClusterCopies(self.engine, inventory, self.projected, self._revision, self._scale,
+                                    self.namespaces.cluster_namespace)
         self.copies.failover_after = self._failover_after
         self.condition_sources.append(self.copies.conditions)
         # Make-before-break: copies clusters keep after losing them, until their replacements are Ready.
@@ -251,15 +255,21 @@ class PlacementService(WorkQueue):
         """Read the workload spaces' placements and objects from the store (blocking; call at startup)."""
         self.rollouts.history.load()
         for row in self.objects.rows_in_spaces():
-            if self.is_workload_space(row.key.space):
+            if row.key.resource == SPACES:
+                self.namespaces.space_changed(child_id(row.key.space, row.key.name), orjson.loads(row.value))
+            elif self.is_workload_space(row.key.space):
                 self._observe(row, orjson.loads(row.value))
 
     def on_commit(self, entries: Sequence[Entry]) -> None:
         spaces_gone = []
         for entry in entries:
             key = entry.row.key
-            if key.resource == SPACES and entry.row.deleted:
-                spaces_gone.append(child_id(key.space, key.name))
+            if key.resource == SPACES:
+                space = child_id(key.space, key.name)
+                if entry.row.deleted:
+                    spaces_gone.append(space)
+                if self.namespaces.space_changed(space, None if entry.row.deleted else entry.obj()):
+                    self.engine.resend_space(space)
                 continue
             if not self.is_workload_space(key.space):
                 continue

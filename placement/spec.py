@@ -15,6 +15,7 @@ from apimachinery.selectors import LabelSelector
 from placement.downsync import DownsyncTest, compile_test
 from placement.locations import compile_location_selectors
 from placement.schedulingspec import SchedulingSpec, compile_scheduling
+from spaces.nsmapping import MAPPING_FIELD, NamespaceMapping, parse
 
 
 @dataclass(frozen=True)
@@ -27,6 +28,7 @@ class PlacementSpec:
     upsync: tuple[Any, ...]
     problems: tuple[str, ...]
     scheduling: SchedulingSpec | None = None  # None: every cluster the Locations select (placement.scheduler)
+    namespace_mapping: NamespaceMapping | None = None  # None: the space's default (spaces.nsmapping)
 
     @property
     def uses_namespace_selectors(self) -> bool:
@@ -63,4 +65,5 @@ def compile_spec(spec: Mapping[str, Any]) -> PlacementSpec:
         upsync=tuple(upsync) if isinstance(upsync, Sequence) and not isinstance(upsync, str) else (),
         problems=tuple(problems),
         scheduling=compile_scheduling(spec),
+        namespace_mapping=parse(spec.get(MAPPING_FIELD)),
     )

@@ -3,7 +3,8 @@
 A space's children are the Space objects inside it (``apiserver.spacepaths``). A Space's ``spec.provider``
 says who serves its API: ``builtin`` (the default: the hub's own store) or ``kube`` (a Kubernetes API server
 the hub reaches through the kubeconfig in ``spec.kubeconfigSecretRef``, a Secret in the parent space;
-``spaces.providers``). The provider is fixed at creation. The API server serves the kind where spaces live
+``spaces.providers``). The provider is fixed at creation. ``spec.namespaceMapping`` is the default of its
+EdgePlacements' namespace mapping (``spaces.nsmapping``). The API server serves the kind where spaces live
 (``Catalog(root_types=space_types(), ...)``) and knows nothing more of it.
 """
 
@@ -20,6 +21,7 @@ from apiserver.builtin.tables.columns import age_col, col, name_col, str_at
 from apiserver.catalog import Catalog
 from apiserver.resourcetypes import Column, ResourceType
 from apiserver.spacepaths import ROOT
+from spaces.nsmapping import MAPPING_FIELD, mapping_causes
 
 SPACE_GROUP = "spacehub.io"
 SPACE_VERSION = "v1alpha1"
@@ -70,6 +72,12 @@ def provider_causes(obj: Obj) -> list[Cause]:
     return []
 
 
+def spec_causes(obj: Obj) -> list[Cause]:
+    """What is wrong with a Space's spec: its provider settings and its default namespace mapping."""
+    spec = obj.get("spec") if isinstance(obj.get("spec"), dict) else {}
+    return provider_causes(obj) + mapping_causes(spec.get(MAPPING_FIELD), f"spec.{MAPPING_FIELD}")
+
+
 class SpaceStrategy(BuiltinStrategy):
     """Spaces are made and removed by users, except ``root``, which the hub itself owns."""
 
@@ -83,14 +91,14 @@ class SpaceStrategy(BuiltinStrategy):
     def validate(self, obj: Obj) -> list[Cause]:
         if name_of(obj) == ROOT:
             return [forbidden("metadata.name", "the root space is created by the hub and cannot be created")]
-        return provider_causes(obj)
+        return spec_causes(obj)
 
     def validate_update(self, new: Obj, old: Obj) -> list[Cause]:
         # Updating root (labels, annotations) is fine; only its creation and deletion are reserved.
         # The provider is fixed: the space's objects live with it, and nothing moves them to another.
         if provider_of(new) != provider_of(old):
             return [invalid("spec.provider", provider_of(new), IMMUTABLE)]
-        return provider_causes(new)
+        return spec_causes(new)
 
     def validate_delete(self, obj: Obj) -> list[Cause]:
         """Causes that forbid deleting ``obj``; the handlers call it before a delete of a Space."""
@@ -147,7 +155,7 @@ def space_definitions() -> dict[str, dict[str, Any]]:
                 **_type_meta(api_version, "Space"),
                 "metadata": {"$ref": _META_REF, "description": "Standard object's metadata."},
                 "spec": {
-                    "description": "Spec of the space: who serves its API.",
+                    "description": "Spec of the space: who serves its API, and where its namespaces go in clusters.",
                     "type": ["object", "null"],
                     "properties": {
                         "provider": {
@@ -163,6 +171,20 @@ def space_definitions() -> dict[str, dict[str, Any]]:
                                 "name": {"description": "Name of the Secret.", "type": ["string", "null"]},
                                 "key": {"description": "Data key holding the kubeconfig.",
                                         "type": ["string", "null"]},
+                            },
+                        },
+                        "namespaceMapping": {
+                            "description": "Where the space's namespaces are written in clusters, for its "
+                                           "EdgePlacements that set no namespaceMapping of their own: map names "
+                                           "namespaces one by one, template (\"{{space}}-{{namespace}}\") the others.",
+                            "type": ["object", "null"],
+                            "properties": {
+                                "template": {"description": "The cluster namespace of a space namespace; "
+                                                            "{{space}} and {{namespace}} are replaced.",
+                                             "type": ["string", "null"]},
+                                "map": {"description": "Cluster namespace by space namespace.",
+                                        "type": ["object", "null"],
+                                        "additionalProperties": {"type": ["string", "null"]}},
                             },
                         },
                     },

@@ -134,7 +134,7 @@ class StreamSource:
                     if line is not None:
                         yield line
                 yield messages.synced(seq, self.epoch, self.ping_interval)
-                rules_sent = engine.upsync_rules(target)
+                rules_sent = self._upsync_rules(target)
                 yield messages.upsync_rules(seq, rules_sent)  # after every SYNCED: the rules as of now
             elif changes or first:
                 for change in changes:
@@ -144,12 +144,12 @@ class StreamSource:
                     seq = change.seq
                 if first:
                     yield messages.synced(seq, self.epoch, self.ping_interval)
-                    rules_sent = engine.upsync_rules(target)
+                    rules_sent = self._upsync_rules(target)
                     yield messages.upsync_rules(seq, rules_sent)
             elif self.inventory.sync_target(target) is None:
                 yield _FLUSH
                 return  # the SyncTarget was deleted; its DELETEs have been sent
-            elif (rules := engine.upsync_rules(target)) != rules_sent:
+            elif (rules := self._upsync_rules(target)) != rules_sent:
                 rules_sent = rules
                 yield messages.upsync_rules(seq, rules)
             else:
@@ -223,20 +223,35 @@ class StreamSource:
     async def _upsert(self, seq: int, entry: DesiredEntry, target: str) -> bytes | None:
         """The UPSERT of ``target``'s copy; a HOLD when that copy cannot be made (the cluster keeps what it
         has); None when the object was deleted meanwhile (its DELETE follows)."""
+        ref, mapping = entry.ref, self.service.namespaces
+        problem = mapping.problem(ref.space, ref.name if entry.kind == "namespace" else ref.namespace)
+        if problem is not None:
+            return messages.hold(seq, self._entry_json(entry), problem)
         if entry.kind == "namespace" and entry.implicit:
-            return messages.upsert(seq, self.types.entry_json(entry), messages.implicit_namespace(entry.ref.name),
-                                   None)
-        outcome = await self.service.content_for(entry.ref, target)
+            return messages.upsert(seq, self._entry_json(entry),
+                                   mapping.object(ref.space, messages.implicit_namespace(ref.name)), None)
+        outcome = await self.service.content_for(ref, target)
         if outcome is None:
             return None
         if outcome.obj is None:
-            return messages.hold(seq, self.types.entry_json(entry), outcome.error or "")
+            return messages.hold(seq, self._entry_json(entry), outcome.error or "")
         obj, revision = outcome.obj, outcome.revision
-        return self.shared.line(seq, entry, obj, revision,
-                                lambda: messages.upsert(seq, self.types.entry_json(entry), obj, revision))
+        # Mapping depends on the space and namespace alone, not the cluster: the line stays shared by the streams.
+        return self.shared.line(seq, entry, obj, revision, lambda: messages.upsert(
+            seq, self._entry_json(entry), mapping.object(ref.space, obj), revision))
+
+    def _upsync_rules(self, target: str) -> list[dict[str, Any]]:
+        """The target's upsync rules naming cluster namespaces (namespaceMapping)."""
+        engine, mapping = self.service.engine, self.service.namespaces
+        return [mapping.upsync_rule(rule, engine.space_namespaces(rule["space"])) if mapping.maps(rule["space"])
+                else rule for rule in engine.upsync_rules(target)]
+
+    def _entry_json(self, entry: DesiredEntry) -> dict[str, Any]:
+        """The entry as the cluster gets it: naming the cluster object (its namespace mapped)."""
+        return self.service.namespaces.entry(self.types.entry_json(entry))
 
     async def _change(self, change: Change, target: str) -> bytes | None:
         if change.op == "delete":
             return self.shared.deletion(change.seq, change.entry,
-                                        lambda: messages.delete(change.seq, self.types.entry_json(change.entry)))
+                                        lambda: messages.delete(change.seq, self._entry_json(change.entry)))
         return await self._upsert(change.seq, change.entry, target)

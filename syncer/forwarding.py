@@ -47,7 +47,10 @@ class EventForwarder:
     def _items(self, ident: str, event: dict[str, Any]) -> list[dict[str, Any]]:
         involved = event.get("involvedObject") or {}
         source = event.get("source") or {}
-        return [{**base, "regarding": {"kind": involved.get("kind", ""), "namespace": involved.get("namespace", ""),
+        # What an Event is about (a pod, a ReplicaSet) lives in the placed object's namespace: the space's name of
+        # it is the base's (a mapped namespace reads back as the space's).
+        return [{**base, "regarding": {"kind": involved.get("kind", ""),
+                                       "namespace": base["namespace"] if involved.get("namespace") else "",
                                        "name": involved.get("name", "")},
                  "type": event.get("type") or "Warning", "reason": str(event.get("reason") or "")[:128],
                  "message": str(event.get("message") or "")[:4096], "count": max(1, int(event.get("count") or 1)),

@@ -30,7 +30,17 @@ def ident_of(entry: dict[str, Any]) -> str:
 
 
 def source_of(entry: dict[str, Any]) -> str:
-    return f"{entry['space']}|{ident_of(entry)}"
+    """The object as its space names it: a mapped entry (namespaceMapping) names the cluster object in
+    ``namespace``/``name`` and the space's in ``spaceNamespace``/``spaceName``."""
+    names = (entry.get("spaceNamespace", entry.get("namespace")) or "", entry.get("spaceName", entry["name"]))
+    return f"{entry['space']}|{'/'.join((entry.get('group') or '', entry['resource'], *names))}"
+
+
+def space_names(source: str) -> tuple[str, str, str]:
+    """(space, namespace, name) of a source: where reports and Events about it go."""
+    space, ident = source.split("|", 1)
+    _group, _resource, namespace, name = ident.split("/")
+    return space, namespace, name
 
 
 def marked(obj: dict[str, Any], target: str, space: str) -> dict[str, Any]:

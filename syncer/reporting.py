@@ -22,7 +22,7 @@ from apimachinery.quantity import parse_quantity
 from kubeclient.backoff import Backoff
 from kubeclient.client import ClusterError
 from syncer.cluster import Cluster
-from syncer.held import Held
+from syncer.held import Held, space_names
 from syncer.hubclient import HubClient, HubError
 
 log = logging.getLogger(__name__)
@@ -109,9 +109,9 @@ class StatusReporter:
 
 def report_bases(held: Held) -> list[dict[str, Any]]:
     """How the hub names a held object, once per space it came from (the identity of reports and Events)."""
-    return [{"space": source.split("|", 1)[0], "group": held.entry.get("group") or "",
-             "resource": held.entry["resource"], "namespace": held.namespace, "name": held.name}
-            for source in sorted(held.sources)]
+    return [{"space": space, "group": held.entry.get("group") or "", "resource": held.entry["resource"],
+             "namespace": namespace, "name": name}
+            for space, namespace, name in map(space_names, sorted(held.sources))]
 
 
 def node_capacity(nodes: list[dict[str, Any]]) -> dict[str, dict[str, str]]:

@@ -73,6 +73,11 @@ class Syncer:
         self.position = state.position(self.target)
         self.held: dict[str, Held] = {ident: Held.from_record(ident, record)
                                       for ident, record in state.held(self.target).items()}
+        # Which cluster object each source (a space's object) was last applied to: a DELETE names the space's
+        # object, and a changed namespace mapping moves it to another cluster object. Entries may be stale: a
+        # lookup checks the held object still has the source.
+        self.source_idents: dict[str, str] = {source: held.ident for held in self.held.values()
+                                              for source in held.sources}
         self.reporter = StatusReporter(hub, self.options.status_interval, self.target)
         self.heartbeater = Heartbeater(hub, cluster, spacehub_version(), self.target)
         self.drift = DriftWatcher(cluster, self.target, self.held, self)
@@ -155,7 +160,8 @@ class Syncer:
             else:
                 self._advance(seq)
         elif kind == "DELETE":
-            await self._remove_source(source_of(message["entry"]), ident_of(message["entry"]))
+            source = source_of(message["entry"])
+            await self._remove_source(source, self._ident_of_source(source) or ident_of(message["entry"]))
             self._advance(seq)
         elif kind == "SYNCED":
             if self.snapshot is not None:
@@ -201,14 +207,27 @@ class Syncer:
     def _hold(self, entry: dict[str, Any], reason: str) -> None:
         """The hub cannot make this cluster's copy (its customization failed): keep what the cluster has,
         and keep it desired, so a full resync does not delete it."""
-        held = self.held.get(ident_of(entry))
-        log.warning("syncer %s: keeping the cluster's copy of %s as it is: %s", self.target, ident_of(entry), reason)
+        source = source_of(entry)
+        ident = self._ident_of_source(source) or ident_of(entry)
+        held = self.held.get(ident)
+        log.warning("syncer %s: keeping the cluster's copy of %s as it is: %s", self.target, ident, reason)
         if held is not None and not held.deleting:
-            held.sources.add(source_of(entry))
+            held.sources.add(source)
+            self.source_idents[source] = ident
             self._save(held)
+
+    def _ident_of_source(self, source: str) -> str | None:
+        """The cluster object holding ``source`` now, if any."""
+        ident = self.source_idents.get(source)
+        held = self.held.get(ident) if ident is not None else None
+        return ident if held is not None and source in held.sources else None
 
     async def _upsert(self, entry: dict[str, Any], obj: dict[str, Any], revision: str | None) -> None:
         ident, source = ident_of(entry), source_of(entry)
+        moved_from = self._ident_of_source(source)
+        if moved_from is not None and moved_from != ident:  # its namespace mapping changed: it leaves the old one
+            await self._remove_source(source, moved_from)
+        self.source_idents[source] = ident
         held = self.held.get(ident)
         implicit = entry.get("entryKind") == "namespace" and bool(entry.get("implicit"))
         if implicit and held is not None and not held.deleting:

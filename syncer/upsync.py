@@ -3,7 +3,8 @@
 Each ``UPSYNC`` message replaces the rules. For each (group, resource) they name, the version comes from
 the cluster's discovery and one cluster-wide watch (``kubeclient.reflector``) keeps the matching objects in
 memory; objects the syncer manages itself are never sent (upsync never echoes downsync). Changes go up as
-``UPSERT``/``DELETE``; after every listing and every ``UPSYNC`` message the whole listing of each (space,
+``UPSERT``/``DELETE``, in the space's namespace when its mapping writes it under another name in the cluster
+(the rules' ``spaceNamespaces``); after every listing and every ``UPSYNC`` message the whole listing of each (space,
 group, resource) goes up marked ``complete``, which is how the hub learns of deletions it missed. Sending
 is coalesced per object, retried with backoff while the hub is away, and bounded by the objects matched.
 """
@@ -53,6 +54,7 @@ class Upsyncer:
         self._versions: dict[Kind, str] = {}
         self._objects: dict[Kind, dict[ObjectKey, dict[str, Any]]] = {}  # what each watch has listed
         self._pending: dict[tuple[str, Kind, ObjectKey], dict[str, Any]] = {}  # (space, kind, key) -> op
+        self._space_namespaces: dict[str, dict[str, str]] = {}
         self._complete: set[tuple[str, Kind]] = set()  # (space, kind) whose whole listing is due
         self.wake = asyncio.Event()
         self.connected: asyncio.Event | None = None
@@ -60,6 +62,10 @@ class Upsyncer:
     def set_rules(self, rules: list[dict[str, Any]]) -> None:
         """An ``UPSYNC`` message: the rules now, complete; every listing is sent again."""
         self.rules = [r for r in rules if isinstance(r, dict) and r.get("space")]
+        # Per space, its namespace by the cluster's where they differ (namespaceMapping): what goes up is named so.
+        self._space_namespaces = {}
+        for rule in self.rules:
+            self._space_namespaces.setdefault(rule["space"], {}).update(rule.get("spaceNamespaces") or {})
         wanted = {(str(r.get("apiGroup") or ""), str(res)) for r in self.rules for res in r.get("resources") or []
                   if res != "*"}
         for kind in set(self.watches.keys()) - wanted:  # no rule names it any more
@@ -108,7 +114,7 @@ class Upsyncer:
               obj: dict[str, Any] | None) -> dict[str, Any]:
         item: dict[str, Any] = {"op": "DELETE" if obj is None else "UPSERT", "space": space, "placement": placement,
                                 "group": kind[0], "version": self._versions.get(kind, ""), "resource": kind[1],
-                                "namespace": key[0], "name": key[1]}
+                                "namespace": self._space_namespaces.get(space, {}).get(key[0], key[0]), "name": key[1]}
         if obj is not None:
             item["object"] = obj
         return item

@@ -12,6 +12,10 @@ A = ObjectRef("team-a", "configmaps", "shared", "config")
 B = ObjectRef("team-b", "configmaps", "shared", "config")
 
 
+def unmapped(_space: str, namespace: str) -> str:
+    return namespace
+
+
 def cm(created: str, **data: str) -> dict[str, Any]:
     return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "config", "namespace": "shared",
                                                                   "creationTimestamp": created}, "data": data}
@@ -25,7 +29,7 @@ def run(conflicts: Conflicts, places: dict[ObjectRef, list[str]], copies: dict[O
 
 
 def test_the_object_created_first_wins_and_the_fields_that_differ_are_named() -> None:
-    conflicts = Conflicts()
+    conflicts = Conflicts(unmapped)
     b, a = cm("2026-11-25T10:00:05Z", value="b"), cm("2026-11-25T10:00:00Z", value="a")
     conflicts.object_changed(B, b)
     conflicts.object_changed(A, a)
@@ -39,7 +43,7 @@ def test_the_object_created_first_wins_and_the_fields_that_differ_are_named() ->
 
 
 def test_equal_copies_are_no_conflict_and_a_conflict_ends_when_its_winner_goes() -> None:
-    conflicts = Conflicts()
+    conflicts = Conflicts(unmapped)
     a, b = cm("2026-11-25T10:00:00Z", value="same"), cm("2026-11-25T10:00:05Z", value="same")
     conflicts.object_changed(A, a)
     conflicts.object_changed(B, b)
@@ -56,7 +60,7 @@ def test_equal_copies_are_no_conflict_and_a_conflict_ends_when_its_winner_goes()
 
 
 def test_names_used_by_one_space_only_are_never_looked_at() -> None:
-    conflicts = Conflicts()
+    conflicts = Conflicts(unmapped)
     conflicts.object_changed(A, cm("2026-11-25T10:00:00Z", value="a"))
     conflicts.selection_changed([A])
     assert run(conflicts, {}, {}) == (set(), {})
@@ -66,3 +70,13 @@ def test_differing_fields_name_paths_to_a_depth_then_the_subtree() -> None:
     assert differing_fields({"spec": {"replicas": 1, "x": {"a": {"b": 1}}}},
                             {"spec": {"replicas": 2, "x": {"a": {"b": 2}}}}) == ["spec.replicas", "spec.x.a"]
     assert differing_fields({"data": {"k": "1"}}, {"data": {"k": "1", "extra": "2"}}) == ["data.extra"]
+
+
+def test_objects_whose_namespaces_map_apart_are_no_conflict() -> None:
+    conflicts = Conflicts(lambda space, namespace: f"{space}-{namespace}")
+    conflicts.object_changed(A, cm("2026-11-25T10:00:00Z", value="a"))
+    conflicts.object_changed(B, cm("2026-11-25T10:00:05Z", value="b"))
+    changed, resend = run(conflicts, {A: ["florin"], B: ["florin"]},
+                          {A: cm("2026-11-25T10:00:00Z", value="a"), B: cm("2026-11-25T10:00:05Z", value="b")})
+    assert (changed, resend) == (set(), {})
+    assert conflicts.all() == []
