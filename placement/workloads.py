@@ -10,6 +10,11 @@ CRD along only for a ``crdFollow`` placement (the CRD is then selected with the 
 :data:`~placement.downsync.FOLLOWED`, for as long as one of its custom resources is); otherwise
 ``missing_crds`` lists the CRDs of selected custom resources that the placement does not select itself
 (relying on another placement is reported too, because that placement may change independently).
+
+A ``dependencies: Follow`` placement also selects, with the test index :data:`~placement.downsync.DEPENDENCY`,
+every existing object that what its tests select needs (:mod:`placement.dependencies`: the space's reference
+graph, which this module keeps up to date), for as long as something it selects needs it; the object is
+recorded in the placement's ``followed`` with why.
 ``unserved_resources`` lists what the downsync tests name that the space does not serve. Never does I/O.
 """
 
@@ -17,8 +22,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
+from placement.dependencies import DependencyGraph
 from placement.desired import DesiredSets
-from placement.downsync import FOLLOWED, matching_tests, unserved_resources
+from placement.downsync import DEPENDENCY, FOLLOWED, matching_tests, unserved_resources
 from placement.model import ObjectRef, WorkloadObject
 from placement.ordering import NAMESPACE_RESOURCE, RANK
 from placement.records import NsKey, PKey, PlacementRecord, decrement, entry_kind, namespace_ref
@@ -45,6 +51,7 @@ class Selections:
         # space -> (group, plural) -> the provider space whose CRD an APIBinding serves it from
         self._bound: dict[str, dict[tuple[str, str], str]] = {}
         self._served_everywhere = served_everywhere  # (group, plural) of the kinds every space serves
+        self.dependencies = DependencyGraph()
         # Placements whose selection (objects or the indexes of the tests they match) or missing CRDs
         # changed since the last drain.
         self.dirty_placements: set[PKey] = set()
@@ -68,6 +75,8 @@ class Selections:
                 self._namespace_members.setdefault((ref.space, ref.namespace), set()).add(ref)
         if old is None or old.defines != obj.defines:
             self._update_crd_index(ref, old.defines if old is not None else None, obj.defines)
+        if old is None or _dependency_fields(old) != _dependency_fields(obj):
+            self.dependencies.set_object(obj)
         updates = [(p, ref, self._match(p, ref))
                    for p in map(self._placements.__getitem__, self._space_placements.get(ref.space, ()))]
         if ref.resource == NAMESPACE_RESOURCE and labels_changed:
@@ -85,6 +94,7 @@ class Selections:
         updates = [(self._placements[key], ref, []) for key in self._selectors_of.get(ref, ())]
         del self.objects[ref]
         del self.labels[ref]
+        self.dependencies.remove_object(ref)
         if ref.resource == NAMESPACE_RESOURCE:
             updates += self._namespace_member_updates(ref.space, ref.name)
         self._apply_selections(updates)
@@ -102,6 +112,7 @@ class Selections:
         self._apply_selections([(p, ref, self._match(p, ref)) for ref in self.space_objects.get(p.key[0], ())])
 
     def unselect_all(self, p: PlacementRecord) -> None:
+        p.followed = {}
         for ref in list(p.selected):
             self._set_selection(p, ref, [])
 
@@ -256,6 +267,7 @@ class Selections:
         :mod:`placement.ordering` (a selected Namespace before the objects in it, and after them on removal).
         """
         wanted = {(ref, p.key): (p, indexes) for p, ref, indexes in updates}
+        self._follow_dependencies(wanted)
         self._follow_crds(wanted)
         adds, removes = [], []
         for (ref, _), (p, indexes) in wanted.items():
@@ -298,6 +310,31 @@ class Selections:
             own = [i for i in own if i != FOLLOWED]
             wanted[(crd, key)] = (p, [*own, FOLLOWED] if before + delta > 0 else own)
 
+    def _follow_dependencies(self, wanted: dict[tuple[ObjectRef, PKey], tuple[PlacementRecord, list[int]]]) -> None:
+        """Add to a batch of selections what ``dependencies: Follow`` placements of the spaces it touches start or
+        stop sending: whatever the objects their tests select after the batch need. The batch may have changed
+        the graph (an object's references) as well as the selection, so each such placement is looked at whole."""
+        for space in {key[0] for _, key in wanted}:
+            for key in self._space_placements.get(space, ()):
+                p = self._placements[key]
+                if not p.spec.follow_dependencies and not p.followed:
+                    continue
+                roots = {ref for ref, indexes in p.selected.items() if _by_tests(indexes)}
+                for (ref, k), (_, indexes) in wanted.items():
+                    if k != key:
+                        continue
+                    if _by_tests(indexes):
+                        roots.add(ref)
+                    else:
+                        roots.discard(ref)
+                followed = (self.dependencies.reachable(space, roots, self.objects.__contains__)
+                            if p.spec.follow_dependencies else {})
+                for ref in followed.keys() | p.followed.keys():
+                    own = wanted[(ref, key)][1] if (ref, key) in wanted else p.selected.get(ref, [])
+                    own = [i for i in own if i != DEPENDENCY]
+                    wanted[(ref, key)] = (p, [*own, DEPENDENCY] if ref in followed else own)
+                p.followed = followed
+
     def _set_selection(self, p: PlacementRecord, ref: ObjectRef, indexes: list[int]) -> None:
         old = p.selected.get(ref)
         if old == indexes or (old is None and not indexes):
@@ -335,3 +372,12 @@ def _names(api_group: str | None, resources: frozenset[str] | None, group_plural
     if resources is None:
         return api_group == group
     return plural in resources and api_group in (None, group)
+
+
+def _by_tests(indexes: list[int]) -> bool:
+    """Whether a downsync test (not a follow) selects the object: such objects' references are followed."""
+    return any(i >= 0 for i in indexes)
+
+
+def _dependency_fields(obj: WorkloadObject) -> tuple[object, ...]:
+    return obj.references, obj.pod_labels, obj.pod_selector
