@@ -80,6 +80,8 @@ class DependencyGraph:
             if root not in reached:
                 reached |= nx.descendants(present, root)
         users = reached | set(starts)
+        # A root on a cycle is needed by what it reaches, which descendants() never counts.
+        reached |= {root for root in starts if any(user in users for user in present.predecessors(root))}
         return {ref: sorted(Because(user, tuple(sorted(present.edges[user, ref][HOW])))
                             for user in present.predecessors(ref) if user in users) for ref in reached}
 
