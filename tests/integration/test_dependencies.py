@@ -114,7 +114,9 @@ def test_follow_sends_what_deployments_reference_and_takes_it_back_when_no_longe
                                                       f"sent because deployments.apps {NS}/web mounts it"]
     assert rows["services/web"]["because"] == [f"sent because deployments.apps {NS}/web is exposed by it"]
     assert not rows["deployments/web"]["dependency"] and rows["deployments/web"]["tests"] == [0]
-    explained = world.hub.spacehub("placement", "explain", "web", "--space", SPACE).stdout
+    spec_file = world.base / "web-placement.yaml"
+    spec_file.write_text(yaml.safe_dump(edge_placement()))
+    explained = world.hub.spacehub("placement", "explain", "-f", str(spec_file), "--space", SPACE).stdout
     assert "SENT-BECAUSE" in explained and f"sent because deployments.apps {NS}/web claims it" in explained
 
     # A ConfigMap named before it exists follows when it is created.
