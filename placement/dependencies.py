@@ -48,8 +48,8 @@ class DependencyGraph:
         self._pod_labels: dict[NsKey, dict[ObjectRef, dict[str, str]]] = {}  # workloads by namespace
         self._selectors: dict[NsKey, dict[ObjectRef, Labels]] = {}  # Services by namespace
 
-    def set_object(self, obj: WorkloadObject) -> None:
-        """Take an object's (new) references, pod labels and Service selector."""
+    def set_object(self, obj: WorkloadObject) -> bool:
+        """Take an object's (new) references, pod labels and Service selector; whether an edge changed."""
         ref, ns = obj.ref, (obj.ref.space, obj.ref.namespace)
         named: dict[ObjectRef, set[str]] = {}
         for r in obj.references:
@@ -57,15 +57,16 @@ class DependencyGraph:
         _put(self._references, ref, {target: frozenset(hows) for target, hows in named.items()})
         _put_in(self._pod_labels, ns, ref, dict(obj.pod_labels) if obj.pod_labels is not None else None)
         selector_changed = _put_in(self._selectors, ns, ref, obj.pod_selector)
-        self._rewire([ref, *(self._pod_labels.get(ns, {}) if selector_changed else ())])
+        return self._rewire([ref, *(self._pod_labels.get(ns, {}) if selector_changed else ())])
 
-    def remove_object(self, ref: ObjectRef) -> None:
-        """The object is gone: it references nothing any more (what references it keeps waiting for it)."""
+    def remove_object(self, ref: ObjectRef) -> bool:
+        """The object is gone: it references nothing any more (what references it keeps waiting for it); whether an
+        edge changed."""
         ns = (ref.space, ref.namespace)
         self._references.pop(ref, None)
         _put_in(self._pod_labels, ns, ref, None)
         selector_changed = _put_in(self._selectors, ns, ref, None)
-        self._rewire([ref, *(self._pod_labels.get(ns, {}) if selector_changed else ())])
+        return self._rewire([ref, *(self._pod_labels.get(ns, {}) if selector_changed else ())])
 
     def reachable(self, space: str, roots: Iterable[ObjectRef], exists: Exists) -> dict[ObjectRef, list[Because]]:
         """The existing objects the roots need, directly or through other existing objects, with why; a root is
@@ -106,12 +107,19 @@ class DependencyGraph:
                 break
         return sorted(found)
 
+    def knows(self, ref: ObjectRef) -> bool:
+        """Whether an edge touches the object: only then can it change what is reached."""
+        graph = self._graphs.get(ref.space)
+        return graph is not None and ref in graph
+
     def edges(self, space: str) -> set[tuple[ObjectRef, ObjectRef, frozenset[str]]]:
         graph = self._graphs.get(space)
         return set() if graph is None else {(u, v, how) for u, v, how in graph.edges(data=HOW)}
 
-    def _rewire(self, refs: Iterable[ObjectRef]) -> None:
-        """Make each object's out-edges what it references plus the Services exposing its pods."""
+    def _rewire(self, refs: Iterable[ObjectRef]) -> bool:
+        """Make each object's out-edges what it references plus the Services exposing its pods; whether any
+        edge changed."""
+        changed = False
         for ref in refs:
             wanted = dict(self._references.get(ref, {}))
             labels = self._pod_labels.get((ref.space, ref.namespace), {}).get(ref)
@@ -125,6 +133,8 @@ class DependencyGraph:
                     continue
                 graph = self._graphs[ref.space] = nx.DiGraph()
             old = set(graph.successors(ref)) if ref in graph else set()
+            changed = changed or old != wanted.keys() or any(graph.edges[ref, t][HOW] != how
+                                                             for t, how in wanted.items() if t in old)
             for target in old - wanted.keys():
                 graph.remove_edge(ref, target)
             for target, how in wanted.items():
@@ -134,6 +144,7 @@ class DependencyGraph:
                     graph.remove_node(node)
             if not graph:
                 del self._graphs[ref.space]
+        return changed
 
 
 def _put(table: dict[K, V], key: K, value: V) -> None:

@@ -52,6 +52,7 @@ class Selections:
         self._bound: dict[str, dict[tuple[str, str], str]] = {}
         self._served_everywhere = served_everywhere  # (group, plural) of the kinds every space serves
         self.dependencies = DependencyGraph()
+        self._rewired: set[str] = set()  # spaces whose reference graph changed since the last batch of selections
         # Placements whose selection (objects or the indexes of the tests they match) or missing CRDs
         # changed since the last drain.
         self.dirty_placements: set[PKey] = set()
@@ -75,8 +76,8 @@ class Selections:
                 self._namespace_members.setdefault((ref.space, ref.namespace), set()).add(ref)
         if old is None or old.defines != obj.defines:
             self._update_crd_index(ref, old.defines if old is not None else None, obj.defines)
-        if old is None or _dependency_fields(old) != _dependency_fields(obj):
-            self.dependencies.set_object(obj)
+        if (old is None or _dependency_fields(old) != _dependency_fields(obj)) and self.dependencies.set_object(obj):
+            self._rewired.add(ref.space)
         updates = [(p, ref, self._match(p, ref))
                    for p in map(self._placements.__getitem__, self._space_placements.get(ref.space, ()))]
         if ref.resource == NAMESPACE_RESOURCE and labels_changed:
@@ -94,7 +95,8 @@ class Selections:
         updates = [(self._placements[key], ref, []) for key in self._selectors_of.get(ref, ())]
         del self.objects[ref]
         del self.labels[ref]
-        self.dependencies.remove_object(ref)
+        if self.dependencies.remove_object(ref):
+            self._rewired.add(ref.space)
         if ref.resource == NAMESPACE_RESOURCE:
             updates += self._namespace_member_updates(ref.space, ref.name)
         self._apply_selections(updates)
@@ -313,16 +315,22 @@ class Selections:
     def _follow_dependencies(self, wanted: dict[tuple[ObjectRef, PKey], tuple[PlacementRecord, list[int]]]) -> None:
         """Add to a batch of selections what ``dependencies: Follow`` placements of the spaces it touches start or
         stop sending: whatever the objects their tests select after the batch need. The batch may have changed
-        the graph (an object's references) as well as the selection, so each such placement is looked at whole."""
-        for space in {key[0] for _, key in wanted}:
+        the graph (an object's references) as well as the selection, so such a placement is looked at whole —
+        unless the graph did not change and the batch touches no object of it for that placement: then what the
+        placement follows cannot have changed (an object no edge touches neither needs nor is needed)."""
+        rewired, self._rewired = self._rewired, set()
+        batch: dict[PKey, list[tuple[ObjectRef, list[int]]]] = {}
+        for (ref, key), (_, indexes) in wanted.items():
+            batch.setdefault(key, []).append((ref, indexes))
+        for space in {key[0] for key in batch}:
             for key in self._space_placements.get(space, ()):
                 p = self._placements[key]
                 if not p.spec.follow_dependencies and not p.followed:
                     continue
+                if space not in rewired and not any(self.dependencies.knows(ref) for ref, _ in batch.get(key, ())):
+                    continue
                 roots = {ref for ref, indexes in p.selected.items() if _by_tests(indexes)}
-                for (ref, k), (_, indexes) in wanted.items():
-                    if k != key:
-                        continue
+                for ref, indexes in batch.get(key, ()):
                     if _by_tests(indexes):
                         roots.add(ref)
                     else:

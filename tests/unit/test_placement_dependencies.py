@@ -3,6 +3,7 @@ the selected workloads reference, taking it back when nothing selected reference
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import pytest
@@ -68,9 +69,10 @@ DEPENDENCIES = {CONF, SECRET, SA, PVC, SVC}
 
 def test_the_graph_links_referrers_to_what_they_reference_and_workloads_to_the_services_exposing_them() -> None:
     graph = DependencyGraph()
-    graph.set_object(deployment("web"))
-    graph.set_object(service())
-    graph.set_object(service("other", app="other"))  # selects other pods: no edge
+    assert graph.set_object(deployment("web"))
+    assert graph.set_object(service())
+    assert not graph.set_object(service("other", app="other"))  # selects other pods: no edge
+    assert not graph.set_object(deployment("web"))  # the same again
     assert graph.edges(SPACE) == {(WEB, CONF, frozenset({MOUNTS})), (WEB, SECRET, frozenset({ENV})),
                                   (WEB, SA, frozenset({RUNS_AS})), (WEB, PVC, frozenset({CLAIMS_IT})),
                                   (WEB, SVC, frozenset({EXPOSED_BY}))}
@@ -165,6 +167,11 @@ def test_follow_sends_what_the_deployment_references_and_says_why() -> None:
     assert engine.followed(SPACE, "web")[SVC] == ["sent because deployments.apps app/web is exposed by it"]
     # A placement's status and the syncers hear of the selection change.
     assert ("wmw", "web") in engine.drain_dirty()[0]
+    # A followed object that changes, or an object nothing references, changes nothing of what is followed.
+    engine.upsert_object(dataclasses.replace(workload("configmaps", "web-conf"), revision=2))
+    engine.upsert_object(workload("configmaps", "unrelated", {"metadata": {"labels": {"x": "y"}}}))
+    assert placed(engine) == {WEB, *DEPENDENCIES}
+    assert engine.selected_objects(SPACE, "web")[CONF] == [DEPENDENCY]
 
 
 def test_without_follow_only_the_deployment_goes() -> None:
