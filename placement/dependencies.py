@@ -47,6 +47,7 @@ class DependencyGraph:
         self._references: dict[ObjectRef, dict[ObjectRef, frozenset[str]]] = {}  # what each object names
         self._pod_labels: dict[NsKey, dict[ObjectRef, dict[str, str]]] = {}  # workloads by namespace
         self._selectors: dict[NsKey, dict[ObjectRef, Labels]] = {}  # Services by namespace
+        self._changed: dict[str, set[ObjectRef]] = {}  # see take_changed
 
     def set_object(self, obj: WorkloadObject) -> bool:
         """Take an object's (new) references, pod labels and Service selector; whether an edge changed."""
@@ -69,22 +70,41 @@ class DependencyGraph:
         return self._rewire([ref, *(self._pod_labels.get(ns, {}) if selector_changed else ())])
 
     def reachable(self, space: str, roots: Iterable[ObjectRef], exists: Exists) -> dict[ObjectRef, list[Because]]:
-        """The existing objects the roots need, directly or through other existing objects, with why; a root is
-        in the answer only when another root or followed object needs it."""
+        """The existing objects the roots need, directly or through other objects, with why; a root is in the
+        answer only when another root or a needed object needs it. Only existing objects have out-edges, so the
+        walk never passes through a missing one."""
         graph = self._graphs.get(space)
         if graph is None:
             return {}
-        present = nx.subgraph_view(graph, filter_node=exists)
-        starts = [r for r in roots if r in present]
-        reached: set[ObjectRef] = set()
-        for root in starts:
-            if root not in reached:
-                reached |= nx.descendants(present, root)
-        users = reached | set(starts)
-        # A root on a cycle is needed by what it reaches, which descendants() never counts.
-        reached |= {root for root in starts if any(user in users for user in present.predecessors(root))}
-        return {ref: sorted(Because(user, tuple(sorted(present.edges[user, ref][HOW])))
-                            for user in present.predecessors(ref) if user in users) for ref in reached}
+        starts = {r for r in roots if r in graph}
+        users: set[ObjectRef] = set().union(*nx.bfs_layers(graph, starts)) if starts else set()
+        return {ref: sorted(Because(user, tuple(sorted(graph.edges[user, ref][HOW])))
+                            for user in graph.predecessors(ref) if user in users)
+                for ref in users
+                if exists(ref) and (ref not in starts or any(u in users for u in graph.predecessors(ref)))}
+
+    def take_changed(self) -> dict[str, set[ObjectRef]]:
+        """Per space, the objects whose edges changed since the last call (out-edges changed, or in-edges lost)."""
+        changed, self._changed = self._changed, {}
+        return changed
+
+    def affected(self, space: str, nodes: Iterable[ObjectRef]) -> set[ObjectRef]:
+        """The nodes and everything they reach: all whose being needed may depend on them."""
+        graph = self._graphs.get(space)
+        nodes = set(nodes)
+        starts = {n for n in nodes if graph is not None and n in graph}
+        return nodes.union(*nx.bfs_layers(graph, starts)) if starts else nodes
+
+    def predecessors(self, ref: ObjectRef) -> list[tuple[ObjectRef, tuple[str, ...]]]:
+        """What uses the object, and how."""
+        graph = self._graphs.get(ref.space)
+        if graph is None or ref not in graph:
+            return []
+        return [(user, tuple(sorted(how))) for user, _, how in graph.in_edges(ref, data=HOW)]
+
+    def successors(self, ref: ObjectRef) -> list[ObjectRef]:
+        graph = self._graphs.get(ref.space)
+        return list(graph.successors(ref)) if graph is not None and ref in graph else []
 
     def explain(self, space: str, roots: set[ObjectRef],
                 exists: Exists) -> tuple[dict[ObjectRef, list[str]], list[str]]:
@@ -133,8 +153,9 @@ class DependencyGraph:
                     continue
                 graph = self._graphs[ref.space] = nx.DiGraph()
             old = set(graph.successors(ref)) if ref in graph else set()
-            changed = changed or old != wanted.keys() or any(graph.edges[ref, t][HOW] != how
-                                                             for t, how in wanted.items() if t in old)
+            if old != wanted.keys() or any(graph.edges[ref, t][HOW] != how for t, how in wanted.items() if t in old):
+                changed = True
+                self._changed.setdefault(ref.space, set()).update({ref}, old - wanted.keys())
             for target in old - wanted.keys():
                 graph.remove_edge(ref, target)
             for target, how in wanted.items():

@@ -56,6 +56,11 @@ def ref(resource: str, name: str, namespace: str = "app") -> ObjectRef:
     return ObjectRef(SPACE, resource, namespace, name)
 
 
+def looping(this: ObjectRef, other: ObjectRef) -> WorkloadObject:
+    """An object referencing another of its kind (no Kubernetes kind loops, but the graph must not care)."""
+    return WorkloadObject(this, "", "v1", (), 1, True, references=(Reference(other.resource, other.name, MOUNTS),))
+
+
 WEB = ref(DEPLOYMENTS, "web")
 CONF, SECRET, SA, PVC, SVC = (ref("configmaps", "web-conf"), ref("secrets", "web-secret"),
                               ref("serviceaccounts", "web-sa"), ref("persistentvolumeclaims", "web-data"),
@@ -87,10 +92,10 @@ def test_reachable_needs_existing_objects_and_goes_through_them() -> None:
     graph = DependencyGraph()
     graph.set_object(deployment("web"))
     registry = ref("secrets", "registry")
-    graph.set_object(workload("serviceaccounts", "web-sa", {"imagePullSecrets": [{"name": "registry"}]}))
     existing = {WEB, CONF, registry}
-    # The ServiceAccount does not exist yet: neither it nor what it references is reached.
+    # The ServiceAccount does not exist yet: it is not reached, nor is what it will reference.
     assert graph.reachable(SPACE, {WEB}, existing.__contains__) == {CONF: [Because(WEB, (MOUNTS,))]}
+    graph.set_object(workload("serviceaccounts", "web-sa", {"imagePullSecrets": [{"name": "registry"}]}))
     existing.add(SA)
     reached = graph.reachable(SPACE, {WEB}, existing.__contains__)
     assert reached == {CONF: [Because(WEB, (MOUNTS,))], SA: [Because(WEB, (RUNS_AS,))],
@@ -113,9 +118,8 @@ def test_a_secret_used_two_ways_by_two_workloads_says_so() -> None:
 def test_cycles_are_reported_and_do_not_stop_reachability() -> None:
     graph = DependencyGraph()
     a, b = ref("serviceaccounts", "a"), ref("serviceaccounts", "b")
-    # Objects whose references loop (not a shape Kubernetes kinds take, but the graph must not care).
-    graph.set_object(WorkloadObject(a, "", "v1", (), 1, True, references=(Reference("serviceaccounts", "b", MOUNTS),)))
-    graph.set_object(WorkloadObject(b, "", "v1", (), 1, True, references=(Reference("serviceaccounts", "a", MOUNTS),)))
+    graph.set_object(looping(a, b))
+    graph.set_object(looping(b, a))
     assert set(graph.reachable(SPACE, {a}, lambda r: True)) == {a, b}
     followed, problems = graph.explain(SPACE, {a}, lambda r: True)
     assert problems == ["reference cycle: serviceaccounts app/a → serviceaccounts app/b → serviceaccounts app/a"]
@@ -237,6 +241,20 @@ def test_turning_follow_off_and_on_again() -> None:
     assert placed(engine) == {WEB, *DEPENDENCIES}
     engine.delete_placement(SPACE, "web")
     assert placed(engine) == set()
+
+
+def test_a_reference_cycle_does_not_keep_itself_placed() -> None:
+    engine = engine_with()
+    a, b = ref("serviceaccounts", "a"), ref("serviceaccounts", "b")
+    engine.upsert_object(looping(a, b))
+    engine.upsert_object(looping(b, a))
+    engine.upsert_object(workload("pods", "p", {"spec": {"serviceAccountName": "a"}}))
+    spec = placement("pods", [{"matchLabels": {"env": "prod"}}], [{"resources": ["pods"], "namespaces": ["app"]}])
+    spec["spec"]["dependencies"] = "Follow"
+    engine.upsert_placement(SPACE, spec)
+    assert set(engine.followed(SPACE, "pods")) == {a, b}
+    engine.upsert_object(workload("pods", "p", {"spec": {}}))
+    assert engine.followed(SPACE, "pods") == {} and not {a, b} & placed(engine)
 
 
 def test_explain_selects_the_dependencies_with_why() -> None:
