@@ -10,12 +10,12 @@ CRD along only for a ``crdFollow`` placement (the CRD is then selected with the 
 :data:`~placement.downsync.FOLLOWED`, for as long as one of its custom resources is); otherwise
 ``missing_crds`` lists the CRDs of selected custom resources that the placement does not select itself
 (relying on another placement is reported too, because that placement may change independently).
+``unserved_resources`` lists what the downsync tests name that the space does not serve.
 
 A ``dependencies: Follow`` placement also selects, with the test index :data:`~placement.downsync.DEPENDENCY`,
 every existing object that what its tests select needs (:mod:`placement.dependencies`: the space's reference
 graph, which this module keeps up to date), for as long as something it selects needs it; the object is
-recorded in the placement's ``followed`` with why.
-``unserved_resources`` lists what the downsync tests name that the space does not serve. Never does I/O.
+recorded in the placement's ``followed`` with why. Never does I/O.
 """
 
 from __future__ import annotations
