@@ -379,7 +379,7 @@ def _add_placement_routes(app: FastAPI, view: PlacementView) -> None:
             downsync=m.downsync_tests(spec.get("downsync")),
             want_singleton_reported_state=bool(spec.get("wantSingletonReportedState")),
             destinations=destinations, matching_location_count=engine.matching_location_count(space, name),
-            objects=m.selected_objects(engine.selected_objects(space, name)),
+            objects=m.selected_objects(engine.selected_objects(space, name), engine.followed(space, name)),
             missing_crds=list(engine.missing_crds(space, name)),
             unserved_resources=engine.unserved_resources(space, name))
 
@@ -397,7 +397,7 @@ def _add_placement_routes(app: FastAPI, view: PlacementView) -> None:
                                for name, indexes in sorted(result.matched_locations.items())],
             location_mismatches=m.not_matched(result.location_mismatches),
             target_mismatches=m.not_matched(result.target_mismatches),
-            objects=m.selected_objects(result.objects),
+            objects=m.selected_objects(result.objects, result.because),
             object_mismatches=m.not_matched(result.object_mismatches),
             missing_crds=list(result.missing_crds), unserved_resources=list(result.unserved_resources),
             problems=list(result.problems))

@@ -19,7 +19,7 @@ from pydantic.alias_generators import to_camel
 from pydantic_core import PydanticCustomError
 
 from apimachinery.dottedpaths import PATH_PATTERN
-from placement.downsync import FOLLOWED
+from placement.downsync import DEPENDENCY, FOLLOWED
 from placement.model import Destination, Mismatch, ObjectRef
 
 # --- Kubernetes name and label rules (apimachinery ``validation``) ------------------------------
@@ -287,6 +287,9 @@ class SelectedObject(ApiModel):
     tests: list[int] = Field(description="Indexes of the downsync tests the object matched.")
     followed: bool = Field(default=False, description="A CRD sent because the placement has crdFollow and "
                                                       "selects custom resources it defines.")
+    dependency: bool = Field(default=False, description="Sent because the placement has dependencies: Follow "
+                                                        "and objects it selects reference it.")
+    because: list[str] = Field(default_factory=list, description="Why a dependency is sent (what uses it).")
 
 
 class PlacementDetail(ApiModel):
@@ -433,6 +436,9 @@ class EdgePlacementSpec(StrictModel):
         description="The selected objects' status aggregates every cluster's status (the default).")
     upsync: list[UpsyncSet] = Field(default_factory=list)
     crd_follow: bool = Field(default=False, description="Selected custom resources take their CRD along.")
+    dependencies: Literal["Follow", "None"] = Field(
+        default="None", description="Follow: what the selected objects reference (ConfigMaps, Secrets, their "
+                                    "ServiceAccount, PVCs, the Services selecting their pods) goes with them.")
     failover: Failover | None = None
     move_strategy: Literal["MakeBeforeBreak", "BreakBeforeMake"] = Field(
         default="MakeBeforeBreak", description="Whether a cluster losing an object keeps it until the clusters "
@@ -553,9 +559,11 @@ def destination(d: Destination) -> PlacementDestination:
                                 sync_target_uid=d.sync_target_uid)
 
 
-def selected_objects(objects: dict[ObjectRef, list[int]]) -> list[SelectedObject]:
+def selected_objects(objects: dict[ObjectRef, list[int]],
+                     because: dict[ObjectRef, list[str]] | None = None) -> list[SelectedObject]:
     return [SelectedObject(group=ref.group, resource=ref.plural, namespace=ref.namespace, name=ref.name,
-                           tests=sorted(i for i in tests if i != FOLLOWED), followed=FOLLOWED in tests)
+                           tests=sorted(i for i in tests if i >= 0), followed=FOLLOWED in tests,
+                           dependency=DEPENDENCY in tests, because=(because or {}).get(ref, []))
             for ref, tests in sorted(objects.items())]
 
 

@@ -139,7 +139,11 @@ def format_explanation(result: dict[str, Any], name: str, space: str) -> str:
         lines.append(f"SELECTED OBJECTS ({len(objects)})")
         rows = [[_resource(o), o.get("namespace") or "", o["name"], _indexes(o.get("tests") or [])]
                 for o in objects]
-        lines.append(format_table(["RESOURCE", "NAMESPACE", "NAME", "DOWNSYNC-TESTS"], rows))
+        header = ["RESOURCE", "NAMESPACE", "NAME", "DOWNSYNC-TESTS"]
+        if any(o.get("because") for o in objects):  # dependencies: Follow sent some of them
+            header.append("SENT-BECAUSE")
+            rows = [[*row, "; ".join(o.get("because") or [])] for row, o in zip(rows, objects, strict=True)]
+        lines.append(format_table(header, rows))
     else:
         lines += ["SELECTED OBJECTS: none (no object in the space matches spec.downsync)", ""]
 

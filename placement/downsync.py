@@ -57,6 +57,8 @@ NamespaceLabels = Callable[[str, str], Mapping[str, str] | None]
 WILDCARD = "*"
 # The test index of a CRD a ``crdFollow`` placement sends because it selects custom resources it defines.
 FOLLOWED = -1
+# The test index of an object a ``dependencies: Follow`` placement sends because what it selects references it.
+DEPENDENCY = -2
 
 
 @dataclass(frozen=True)

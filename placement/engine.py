@@ -136,7 +136,8 @@ class PlacementEngine:
                 self._coverage.candidates_changed.add(key)
                 if spec.scheduling is None:
                     self._coverage.set_chosen({key: None})
-            what_changed = p.spec.tests != spec.tests or p.spec.crd_follow != spec.crd_follow
+            what_changed = (p.spec.tests != spec.tests or p.spec.crd_follow != spec.crd_follow
+                            or p.spec.follow_dependencies != spec.follow_dependencies)
             where_changed = p.spec.location_selectors != spec.location_selectors
             ownership_changed = _ownership(p.spec) != _ownership(spec)
             kept = set(p.selected) if ownership_changed else set()
@@ -297,6 +298,11 @@ class PlacementEngine:
 
     def selected_objects(self, space: str, placement: str) -> dict[ObjectRef, list[int]]:
         return self._selections.selected_objects((space, placement))
+
+    def followed(self, space: str, placement: str) -> dict[ObjectRef, list[str]]:
+        """What a ``dependencies: Follow`` placement sends because the objects it selects need it, and why."""
+        p = self._placements.get((space, placement))
+        return {} if p is None else {ref: [str(b) for b in why] for ref, why in sorted(p.followed.items())}
 
     def set_bound(self, space: str, bound: Mapping[tuple[str, str], str]) -> None:
         """What ``space`` serves through APIBindings: (group, plural) -> provider space (``Selections.set_bound``)."""
@@ -563,6 +569,7 @@ class PlacementEngine:
             selections.namespace_labels,
             selections.crd_of,
             selections.served_in(space),
+            lambda roots: selections.dependencies.explain(space, roots, selections.objects.__contains__),
         )
 
     def _track(self, target: str) -> ChangeLog:

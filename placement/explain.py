@@ -9,6 +9,8 @@ first (``kubectl kubestellar ensure location`` pairs them by name), at most thre
 Location that selects nothing is reported under ``problems``. Missing CRDs are those of selected custom
 resources whose CRD object this spec does not select itself (with ``crdFollow``, the CRDs present in the
 space are selected with them); unserved resources are those the tests name that the space does not serve.
+With ``dependencies: Follow``, what the selected objects need is selected too, each with why (the caller's
+reference graph answers), and reference cycles are reported under ``problems``.
 """
 
 from __future__ import annotations
@@ -17,12 +19,15 @@ from collections.abc import Callable, Iterable, Mapping
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 
-from placement.downsync import FOLLOWED, NamespaceLabels, unserved_resources
+from placement.downsync import DEPENDENCY, FOLLOWED, NamespaceLabels, unserved_resources
 from placement.locations import LocationSpec, location_mismatch, matching_selectors, target_mismatch
 from placement.model import Destination, Explanation, Mismatch, ObjectRef, WorkloadObject
 from placement.spec import PlacementSpec
 
 MAX_TARGET_REASONS = 3
+
+# The objects some selected objects (the roots) need, with why in words, and the reference cycles among them.
+Dependencies = Callable[[set[ObjectRef]], tuple[dict[ObjectRef, list[str]], list[str]]]
 
 
 @dataclass(frozen=True)
@@ -45,6 +50,7 @@ def explain_spec(
     ns_labels: NamespaceLabels,
     crd_of: Callable[[ObjectRef], ObjectRef | None],
     served: AbstractSet[tuple[str, str]],
+    dependencies: Dependencies | None = None,
 ) -> Explanation:
     problems = list(spec.problems)
     matched: dict[str, list[int]] = {}
@@ -83,6 +89,12 @@ def explain_spec(
             selected_objects[obj.ref] = indexes
         else:
             unselected.append((obj, labels))
+    because: dict[ObjectRef, list[str]] = {}
+    if spec.follow_dependencies and dependencies is not None:
+        because, cycles = dependencies(set(selected_objects))
+        problems += cycles
+        for ref in because:
+            selected_objects[ref] = [*selected_objects.get(ref, ()), DEPENDENCY]
     crds = {crd for ref in selected_objects if (crd := crd_of(ref)) is not None}
     if spec.crd_follow:
         for crd in crds:
@@ -104,6 +116,7 @@ def explain_spec(
         missing_crds=sorted(missing),
         unserved_resources=unserved_resources(spec.tests, served),
         problems=problems,
+        because=because,
         extra={"matching_location_count": len(matched), "want_singleton_reported_state": spec.want_singleton},
     )
 

@@ -9,6 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from placement.references import Labels, Reference
+
 
 @dataclass(frozen=True, order=True)
 class ObjectRef:
@@ -44,6 +46,11 @@ class WorkloadObject:
     # What its clusters' copies depend on besides the object (the resourceVersion of the Customizer it
     # names): when it changes, the object is sent again as if it had changed.
     shaping: str = ""
+    # What ``dependencies: Follow`` sends with it (placement.references): the objects of its namespace it
+    # references, the labels of its pods (None without a pod template) and, for a Service, its selector.
+    references: tuple[Reference, ...] = ()
+    pod_labels: Labels | None = None
+    pod_selector: Labels | None = None
 
 
 @dataclass(frozen=True)
@@ -111,4 +118,5 @@ class Explanation:
     missing_crds: list[str]  # "plural.group" of selected custom resources whose CRD is not selected
     unserved_resources: list[str]  # what the downsync tests name that the space does not serve
     problems: list[str]  # invalid spec parts (e.g. a downsync test that discriminates nothing)
+    because: dict[ObjectRef, list[str]] = field(default_factory=dict)  # dependencies: Follow, why each is sent
     extra: dict[str, Any] = field(default_factory=dict)

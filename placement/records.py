@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from placement.dependencies import Because
 from placement.model import EntryKind, ObjectRef
 from placement.ordering import CRD_RESOURCE, NAMESPACE_RESOURCE
 from placement.spec import PlacementSpec
@@ -52,6 +53,8 @@ class PlacementRecord:
     namespace_counts: dict[NsKey, int] = field(default_factory=dict)  # selected objects per namespace
     # Selected objects per (group, plural) of a named group: the custom resources ``crdFollow`` sends CRDs for.
     kind_counts: dict[tuple[str, str], int] = field(default_factory=dict)
+    # What ``dependencies: Follow`` sends because the selected objects reference it, and why.
+    followed: dict[ObjectRef, list[Because]] = field(default_factory=dict)
     # Destinations per matched Location: {(SyncTarget, UID)}; and how many Locations reach each target.
     destinations: dict[str, frozenset[tuple[str, str]]] = field(default_factory=dict)
     target_paths: dict[str, int] = field(default_factory=dict)

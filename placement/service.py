@@ -42,6 +42,7 @@ from placement.model import ObjectRef, WorkloadObject
 from placement.moves import BREAK_BEFORE_MAKE, DEFAULT_MOVE_TIMEOUT, MovePolicy, Moves
 from placement.nsplacing import NamespacePlacing
 from placement.projection import CHILD_HUB_PLACEMENT, child_hub_levels, content_digest, project
+from placement.references import pod_labels, references, service_selector
 from placement.results import PLACEMENTS, SLICE_SIZE, SLICES, ResultWriter
 from placement.rollout_runner import POLL, RolloutRunner
 from placement.shaping import Outcome
@@ -246,7 +247,9 @@ class PlacementService(WorkQueue):
         self.copies.object_changed(ref, obj)
         self.rollouts.object_changed(ref)
         workload = WorkloadObject(ref, obj.get("kind", ""), obj.get("apiVersion", ""), _labels(obj),
-                                  row.revision, bool(key.namespace), defines, self.copies.token(ref))
+                                  row.revision, bool(key.namespace), defines, self.copies.token(ref),
+                                  references(key.resource, obj), pod_labels(key.resource, obj),
+                                  service_selector(key.resource, obj))
         self._workload[ref] = workload
         self.engine.upsert_object(workload)
         self.engine.narrow(ref, _target_clusters(obj))

@@ -25,6 +25,8 @@ class PlacementSpec:
     want_singleton: bool
     want_multi: bool  # wantMultiWECReportedState (default true): the object's status aggregates all its clusters'
     crd_follow: bool  # crdFollow: a selected custom resource takes its CRD along (instead of missingCRDs)
+    # dependencies: Follow: what the selected objects reference goes with them (placement.dependencies)
+    follow_dependencies: bool
     upsync: tuple[Any, ...]
     problems: tuple[str, ...]
     scheduling: SchedulingSpec | None = None  # None: every cluster the Locations select (placement.scheduler)
@@ -62,6 +64,7 @@ def compile_spec(spec: Mapping[str, Any]) -> PlacementSpec:
         want_singleton=bool(spec.get("wantSingletonReportedState")),
         want_multi=spec.get("wantMultiWECReportedState") is not False,  # on unless the placement says false
         crd_follow=spec.get("crdFollow") is True,
+        follow_dependencies=spec.get("dependencies") == "Follow",
         upsync=tuple(upsync) if isinstance(upsync, Sequence) and not isinstance(upsync, str) else (),
         problems=tuple(problems),
         scheduling=compile_scheduling(spec),

@@ -10,20 +10,27 @@ CRD along only for a ``crdFollow`` placement (the CRD is then selected with the 
 :data:`~placement.downsync.FOLLOWED`, for as long as one of its custom resources is); otherwise
 ``missing_crds`` lists the CRDs of selected custom resources that the placement does not select itself
 (relying on another placement is reported too, because that placement may change independently).
-``unserved_resources`` lists what the downsync tests name that the space does not serve. Never does I/O.
+``unserved_resources`` lists what the downsync tests name that the space does not serve.
+
+A ``dependencies: Follow`` placement also selects, with the test index :data:`~placement.downsync.DEPENDENCY`,
+every existing object that what its tests select needs (:mod:`placement.dependencies`: the space's reference
+graph, which this module keeps up to date), for as long as something it selects needs it; the object is
+recorded in the placement's ``followed`` with why. Never does I/O.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
+from placement.dependencies import Because, DependencyGraph
 from placement.desired import DesiredSets
-from placement.downsync import FOLLOWED, matching_tests, unserved_resources
+from placement.downsync import DEPENDENCY, FOLLOWED, matching_tests, unserved_resources
 from placement.model import ObjectRef, WorkloadObject
 from placement.ordering import NAMESPACE_RESOURCE, RANK
 from placement.records import NsKey, PKey, PlacementRecord, decrement, entry_kind, namespace_ref
 
 Update = tuple[PlacementRecord, ObjectRef, list[int]]  # a placement, an object, the tests it now passes
+Wanted = dict[tuple[ObjectRef, PKey], tuple[PlacementRecord, list[int]]]  # a batch of selections being made
 
 
 class Selections:
@@ -45,6 +52,7 @@ class Selections:
         # space -> (group, plural) -> the provider space whose CRD an APIBinding serves it from
         self._bound: dict[str, dict[tuple[str, str], str]] = {}
         self._served_everywhere = served_everywhere  # (group, plural) of the kinds every space serves
+        self.dependencies = DependencyGraph()
         # Placements whose selection (objects or the indexes of the tests they match) or missing CRDs
         # changed since the last drain.
         self.dirty_placements: set[PKey] = set()
@@ -68,6 +76,8 @@ class Selections:
                 self._namespace_members.setdefault((ref.space, ref.namespace), set()).add(ref)
         if old is None or old.defines != obj.defines:
             self._update_crd_index(ref, old.defines if old is not None else None, obj.defines)
+        if old is None or _dependency_fields(old) != _dependency_fields(obj):
+            self.dependencies.set_object(obj)
         updates = [(p, ref, self._match(p, ref))
                    for p in map(self._placements.__getitem__, self._space_placements.get(ref.space, ()))]
         if ref.resource == NAMESPACE_RESOURCE and labels_changed:
@@ -85,6 +95,7 @@ class Selections:
         updates = [(self._placements[key], ref, []) for key in self._selectors_of.get(ref, ())]
         del self.objects[ref]
         del self.labels[ref]
+        self.dependencies.remove_object(ref)
         if ref.resource == NAMESPACE_RESOURCE:
             updates += self._namespace_member_updates(ref.space, ref.name)
         self._apply_selections(updates)
@@ -102,6 +113,7 @@ class Selections:
         self._apply_selections([(p, ref, self._match(p, ref)) for ref in self.space_objects.get(p.key[0], ())])
 
     def unselect_all(self, p: PlacementRecord) -> None:
+        p.followed = {}
         for ref in list(p.selected):
             self._set_selection(p, ref, [])
 
@@ -256,6 +268,7 @@ class Selections:
         :mod:`placement.ordering` (a selected Namespace before the objects in it, and after them on removal).
         """
         wanted = {(ref, p.key): (p, indexes) for p, ref, indexes in updates}
+        self._follow_dependencies(wanted)
         self._follow_crds(wanted)
         adds, removes = [], []
         for (ref, _), (p, indexes) in wanted.items():
@@ -272,7 +285,7 @@ class Selections:
         for _, ref, key in sorted(removes, reverse=True):
             self._set_selection(self._placements[key], ref, [])
 
-    def _follow_crds(self, wanted: dict[tuple[ObjectRef, PKey], tuple[PlacementRecord, list[int]]]) -> None:
+    def _follow_crds(self, wanted: Wanted) -> None:
         """Add to a batch of selections the CRDs ``crdFollow`` placements start or stop sending with it: a
         CRD is followed while the placement selects at least one of its custom resources. In the same
         batch, so the CRD is logged before its first custom resource and after its last one on removal."""
@@ -297,6 +310,64 @@ class Selections:
                 own = matching_tests(p.spec.tests, crd, self.labels[crd], self.namespace_labels)
             own = [i for i in own if i != FOLLOWED]
             wanted[(crd, key)] = (p, [*own, FOLLOWED] if before + delta > 0 else own)
+
+    def _follow_dependencies(self, wanted: Wanted) -> None:
+        """Add to a batch of selections what ``dependencies: Follow`` placements start or stop sending: whatever the
+        objects their tests select after the batch need.
+
+        Only the part of the graph the batch can change is looked at, so an object's update costs what it touches,
+        not the size of the space: the objects whose edges changed and those of the batch in the graph (whose
+        selection or existence changed), and all they reach. Inside that part, an object is needed when it exists
+        and something selected by a test, or needed, uses it; outside it nothing changed.
+        """
+        changed = self.dependencies.take_changed()
+        batch: dict[PKey, list[ObjectRef]] = {}
+        for ref, key in wanted:
+            batch.setdefault(key, []).append(ref)
+        for space in {key[0] for key in batch} | changed.keys():
+            for key in self._space_placements.get(space, ()):
+                p = self._placements[key]
+                if not p.spec.follow_dependencies and not p.followed:
+                    continue
+                touched = [ref for ref in batch.get(key, ()) if ref in p.followed or self.dependencies.knows(ref)]
+                if not touched and space not in changed:
+                    continue
+                region = self.dependencies.affected(space, [*touched, *changed.get(space, ())])
+                needed = self._needed(p, region, wanted) if p.spec.follow_dependencies else {}
+                for ref in region:
+                    was_needed = ref in p.followed
+                    if ref in needed:
+                        p.followed[ref] = needed[ref]
+                    else:
+                        p.followed.pop(ref, None)
+                    if was_needed == (ref in needed) and (ref, key) not in wanted:
+                        continue  # its selection is unchanged
+                    own = wanted[(ref, key)][1] if (ref, key) in wanted else p.selected.get(ref, [])
+                    own = [i for i in own if i != DEPENDENCY]
+                    wanted[(ref, key)] = (p, [*own, DEPENDENCY] if ref in needed else own)
+
+    def _needed(self, p: PlacementRecord, region: set[ObjectRef], wanted: Wanted) -> dict[ObjectRef, list[Because]]:
+        """Which objects of ``region`` the placement needs after the batch, and why (outside the region, what it
+        follows is unchanged)."""
+        def by_tests(ref: ObjectRef) -> bool:
+            found = wanted.get((ref, p.key))
+            return _by_tests(found[1] if found is not None else p.selected.get(ref, []))
+
+        def uses(user: ObjectRef, needed: set[ObjectRef]) -> bool:
+            return by_tests(user) or (user in needed if user in region else user in p.followed)
+
+        needed: set[ObjectRef] = set()
+        queue = [ref for ref in region if ref in self.objects and any(
+            by_tests(user) or (user not in region and user in p.followed)
+            for user, _ in self.dependencies.predecessors(ref))]
+        needed.update(queue)
+        while queue:
+            for ref in self.dependencies.successors(queue.pop()):
+                if ref in region and ref not in needed and ref in self.objects:
+                    needed.add(ref)
+                    queue.append(ref)
+        return {ref: sorted(Because(user, how) for user, how in self.dependencies.predecessors(ref)
+                            if uses(user, needed)) for ref in needed}
 
     def _set_selection(self, p: PlacementRecord, ref: ObjectRef, indexes: list[int]) -> None:
         old = p.selected.get(ref)
@@ -335,3 +406,12 @@ def _names(api_group: str | None, resources: frozenset[str] | None, group_plural
     if resources is None:
         return api_group == group
     return plural in resources and api_group in (None, group)
+
+
+def _by_tests(indexes: list[int]) -> bool:
+    """Whether a downsync test (not a follow) selects the object: such objects' references are followed."""
+    return any(i >= 0 for i in indexes)
+
+
+def _dependency_fields(obj: WorkloadObject) -> tuple[object, ...]:
+    return obj.references, obj.pod_labels, obj.pod_selector

@@ -477,7 +477,8 @@ def test_explain_accepts_a_whole_object_and_a_bare_spec_alike(client: TestClient
     assert body["matchedLocations"] == [{"location": "florin", "selectorIndexes": [0]},
                                         {"location": "guilder", "selectorIndexes": [0]}]
     assert body["objects"] == [{"group": "", "resource": "configmaps", "namespace": "commonstuff",
-                                "name": "httpd-htdocs", "tests": [0], "followed": False}]
+                                "name": "httpd-htdocs", "tests": [0], "followed": False,
+                                "dependency": False, "because": []}]
 
 
 def test_explain_of_a_placement_matching_nothing_gives_reasons(client: TestClient) -> None:

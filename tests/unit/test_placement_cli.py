@@ -52,6 +52,19 @@ def test_explain_tables_list_destinations_and_objects_with_their_indexes() -> No
     assert "PROBLEMS\n  downsync[1]: no field" in out
 
 
+def test_explain_tables_say_why_a_dependency_is_sent() -> None:
+    result = {**NOTHING, "locationMismatches": [], "objectMismatches": [], "objects": [
+        {"group": "", "resource": "configmaps", "namespace": "ns", "name": "conf", "tests": [], "dependency": True,
+         "because": ["sent because deployments.apps ns/d mounts it"]},
+        {"group": "apps", "resource": "deployments", "namespace": "ns", "name": "d", "tests": [0]}]}
+    lines = format_explanation(result, "", "team-a").splitlines()
+    start = lines.index("SELECTED OBJECTS (2)")
+    assert lines[start + 1].split() == ["RESOURCE", "NAMESPACE", "NAME", "DOWNSYNC-TESTS", "SENT-BECAUSE"]
+    assert lines[start + 2].split()[:4] == ["configmaps", "ns", "conf", "-"]
+    assert lines[start + 2].rstrip().endswith("  sent because deployments.apps ns/d mounts it")
+    assert lines[start + 3].split() == ["deployments.apps", "ns", "d", "0"]
+
+
 def test_read_placements_takes_edgeplacements_or_one_bare_spec(tmp_path: Path) -> None:
     many = tmp_path / "many.yaml"
     many.write_text("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n---\n"

@@ -25,7 +25,8 @@ function mismatches(title, items) {
 function result(doc) {
   const objects = doc.objects.map((o) => `<li data-selected="${esc(`${o.resource}/${o.namespace ? `${o.namespace}/` : ''}${o.name}`)}">` +
     `${esc(o.group ? `${o.resource}.${o.group}` : o.resource)} ${esc(o.namespace ? `${o.namespace}/` : '')}${esc(o.name)}` +
-    `${o.followed ? ' <span class="badge">CRD followed</span>' : ''}</li>`).join('');
+    `${o.followed ? ' <span class="badge">CRD followed</span>' : ''}` +
+    `${o.dependency ? ` <span class="badge">dependency</span> <span class="muted">${esc(o.because.join('; '))}</span>` : ''}</li>`).join('');
   const destinations = doc.destinations.map((d) => `<li data-destination="${esc(d.syncTarget)}">${esc(d.syncTarget)}` +
     ` <span class="muted">via Location ${esc(d.location)}</span></li>`).join('');
   const problems = [...doc.problems, ...doc.missingCRDs.map((c) => `missing CRD ${c}`),
