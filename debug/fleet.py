@@ -35,10 +35,11 @@ ACCEPT_JSON = (("Accept", "application/json"),)
 
 @dataclass
 class Found:
-    """What the clusters answered: the shown pods and a warning for each cluster left out."""
+    """What the clusters answered: the shown pods and a warning for each cluster left out (``failed``)."""
 
     pods: list[Obj] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    failed: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -98,6 +99,7 @@ class ClusterPods:
         for cluster, (items, warning) in zip(clusters, answers, strict=True):
             if warning:
                 found.warnings.append(warning)
+                found.failed.append(cluster)
             pairs.extend((cluster, pod) for pod in items if self._owned(space, cluster, pod))
         found.pods = present(pairs, stored)
         return found

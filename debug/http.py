@@ -22,11 +22,13 @@ from apimachinery.errors import StatusError, bad_request, method_not_allowed, no
 from apiserver.access import Authorizer
 from apiserver.api.codec import json_response, status_response, table_version
 from apiserver.api.tables import to_table
+from apiserver.api.watchstream import watch_request
 from apiserver.resourcetypes import ResourceType
 from debug.access import STREAMS, authorize, verb_of
 from debug.fleet import ClusterPods, Found, Located, pods_path, warning_header
 from debug.naming import labelled
 from debug.stored import StoredPods
+from debug.watch import PodsWatch
 from sync.tunnel import TunnelResponse
 
 READ_ONLY = "a cluster's pod shown in a space is read-only here: change the workload that owns it"
@@ -77,10 +79,12 @@ class PodsHTTP:
         return located is not None
 
     async def _collection(self, request: Request, space: str, namespace: str | None, verb: str) -> Response:
-        if verb != "list":  # create, watch and deletecollection: the stored Pods'
-            return await self.stored.forward(request, space)
         q = request.query_params
         labels, fields = q.get("labelSelector") or "", q.get("fieldSelector") or ""
+        if verb == "watch":
+            return self._watch(request, space, namespace, labels, fields)
+        if verb != "list":  # create and deletecollection: the stored Pods'
+            return await self.stored.forward(request, space)
         listed = await self.stored.list(space, namespace, labels, fields)
         found = await self._listed(space, namespace, labels, fields, await self.stored.keys(space, namespace))
         pods = sorted(listed.items + found.pods, key=lambda p: (str(p["metadata"].get("namespace") or ""),
@@ -94,6 +98,14 @@ class PodsHTTP:
         return json_response({"kind": "PodList", "apiVersion": "v1",
                               "metadata": {"resourceVersion": listed.resource_version}, "items": pods},
                              headers=headers)
+
+    def _watch(self, request: Request, space: str, namespace: str | None, labels: str, fields: str) -> Response:
+        self.fleet.clusters(space)  # a space that does not exist is 404 before the stream starts
+        q = request.query_params
+        req = watch_request(q, space, self.pod_type, namespace, *self.stored.selectors(labels, fields),
+                            table_version(request.headers.get("accept")), q.get("includeObject") or "Metadata")
+        return StreamingResponse(PodsWatch(self.fleet, self.stored, req, labels, fields).body(),
+                                 media_type="application/json")
 
     async def _listed(self, space: str, namespace: str | None, labels: str, fields: str,
                       stored: set[tuple[str, str]]) -> Found:

@@ -14,8 +14,8 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from apimachinery.errors import bad_request
-from apimachinery.fieldselectors import parse_field_selector
-from apimachinery.selectors import parse_label_selector
+from apimachinery.fieldselectors import FieldSelector, parse_field_selector
+from apimachinery.selectors import LabelSelector, parse_label_selector
 from apiserver.api.handlers import SpaceAPI
 from apiserver.listing import ListResult
 from apiserver.resourcetypes import ResourceType
@@ -41,10 +41,16 @@ class StoredPods:
     async def list(self, space: str, namespace: str | None, label_selector: str = "",
                    field_selector: str = "") -> ListResult:
         """The stored Pods of ``namespace`` (None: all) the selectors select, with the store's resourceVersion."""
+        labels, fields = self.selectors(label_selector, field_selector)
+        return await self.space_api().objects.list(space, self.pod_type, namespace, labels=labels, fields=fields)
+
+    def selectors(self, label_selector: str, field_selector: str) -> tuple[LabelSelector | None,
+                                                                           FieldSelector | None]:
+        """The parsed selectors (None: none given); kube's 400 for a bad one."""
         labels = parse_label_selector(label_selector) if label_selector else None
         fields = parse_field_selector(field_selector, self.pod_type.strategy.selectable_fields) \
             if field_selector else None
-        return await self.space_api().objects.list(space, self.pod_type, namespace, labels=labels, fields=fields)
+        return labels, fields
 
     async def keys(self, space: str, namespace: str | None) -> set[tuple[str, str]]:
         """(namespace, name) of every stored Pod of ``namespace`` (None: all): the names clusters' pods yield."""

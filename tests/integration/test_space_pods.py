@@ -16,6 +16,7 @@ from typing import Any
 import orjson
 import pytest
 from kubernetes import client as k8s
+from kubernetes import watch as k8s_watch
 
 from tests.harness import KUBECTL, wait_for
 from tests.integration.test_debug_from_hub import tunnel_connected
@@ -157,3 +158,38 @@ def kubectl_bg(world: World, *args: str) -> Output:
     return Output(subprocess.Popen([KUBECTL, "--server", f"{world.hub.base_url}/clusters/{SPACE}", *args],
                                    stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                    env=world.hub.env))
+
+
+def test_get_pods_watch_sees_a_clusters_pod_appear(world: World) -> None:
+    before = {p["metadata"]["name"] for p in get_json(world, "pods", "-l", "app=api")["items"]}
+    assert len(before) == 2, before
+    watched = kubectl_bg(world, "get", "pods", "-n", NS, "-l", "app=api", "-w", "--output-watch-events")
+    try:
+        wait_for(lambda: all(name in watched.text for name in before), timeout=20,
+                 message=f"the list first: {watched.text} {watched.errors}")
+        kubectl(world, "scale", "deployment", "api", "-n", NS, "--replicas=2")
+
+        def added() -> set[str]:
+            lines = (line.split() for line in watched.text.splitlines())
+            return {fields[1] for fields in lines if fields[:1] == ["ADDED"] and fields[1] not in before}
+
+        wait_for(lambda: len(added()) == 2, timeout=60, message=f"a new pod in each cluster: {watched.text}")
+    finally:
+        watched.stop()
+        kubectl(world, "scale", "deployment", "api", "-n", NS, "--replicas=1")
+
+
+def test_a_watch_resumes_from_a_lists_resource_version(world: World) -> None:
+    api = core_api(world)
+    listed = api.list_namespaced_pod(NS, label_selector="place=one")
+    kubectl(world, "apply", "-f", "-", input=orjson.dumps(pod("resumed", "one")).decode())
+    seen: list[tuple[str, str, str]] = []
+    w = k8s_watch.Watch()
+    for event in w.stream(api.list_namespaced_pod, NS, label_selector="place=one",
+                          resource_version=listed.metadata.resource_version, timeout_seconds=20):
+        obj = event["object"]
+        seen.append((event["type"], obj.metadata.name, obj.metadata.resource_version))
+        if obj.metadata.name == "resumed":
+            w.stop()
+    assert seen[0][:2] == ("ADDED", "resumed"), seen  # the stored Pod created after the list, nothing before it
+    assert int(seen[0][2]) > int(listed.metadata.resource_version)
