@@ -108,6 +108,10 @@ def test_a_pod_on_two_clusters_shows_their_aggregate_and_its_copies_named_apart(
     for cluster in ("wec1", "wec2"):
         world.wait_present(cluster, f"/api/v1/namespaces/{NS}/pods/twin", timeout=60)
     wait_for(lambda: phase(world, "twin") == "Running", timeout=60, message="twin Running in both clusters")
+    status = get_json(world, "pod", "twin")["status"]
+    # An aggregate: the fields both clusters agree on; their containers' statuses differ (container IDs).
+    assert status["qosClass"] == "BestEffort" and "containerStatuses" not in status, status
+    assert "containerStatuses" in get_json(world, "pod", "solo")["status"]  # one cluster: its status exactly
 
     listed = get_json(world, "pods")
     shown = {p["metadata"]["name"]: p["metadata"]["labels"].get("spacehub.io/cluster") for p in listed["items"]}
