@@ -82,9 +82,10 @@ def pod_named(world: World, cluster: str, app: str) -> str:
                 if p["metadata"]["labels"].get("app") == app)
 
 
-def kubectl_bg(world: World, *args: str) -> Output:
+def kubectl_bg(world: World, *args: str, space: str = SPACE) -> Output:
+    """kubectl against ``space`` in the background, its output collected to poll."""
     assert KUBECTL
-    return Output(subprocess.Popen([KUBECTL, "--server", f"{world.hub.base_url}/clusters/{SPACE}", *args],
+    return Output(subprocess.Popen([KUBECTL, "--server", f"{world.hub.base_url}/clusters/{space}", *args],
                                    stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                    env=world.hub.env))
 

@@ -18,7 +18,8 @@ import pytest
 from kubernetes import client as k8s
 from kubernetes import watch as k8s_watch
 
-from tests.harness import KUBECTL, wait_for
+from tests.harness import wait_for
+from tests.integration.test_debug_from_hub import kubectl_bg as kubectl_in
 from tests.integration.test_debug_from_hub import tunnel_connected
 from tests.processes import Output
 from tests.syncer_harness import World, deployment, namespace
@@ -58,6 +59,10 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
 
 def kubectl(world: World, *args: str, check: bool = True, input: str | None = None) -> subprocess.CompletedProcess[str]:
     return world.hub.kubectl(*args, space=SPACE, check=check, input=input)
+
+
+def kubectl_bg(world: World, *args: str) -> Output:
+    return kubectl_in(world, *args, space=SPACE)
 
 
 def get_json(world: World, *args: str) -> dict[str, Any]:
@@ -156,12 +161,6 @@ def test_get_pods_watch_sees_a_stored_pod_go_from_pending_to_running(world: Worl
     finally:
         watched.stop()
 
-
-def kubectl_bg(world: World, *args: str) -> Output:
-    assert KUBECTL
-    return Output(subprocess.Popen([KUBECTL, "--server", f"{world.hub.base_url}/clusters/{SPACE}", *args],
-                                   stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                   env=world.hub.env))
 
 
 def test_get_pods_watch_sees_a_clusters_pod_appear(world: World) -> None:
