@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlencode
@@ -35,21 +35,23 @@ ACCEPT_JSON = (("Accept", "application/json"),)
 
 @dataclass
 class Found:
-    """What the clusters answered: the shown pods and a warning for each cluster left out."""
+    """What the clusters answered: the shown pods and a warning for each cluster left out (``failed``)."""
 
     pods: list[Obj] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    failed: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
 class Located:
     """A shown pod's cluster, real name and cluster namespace; the pod as the cluster returned it, in the space's
-    namespace."""
+    namespace; and the name it was found by (for a stored Pod, its copy's ``<name>.<cluster>``)."""
 
     cluster: str
     name: str
     pod: Obj
     namespace: str  # in the cluster (namespaceMapping may write the space's namespace under another name)
+    shown: str
 
     @property
     def path(self) -> str:
@@ -92,9 +94,9 @@ class ClusterPods:
         return response.status, orjson.loads(body) if body else {}
 
     async def list(self, space: str, namespace: str | None, label_selector: str = "",
-                   field_selector: str = "") -> Found:
+                   field_selector: str = "", stored: Collection[tuple[str, str]] = ()) -> Found:
         """The space's pods of every cluster (of ``namespace``; None: all), the selectors applied by the
-        clusters."""
+        clusters, named apart from the space's stored Pods ``stored`` (namespace, name)."""
         clusters = self.clusters(space)
         query = urlencode([(k, v) for k, v in (("labelSelector", label_selector), ("fieldSelector", field_selector))
                            if v])
@@ -106,9 +108,10 @@ class ClusterPods:
         for cluster, (items, warning) in zip(clusters, answers, strict=True):
             if warning:
                 found.warnings.append(warning)
+                found.failed.append(cluster)
             shown = (self._in_space(space, pod, back) for pod in items)
             pairs.extend((cluster, pod) for pod in shown if pod is not None and self._owned(space, cluster, pod))
-        found.pods = present(pairs)
+        found.pods = present(pairs, stored)
         return found
 
     async def _items(self, cluster: str, path: str, query: str) -> tuple[list[Obj], str]:
@@ -121,8 +124,10 @@ class ClusterPods:
         items = body.get("items") if isinstance(body, dict) else None
         return [p for p in items if isinstance(p, dict)] if isinstance(items, list) else [], ""
 
-    async def find(self, space: str, namespace: str, shown: str) -> tuple[Located | None, list[str]]:
-        """The pod shown as ``shown`` in ``namespace`` (None: no cluster that answered has it), and warnings."""
+    async def find(self, space: str, namespace: str, shown: str,
+                   stored: Collection[str] = ()) -> tuple[Located | None, list[str]]:
+        """The pod shown as ``shown`` in ``namespace`` (None: no cluster that answered has it), and warnings;
+        ``stored``: the names of the space's stored Pods there that ``shown`` may be a copy of."""
         clusters = self.clusters(space)
         names = real_names(shown, clusters)
         asks = [(c, n) for c in clusters for n in names]
@@ -139,8 +144,8 @@ class ClusterPods:
             if pod is not None and self._owned(space, cluster, pod):
                 holders.setdefault(name, []).append(cluster)
                 pods[cluster, name] = pod
-        found = resolve(shown, holders)
-        return (Located(found[0], found[1], pods[found], where) if found else None), warnings
+        found = resolve(shown, holders, stored)
+        return (Located(found[0], found[1], pods[found], where, shown) if found else None), warnings
 
     def _mapped_back(self, space: str) -> dict[str, str]:
         """The space's namespaces that clusters hold under other names, by the clusters' names."""
@@ -157,14 +162,15 @@ class ClusterPods:
             return None
         return pod if namespace == where else {**pod, "metadata": {**meta, "namespace": namespace}}
 
-    async def locate(self, space: str, namespace: str, shown: str) -> tuple[Located | None, list[str]]:
+    async def locate(self, space: str, namespace: str, shown: str,
+                     stored: Collection[str] = ()) -> tuple[Located | None, list[str]]:
         """As :meth:`find`, reusing where the pod was found within :data:`LOCATION_SECONDS` (for requests that
         reach the pod, not for reading it: its content is not kept fresh here)."""
         key = (space, namespace, shown)
         hit = self._located.get(key)
         if hit is not None and time.monotonic() - hit[0] < LOCATION_SECONDS and hit[1].cluster in self.clusters(space):
             return hit[1], []
-        located, warnings = await self.find(space, namespace, shown)
+        located, warnings = await self.find(space, namespace, shown, stored)
         if located is not None:
             if len(self._located) >= MAX_LOCATIONS:
                 self._located.clear()

@@ -6,13 +6,15 @@ holds none any more. Pods and ReplicaSets are indexed by owner uid, so a workloa
 ``associated`` of a status report: ReplicaSets and pods by state, restarts, the newest waiting or
 terminated container state among pods that are not ready) is computed from memory, and a change to
 something owned tells the syncer to report its workload again. A Warning Event about a workload or
-something it owns goes to the syncer's event forwarder with the workload's ident. Where the cluster lists pods
-but does not watch them (a child hub's space shows its clusters' pods: README "Hubs of hubs"), what its
-workloads own is unknown and they have no summary.
+something it owns goes to the syncer's event forwarder with the workload's ident. Where the cluster does not
+watch pods (a 405), or is a child hub's space (which shows its clusters' pods, owned by ReplicaSets it does not
+hold: README "Hubs of hubs"), what its workloads own is unknown and they have no summary.
 """
 
 from __future__ import annotations
 
+import asyncio
+import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -23,6 +25,8 @@ from syncer.cluster import Cluster
 
 WORKLOADS = frozenset({("apps", "deployments"), ("apps", "statefulsets"), ("apps", "daemonsets"),
                        ("apps", "replicasets"), ("batch", "jobs")})
+log = logging.getLogger(__name__)
+HUB_CHECK_SECONDS = 10.0  # how long the syncer's start waits to learn whether its cluster is a hub's space
 PODS = GVR("", "v1", "pods")
 REPLICASETS = GVR("apps", "v1", "replicasets")
 EVENTS = GVR("", "v1", "events")
@@ -94,10 +98,20 @@ class OwnedIndex:
         self._uid_of: dict[str, str] = {}  # held ident -> workload uid
         self._where: dict[str, str] = {}  # held ident -> namespace
         self._unwatched: set[str] = set()  # namespaces whose pods the cluster does not watch
+        self._hub_space = False  # a child hub's space (see detect_hub_space): its pods are not followed
 
     @staticmethod
     def is_workload(group: str, resource: str) -> bool:
         return (group, resource) in WORKLOADS
+
+    async def detect_hub_space(self) -> None:
+        """Whether the cluster is a child hub's space (its placement API answers), asked once before anything
+        is tracked; a cluster that cannot say is taken for a cluster (its pods followed)."""
+        try:
+            async with asyncio.timeout(HUB_CHECK_SECONDS):
+                self._hub_space = await self.cluster.hub_clusters() is not None
+        except Exception as exc:  # whatever failed (network, a 5xx), the syncer runs on
+            log.info("syncer %s: could not tell whether the cluster is a hub's space: %r", self.target, exc)
 
     def track(self, ident: str, namespace: str, uid: str) -> None:
         """A placed workload exists in the cluster with ``uid``."""
@@ -107,8 +121,11 @@ class OwnedIndex:
         self._uid_of[ident], self._ident_of[uid], self._where[ident] = uid, ident, namespace
         ns = self._namespaces.setdefault(namespace, _Namespace())
         ns.workloads.add(ident)
-        for gvr, build, kind in ((PODS, _pod, "Pod"), (REPLICASETS, _replicaset, "ReplicaSet")):
-            self.watches.ensure((namespace, gvr.resource), self._loop(namespace, gvr, build, kind))
+        if self._hub_space:
+            self._unwatched.add(namespace)
+        else:
+            for gvr, build, kind in ((PODS, _pod, "Pod"), (REPLICASETS, _replicaset, "ReplicaSet")):
+                self.watches.ensure((namespace, gvr.resource), self._loop(namespace, gvr, build, kind))
         self.watches.ensure((namespace, EVENTS.resource), lambda: Reflector(
             self.cluster, EVENTS, owner=f"syncer {self.target}", namespace=namespace, field_selector="type=Warning",
             on_list=lambda items: [self._event(e) for e in items], on_event=lambda _kind, e: self._event(e)))
