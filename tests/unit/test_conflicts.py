@@ -100,7 +100,8 @@ def test_a_namespace_mapped_onto_another_space_s_unmapped_one_is_a_conflict_on_t
 def test_two_namespaces_mapped_to_one_cluster_namespace_meet_there_and_part_when_remapped() -> None:
     mapping = {("team-a", "app"): "one", ("team-b", "web"): "one"}
     conflicts = Conflicts(lambda space, namespace: mapping.get((space, namespace), namespace))
-    a_ref, b_ref = ObjectRef("team-a", "configmaps", "app", "config"), ObjectRef("team-b", "configmaps", "web", "config")
+    a_ref = ObjectRef("team-a", "configmaps", "app", "config")
+    b_ref = ObjectRef("team-b", "configmaps", "web", "config")
     a, b = cm("2026-11-25T10:00:00Z", value="a"), cm("2026-11-25T10:00:05Z", value="b")
     conflicts.object_changed(a_ref, a)
     conflicts.object_changed(b_ref, b)
