@@ -22,9 +22,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from placement.model import ObjectRef
+from placement.ordering import NAMESPACE_RESOURCE
 
 Ident = tuple[str, str, str]  # (resource, cluster namespace, name): one object in a cluster
-NAMESPACES = "namespaces"  # the core Namespace resource: its name is the one mapped
 MAX_FIELDS = 8  # differing fields named per conflict
 _DEPTH = 3  # how deep differing fields are named (``spec.template.spec``), beyond that the subtree differs
 
@@ -87,7 +87,7 @@ class Conflicts:
         return self._mapped.get(ref) or ident_of(ref)
 
     def _cluster_ident(self, ref: ObjectRef) -> Ident:
-        if ref.resource == NAMESPACES:
+        if ref.resource == NAMESPACE_RESOURCE:
             return ref.resource, "", self._cluster_namespace(ref.space, ref.name)
         return ref.resource, self._cluster_namespace(ref.space, ref.namespace) if ref.namespace else "", ref.name
 
@@ -113,7 +113,7 @@ class Conflicts:
     def remap(self, space: str, namespaces: set[str]) -> None:
         """The cluster namespace of these namespaces of ``space`` changed: their objects are other cluster objects."""
         for ref in [r for r in self._created if r.space == space and
-                    (r.name if r.resource == NAMESPACES else r.namespace) in namespaces]:
+                    (r.name if r.resource == NAMESPACE_RESOURCE else r.namespace) in namespaces]:
             before = self.ident(ref)
             after = self._place(ref)
             if after != before and (ref in self._lost or ref in self._won):
