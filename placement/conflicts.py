@@ -21,6 +21,7 @@ from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from apiserver.builtin.strategies.core import NAMESPACE_NAME_LABEL
 from placement.model import ObjectRef
 from placement.ordering import NAMESPACE_RESOURCE
 
@@ -218,5 +219,7 @@ class Conflicts:
 
 def _compared(obj: dict[str, Any]) -> dict[str, Any]:
     meta = obj.get("metadata") or {}
-    return {**{k: v for k, v in obj.items() if k != "metadata"},
-            "metadata": {k: meta.get(k) for k in ("labels", "annotations") if meta.get(k)}}
+    # A Namespace's name as kube labels it is the space's name; the cluster's name (one for both) is what counts.
+    labels = {k: v for k, v in (meta.get("labels") or {}).items() if k != NAMESPACE_NAME_LABEL}
+    compared = {k: v for k, v in (("labels", labels), ("annotations", meta.get("annotations"))) if v}
+    return {**{k: v for k, v in obj.items() if k != "metadata"}, "metadata": compared}

@@ -121,10 +121,10 @@ def test_namespaces_themselves_are_compared_by_their_cluster_name() -> None:
     conflicts = Conflicts(lambda space, namespace: mapping.get((space, namespace), namespace))
     a_ref, b_ref = ObjectRef("team-a", "namespaces", "", "app"), ObjectRef("team-b", "namespaces", "", "shared")
 
-    def ns(created: str, tier: str) -> dict[str, Any]:
-        return {"apiVersion": "v1", "kind": "Namespace",
-                "metadata": {"name": "x", "creationTimestamp": created, "labels": {"tier": tier}}}
-    a, b = ns("2026-11-25T10:00:00Z", "a"), ns("2026-11-25T10:00:05Z", "b")
+    def ns(name: str, created: str, tier: str) -> dict[str, Any]:  # kube labels each with its own (space's) name
+        return {"apiVersion": "v1", "kind": "Namespace", "metadata": {
+            "name": name, "creationTimestamp": created, "labels": {"kubernetes.io/metadata.name": name, "tier": tier}}}
+    a, b = ns("app", "2026-11-25T10:00:00Z", "a"), ns("shared", "2026-11-25T10:00:05Z", "b")
     conflicts.object_changed(a_ref, a)
     conflicts.object_changed(b_ref, b)
     run(conflicts, {a_ref: ["florin"], b_ref: ["florin"]}, {a_ref: a, b_ref: b})
