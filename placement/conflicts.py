@@ -111,10 +111,11 @@ class Conflicts:
         if not refs:
             self._refs.pop(ident, None)
 
-    def remap(self, space: str, namespaces: set[str]) -> None:
-        """The cluster namespace of these namespaces of ``space`` changed: their objects are other cluster objects."""
-        for ref in [r for r in self._created if r.space == space and
-                    (r.name if r.resource == NAMESPACE_RESOURCE else r.namespace) in namespaces]:
+    def remap(self, moved: Mapping[str, set[str]]) -> None:
+        """The cluster namespace of these namespaces (by space) changed: their objects are other cluster objects.
+        One pass over the objects, however many spaces moved."""
+        for ref in [r for r in self._created if r.space in moved and
+                    (r.name if r.resource == NAMESPACE_RESOURCE else r.namespace) in moved[r.space]]:
             before = self.ident(ref)
             after = self._place(ref)
             if after != before and (ref in self._lost or ref in self._won):

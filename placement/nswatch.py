@@ -51,7 +51,8 @@ class NamespaceWatch:
         again (their streams must wake) and the placements whose condition changed."""
         spaces = {space for space, _ in placements} | self._due
         self._due = set()
-        resent, changed = False, set()
+        moved_by_space: dict[str, set[str]] = {}
+        changed: set[PKey] = set()
         for space in sorted(spaces):
             if not self._namespaces.watches(space) and space not in self._failed:
                 continue
@@ -59,8 +60,7 @@ class NamespaceWatch:
             moved = self._namespaces.moved(space, {ns for namespaces in placed.values() for ns in namespaces})
             if moved:
                 self._engine.resend_space(space, moved)
-                self._conflicts.remap(space, moved)
-                resent = True
+                moved_by_space[space] = moved
             before, now = self._failed.pop(space, {}), {}
             for name, namespaces in placed.items():
                 failing = tuple(sorted(p for ns in namespaces if (p := self._namespaces.problem(space, ns))))
@@ -73,7 +73,9 @@ class NamespaceWatch:
                         await self._tell(space, name, started)
             if now:
                 self._failed[space] = now
-        return resent, changed
+        if moved_by_space:
+            self._conflicts.remap(moved_by_space)
+        return bool(moved_by_space), changed
 
     async def _tell(self, space: str, name: str, failing: list[str]) -> None:
         obj = self._placement(space, name)

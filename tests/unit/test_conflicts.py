@@ -110,7 +110,7 @@ def test_two_namespaces_mapped_to_one_cluster_namespace_meet_there_and_part_when
     assert conflicts.lost(b_ref, "florin") is not None
 
     mapping[("team-b", "web")] = "two"  # team-b's placement now maps web elsewhere
-    conflicts.remap("team-b", {"web"})
+    conflicts.remap({"team-b": {"web"}})
     changed, resend = run(conflicts, places, copies)
     assert conflicts.all() == [] and conflicts.of(a_ref) == []
     assert changed == {a_ref, b_ref} and resend == {"florin": {a_ref, b_ref}}
