@@ -339,8 +339,8 @@ def _add_placement_routes(app: FastAPI, view: PlacementView) -> None:
         whose copy the cluster gets (the object created first), the space whose copy it does not, and the
         fields where the copies differ."""
         return m.ConflictList(items=[m.ConflictItem(
-            cluster=c.target, group=c.winner.group, resource=c.winner.plural, namespace=c.winner.namespace,
-            name=c.winner.name, winner=c.winner.space, loser=c.loser.space, fields=list(c.fields))
+            cluster=c.target, group=c.winner.group, resource=c.winner.plural, namespace=c.ident[1],
+            name=c.ident[2], winner=c.winner.space, loser=c.loser.space, fields=list(c.fields))
             for c in view.conflicts()])
 
     @app.get("/spaces/{space}/placements", response_model=m.PlacementList, tags=["placements"],

@@ -332,8 +332,9 @@ class ConflictItem(ApiModel):
     cluster: str
     group: str = Field(description='The API group; "" for the core group.')
     resource: str
-    namespace: str = Field(description='"" for cluster-scoped objects.')
-    name: str
+    namespace: str = Field(description='The cluster\'s namespace (after the spaces\' namespaceMapping); "" for '
+                                       'cluster-scoped objects.')
+    name: str = Field(description="The cluster object's name (a Namespace's after namespaceMapping).")
     winner: str = Field(description="The space whose copy the cluster gets (its object was created first).")
     loser: str = Field(description="A space whose different copy the cluster does not get.")
     fields: list[str] = Field(description="Where the copies differ (dotted paths).")

@@ -1,8 +1,10 @@
 """Conflicts: two spaces sending different content for one cluster object to one cluster.
 
-A cluster object is named by its resource, namespace and name; objects of the same name in two workload
-spaces are one object in a cluster that both place them on, unless their namespaces map to different cluster
-namespaces (``namespaceMapping``, :mod:`placement.nsplacing`). When their copies for that cluster are equal
+A cluster object is named by its resource, *cluster* namespace and name: the namespace after the space's
+``namespaceMapping`` (:mod:`placement.nsplacing`; a Namespace's own name likewise). Objects of one name in two
+workload spaces are one cluster object where their namespaces land in one cluster namespace, whatever the
+spaces call it (``app`` mapped to ``shared`` meets another space's unmapped ``shared``); where they map apart,
+they are two. When their copies for that cluster are equal
 both are sent (the syncer holds the object while either wants it). When they differ, the rule is: **the
 object created first wins** (its ``metadata.creationTimestamp``, then the space name), so an object that
 already runs somewhere is never taken over by a newcomer. The others are *held* on that cluster (the syncer
@@ -19,9 +21,11 @@ from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from apiserver.builtin.strategies.core import NAMESPACE_NAME_LABEL
 from placement.model import ObjectRef
+from placement.ordering import NAMESPACE_RESOURCE
 
-Ident = tuple[str, str, str]  # (resource, namespace, name): one object in a cluster
+Ident = tuple[str, str, str]  # (resource, cluster namespace, name): one object in a cluster
 MAX_FIELDS = 8  # differing fields named per conflict
 _DEPTH = 3  # how deep differing fields are named (``spec.template.spec``), beyond that the subtree differs
 
@@ -34,14 +38,23 @@ class Conflict:
     winner: ObjectRef
     loser: ObjectRef
     fields: tuple[str, ...]
+    ident: Ident  # the cluster object both name
 
     def describe(self) -> str:
-        where = f"{self.winner.namespace}/{self.winner.name}" if self.winner.namespace else self.winner.name
-        return (f"{self.winner.resource} {where} on {self.target}: space {self.winner.space} wins, space "
-                f"{self.loser.space} differs at {', '.join(self.fields)}")
+        resource, namespace, name = self.ident
+        where = f"{namespace}/{name}" if namespace else name
+        return (f"{resource} {where} on {self.target}: space {self.winner.space}{_own(self.winner, where)} wins, "
+                f"space {self.loser.space}{_own(self.loser, where)} differs at {', '.join(self.fields)}")
+
+
+def _own(ref: ObjectRef, where: str) -> str:
+    """The space's own name of the object, when its namespace is mapped to the cluster one (" (as app/config)")."""
+    own = f"{ref.namespace}/{ref.name}" if ref.namespace else ref.name
+    return "" if own == where else f" (as {own})"
 
 
 def ident_of(ref: ObjectRef) -> Ident:
+    """The object's name in its space, which is its cluster name where its namespace is not mapped."""
     return ref.resource, ref.namespace, ref.name
 
 
@@ -60,36 +73,81 @@ def differing_fields(a: Any, b: Any, prefix: str = "", depth: int = _DEPTH) -> l
 
 class Conflicts:
     def __init__(self, cluster_namespace: Callable[[str, str], str]) -> None:
-        # (space, namespace) -> the cluster namespace (namespaceMapping): objects of one name in two spaces are one
-        # cluster object only where their namespaces map to one.
+        # (space, namespace) -> the cluster namespace (namespaceMapping), read when an object is seen and when
+        # ``remap`` says its namespace's mapping changed.
         self._cluster_namespace = cluster_namespace
         self._refs: dict[Ident, set[ObjectRef]] = {}
         self._created: dict[ObjectRef, str] = {}
+        self._mapped: dict[ObjectRef, Ident] = {}  # objects whose cluster name is not their own (``ident_of``)
         self._due: set[Ident] = set()
         self._lost: dict[ObjectRef, dict[str, Conflict]] = {}  # loser -> target -> its conflict
         self._won: dict[ObjectRef, set[str]] = {}  # winner -> targets where some other copy lost to it
 
+    def ident(self, ref: ObjectRef) -> Ident:
+        """The cluster object ``ref`` is (as last seen or remapped)."""
+        return self._mapped.get(ref) or ident_of(ref)
+
+    def _cluster_ident(self, ref: ObjectRef) -> Ident:
+        if ref.resource == NAMESPACE_RESOURCE:
+            return ref.resource, "", self._cluster_namespace(ref.space, ref.name)
+        return ref.resource, self._cluster_namespace(ref.space, ref.namespace) if ref.namespace else "", ref.name
+
     # --- inputs -------------------------------------------------------------------------------
 
     def object_changed(self, ref: ObjectRef, obj: Mapping[str, Any] | None) -> None:
-        ident = ident_of(ref)
-        refs = self._refs.setdefault(ident, set())
+        if obj is None:
+            ident = self.ident(ref)
+            self._created.pop(ref, None)
+            if ref not in self._lost and ref not in self._won:
+                self._mapped.pop(ref, None)  # else ``recompute`` still finds its conflicts under it
+        else:
+            self._created[ref] = str((obj.get("metadata") or {}).get("creationTimestamp") or "")
+            ident = self._place(ref)
+        refs = self._refs.get(ident, set())
         if obj is None:
             refs.discard(ref)
-            self._created.pop(ref, None)
-        else:
-            refs.add(ref)
-            self._created[ref] = str((obj.get("metadata") or {}).get("creationTimestamp") or "")
         if len(refs) > 1 or self._lost.get(ref) or self._won.get(ref):
             self._due.add(ident)
         if not refs:
-            del self._refs[ident]
+            self._refs.pop(ident, None)
+
+    def remap(self, moved: Mapping[str, set[str]]) -> None:
+        """The cluster namespace of these namespaces (by space) changed: their objects are other cluster objects.
+        One pass over the objects, however many spaces moved."""
+        for ref in [r for r in self._created if r.space in moved and
+                    (r.name if r.resource == NAMESPACE_RESOURCE else r.namespace) in moved[r.space]]:
+            before = self.ident(ref)
+            after = self._place(ref)
+            if after != before and (ref in self._lost or ref in self._won):
+                self._due.add(after)  # where the conflicts it was in are let go
+
+    def _place(self, ref: ObjectRef) -> Ident:
+        """File ``ref`` under its cluster object now; the name is due when others share it."""
+        before, ident = self.ident(ref), self._cluster_ident(ref)
+        if ident != before:
+            old = self._refs.get(before)
+            if old is not None:
+                old.discard(ref)
+                if not old:
+                    del self._refs[before]
+                elif len(old) > 1 or any(r in self._lost or r in self._won for r in old):
+                    self._due.add(before)
+        if ident == ident_of(ref):
+            self._mapped.pop(ref, None)
+        else:
+            self._mapped[ref] = ident
+        refs = self._refs.setdefault(ident, set())
+        refs.add(ref)
+        if len(refs) > 1:
+            self._due.add(ident)
+        return ident
 
     def selection_changed(self, refs: Iterable[ObjectRef]) -> None:
         """These objects' destinations may have changed."""
         for ref in refs:
-            if len(self._refs.get(ident_of(ref), ())) > 1 or ref in self._lost or ref in self._won:
-                self._due.add(ident_of(ref))
+            ident = self.ident(ref)
+            if len(self._refs.get(ident, ())) > 1 or ref in self._lost or ref in self._won:
+                self._due.add(ident)
 
     # --- outputs ------------------------------------------------------------------------------
 
@@ -101,13 +159,13 @@ class Conflicts:
         """Every conflict ``ref`` is in, won or lost, by cluster."""
         out = list(self._lost.get(ref, {}).values())
         for target in self._won.get(ref, ()):
-            out += [c for other in self._refs.get(ident_of(ref), ()) if (c := self.lost(other, target))
+            out += [c for other in self._refs.get(self.ident(ref), ()) if (c := self.lost(other, target))
                     and c.winner == ref]
         return sorted(out, key=lambda c: (c.target, c.loser.space))
 
     def all(self) -> list[Conflict]:
         return sorted((c for per in self._lost.values() for c in per.values()),
-                      key=lambda c: (c.target, c.winner.resource, c.winner.namespace, c.winner.name, c.loser.space))
+                      key=lambda c: (c.target, *c.ident, c.loser.space))
 
     # --- recomputing --------------------------------------------------------------------------
 
@@ -123,18 +181,19 @@ class Conflicts:
             refs = sorted(self._refs.get(ident, ()), key=lambda r: (self._created.get(r, ""), r.space))
             # Conflicts are few: those of this name include objects deleted since (no longer in ``refs``).
             before: dict[tuple[ObjectRef, str], Conflict | None] = {
-                (r, t): c for r, per in self._lost.items() if ident_of(r) == ident for t, c in per.items()}
-            before |= {(r, t): None for r, per in self._won.items() if ident_of(r) == ident for t in per}
+                (r, t): c for r, per in self._lost.items() if self.ident(r) == ident for t, c in per.items()}
+            before |= {(r, t): None for r, per in self._won.items() if self.ident(r) == ident for t in per}
             for ref in {r for r, _ in before} | set(refs):
                 self._lost.pop(ref, None)
                 self._won.pop(ref, None)
+                if ref not in self._created:
+                    self._mapped.pop(ref, None)  # deleted: nothing more to find under its cluster name
             after: dict[tuple[ObjectRef, str], Conflict | None] = {}
-            holders: dict[tuple[str, str], list[ObjectRef]] = {}
+            holders: dict[str, list[ObjectRef]] = {}
             for ref in refs:
-                where = self._cluster_namespace(ref.space, ref.namespace)
                 for target in destinations(ref):
-                    holders.setdefault((target, where), []).append(ref)
-            for (target, _where), placed in holders.items():
+                    holders.setdefault(target, []).append(ref)
+            for target, placed in holders.items():
                 if len(placed) < 2:
                     continue
                 winner, winning = None, None
@@ -147,7 +206,7 @@ class Conflicts:
                         continue
                     fields = differing_fields(_compared(winning), _compared(content))
                     if fields:
-                        conflict = Conflict(target, winner, ref, tuple(fields[:MAX_FIELDS]))
+                        conflict = Conflict(target, winner, ref, tuple(fields[:MAX_FIELDS]), ident)
                         self._lost.setdefault(ref, {})[target] = conflict
                         self._won.setdefault(winner, set()).add(target)
                         after[(ref, target)] = conflict
@@ -155,13 +214,13 @@ class Conflicts:
             if after != before:
                 for ref, target in after.keys() ^ before.keys() | {k for k in after if after[k] != before.get(k)}:
                     changed.add(ref)
-                    resend.setdefault(target, set()).update(
-                        r for (t, _where), placed in holders.items() if t == target for r in placed)
-                    resend[target].add(ref)
+                    resend.setdefault(target, set()).update(holders.get(target, [ref]))
         return changed, resend
 
 
 def _compared(obj: dict[str, Any]) -> dict[str, Any]:
     meta = obj.get("metadata") or {}
-    return {**{k: v for k, v in obj.items() if k != "metadata"},
-            "metadata": {k: meta.get(k) for k in ("labels", "annotations") if meta.get(k)}}
+    # A Namespace's name as kube labels it is the space's name; the cluster's name (one for both) is what counts.
+    labels = {k: v for k, v in (meta.get("labels") or {}).items() if k != NAMESPACE_NAME_LABEL}
+    compared = {k: v for k, v in (("labels", labels), ("annotations", meta.get("annotations"))) if v}
+    return {**{k: v for k, v in obj.items() if k != "metadata"}, "metadata": compared}

@@ -325,15 +325,15 @@ class ClusterCopies:
         out = []
         if failing:
             out.append({"type": "CustomizationFailed", "status": "True", "reason": "CustomizationFailed",
-                        "message": "clusters keep their previous copy of " + _listed(failing)})
+                        "message": "clusters keep their previous copy of " + listed(failing)})
         if conflicting:
             out.append({"type": "Conflict", "status": "True", "reason": "ConflictingContent",
                         "message": "objects other spaces also place with different content (the object created "
-                                   "first wins): " + _listed(sorted(conflicting))})
+                                   "first wins): " + listed(sorted(conflicting))})
         if over:
             out.append({"type": "OverCapacity", "status": "True", "reason": "ReplicasExceedCapacity",
                         "message": "divided replicas exceed what the clusters can hold (each got its most, the rest "
-                                   "by weight): " + _listed(over)})
+                                   "by weight): " + listed(over)})
         return out
 
 
@@ -363,7 +363,7 @@ def _where(ref: ObjectRef) -> str:
     return f"{ref.namespace}/{ref.name}" if ref.namespace else ref.name
 
 
-def _listed(items: list[str]) -> str:
+def listed(items: list[str]) -> str:
     more = f"; and {len(items) - SHOWN_PROBLEMS} more" if len(items) > SHOWN_PROBLEMS else ""
     return "; ".join(items[:SHOWN_PROBLEMS]) + more
 

@@ -49,7 +49,7 @@ from placement.kinds import placement_types
 from placement.leaving import LeavingCopies
 from placement.locations import metadata
 from placement.model import Change, DesiredEntry, Destination, Explanation, ObjectRef, StatusWants, WorkloadObject
-from placement.ordering import apply_order
+from placement.ordering import NAMESPACE_RESOURCE, apply_order
 from placement.records import CoverKey, NsKey, PKey, PlacementRecord, entry_kind, namespace_ref
 from placement.schedulingspec import SchedulingSpec
 from placement.spec import PlacementSpec, compile_spec, spec_of
@@ -179,10 +179,21 @@ class PlacementEngine:
             out.update(ns for s, ns in self._placements[key].namespace_counts if s == space)
         return out
 
-    def resend_space(self, space: str) -> None:
-        """Every cluster gets again what it holds of ``space``: where its namespaces go (their mapping) changed."""
+    def placed_namespaces(self, space: str, placement: str) -> set[str]:
+        """The namespaces of its space a placement selects objects in, or selects themselves."""
+        p = self._placements.get((space, placement))
+        if p is None:
+            return set()
+        return {ns for s, ns in p.namespace_counts if s == space} | \
+            {ref.name for ref in p.selected if ref.resource == NAMESPACE_RESOURCE and ref.space == space}
+
+    def resend_space(self, space: str, namespaces: set[str] | None = None) -> None:
+        """Every cluster gets again what it holds of ``space`` (of these ``namespaces``, and the Namespaces
+        themselves): where its namespaces go (their mapping) changed."""
         for t in self._coverage.targets.values():
-            refs = {entry.ref for entry in self._desired.desired_of(t.cover) if entry.ref.space == space}
+            refs = {entry.ref for entry in self._desired.desired_of(t.cover) if entry.ref.space == space and (
+                namespaces is None or (entry.ref.name if entry.kind == "namespace" else entry.ref.namespace)
+                in namespaces)}
             if refs:
                 self._desired.resend(t, refs)
 

@@ -32,6 +32,8 @@ class NamespacePlacing:
         self._placement_mapping = placement_mapping
         self._placements_map = placements_map  # space -> whether any of its placements sets namespaceMapping
         self._space_defaults: dict[str, NamespaceMapping] = {}
+        # Per space, the cluster namespace of each namespace found mapped elsewhere at the last look (``moved``).
+        self._decided: dict[str, dict[str, str]] = {}
 
     def maps(self, space: str) -> bool:
         """Whether anything may map ``space``'s namespaces (else every answer here is the identity, found fast)."""
@@ -55,6 +57,20 @@ class NamespacePlacing:
             return namespace
         mapping = self._placement_mapping(space, namespace) or self._space_defaults.get(space)
         return namespace if mapping is None else mapping.cluster_namespace(space, namespace)
+
+    def watches(self, space: str) -> bool:
+        """Whether ``space``'s namespaces may map elsewhere now or did at the last look (``moved`` has work)."""
+        return space in self._decided or self.maps(space)
+
+    def moved(self, space: str, namespaces: Iterable[str]) -> set[str]:
+        """Of ``namespaces`` (the space's placed ones) and those mapped elsewhere at the last look, the ones whose
+        cluster namespace changed since: their mapping changed, or the placement deciding it (the first selecting
+        them stopped, another began)."""
+        before = self._decided.pop(space, {})
+        now = {ns: mapped for ns in {*namespaces, *before} if (mapped := self.cluster_namespace(space, ns)) != ns}
+        if now:
+            self._decided[space] = now
+        return {ns for ns in now.keys() | before.keys() if now.get(ns) != before.get(ns)}
 
     def space_namespaces(self, space: str, namespaces: Iterable[str]) -> dict[str, str]:
         """Of ``namespaces`` of ``space``, those mapped elsewhere: the space's name by the cluster's."""
@@ -81,7 +97,7 @@ class NamespacePlacing:
         if mapped == namespace:  # unmapped: a name the space's API server accepted
             return None
         problems = name_problems(mapped)
-        return f"namespace mapping: {namespace} maps to {mapped!r}: {problems[0]}" if problems else None
+        return f"namespace {namespace} maps to {mapped!r}: {problems[0]}" if problems else None
 
     def entry(self, entry: dict[str, Any]) -> dict[str, Any]:
         """The wire entry naming the cluster object, the space's names kept beside it when they differ."""

@@ -41,6 +41,7 @@ from placement.engine import PlacementEngine
 from placement.model import ObjectRef, WorkloadObject
 from placement.moves import BREAK_BEFORE_MAKE, DEFAULT_MOVE_TIMEOUT, MovePolicy, Moves
 from placement.nsplacing import NamespacePlacing
+from placement.nswatch import NamespaceWatch
 from placement.projection import CHILD_HUB_PLACEMENT, child_hub_levels, content_digest, project
 from placement.references import pod_labels, references, service_selector
 from placement.results import PLACEMENTS, SLICE_SIZE, SLICES, ResultWriter
@@ -138,6 +139,11 @@ class PlacementService(WorkQueue):
                                     self.namespaces.cluster_namespace)
         self.copies.failover_after = self._failover_after
         self.condition_sources.append(self.copies.conditions)
+        # Namespaces whose cluster namespace moved are sent again; those mapped to no valid name are reported.
+        self.nswatch = NamespaceWatch(self.engine, self.namespaces, self.copies.conflicts,
+                                      lambda space: list(self._placements.get(space, {})),
+                                      objects, catalog, self.placement)
+        self.condition_sources.append(self.nswatch.conditions)
         # Make-before-break: copies clusters keep after losing them, until their replacements are Ready.
         self.moves = Moves(self.engine)
         self.moves.policy = self._move_policy
@@ -273,6 +279,7 @@ class PlacementService(WorkQueue):
                     spaces_gone.append(space)
                 if self.namespaces.space_changed(space, None if entry.row.deleted else entry.obj()):
                     self.engine.resend_space(space)
+                    self.nswatch.space_changed(space)
                 continue
             if not self.is_workload_space(key.space):
                 continue
@@ -434,6 +441,10 @@ class PlacementService(WorkQueue):
             asyncio.get_running_loop().call_later(MOVE_POLL, self.add, DRAIN)
         self._decide_choices()
         placements, targets = self.engine.drain_dirty()
+        resent, mapping_failed = await self.nswatch.look(placements, self.leadership.held)
+        self._refresh |= mapping_failed
+        if resent:
+            self.add(DRAIN)  # clusters were given namespaces again: their streams wake on the next drain
         self._refresh |= await self.copies.look(placements)
         if self.copies.wake:
             self.add(DRAIN)  # clusters were given objects again: their streams wake on the next drain

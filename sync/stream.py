@@ -226,7 +226,7 @@ class StreamSource:
         ref, mapping = entry.ref, self.service.namespaces
         problem = mapping.problem(ref.space, ref.name if entry.kind == "namespace" else ref.namespace)
         if problem is not None:
-            return messages.hold(seq, self._entry_json(entry), problem)
+            return messages.hold(seq, self._entry_json(entry), f"namespace mapping: {problem}")
         if entry.kind == "namespace" and entry.implicit:
             return messages.upsert(seq, self._entry_json(entry),
                                    mapping.object(ref.space, messages.implicit_namespace(ref.name)), None)

@@ -80,3 +80,53 @@ def test_objects_whose_namespaces_map_apart_are_no_conflict() -> None:
                           {A: cm("2026-11-25T10:00:00Z", value="a"), B: cm("2026-11-25T10:00:05Z", value="b")})
     assert (changed, resend) == (set(), {})
     assert conflicts.all() == []
+
+
+def test_a_namespace_mapped_onto_another_space_s_unmapped_one_is_a_conflict_on_the_cluster_name() -> None:
+    mapping = {("team-a", "app"): "shared"}  # team-a's app lands in the cluster namespace team-b uses as it is
+    conflicts = Conflicts(lambda space, namespace: mapping.get((space, namespace), namespace))
+    a_ref = ObjectRef("team-a", "configmaps", "app", "config")
+    a, b = cm("2026-11-25T10:00:00Z", value="a"), cm("2026-11-25T10:00:05Z", value="b")
+    conflicts.object_changed(a_ref, a)
+    conflicts.object_changed(B, b)
+    changed, resend = run(conflicts, {a_ref: ["florin"], B: ["florin"]}, {a_ref: a, B: b})
+    lost = conflicts.lost(B, "florin")
+    assert lost is not None and lost.winner == a_ref and lost.ident == ("configmaps", "shared", "config")
+    assert changed == {a_ref, B} and resend == {"florin": {a_ref, B}}
+    assert "configmaps shared/config on florin: space team-a (as app/config) wins, space team-b differs" \
+        in lost.describe()
+
+
+def test_two_namespaces_mapped_to_one_cluster_namespace_meet_there_and_part_when_remapped() -> None:
+    mapping = {("team-a", "app"): "one", ("team-b", "web"): "one"}
+    conflicts = Conflicts(lambda space, namespace: mapping.get((space, namespace), namespace))
+    a_ref = ObjectRef("team-a", "configmaps", "app", "config")
+    b_ref = ObjectRef("team-b", "configmaps", "web", "config")
+    a, b = cm("2026-11-25T10:00:00Z", value="a"), cm("2026-11-25T10:00:05Z", value="b")
+    conflicts.object_changed(a_ref, a)
+    conflicts.object_changed(b_ref, b)
+    places, copies = {a_ref: ["florin"], b_ref: ["florin"]}, {a_ref: a, b_ref: b}
+    run(conflicts, places, copies)
+    assert conflicts.lost(b_ref, "florin") is not None
+
+    mapping[("team-b", "web")] = "two"  # team-b's placement now maps web elsewhere
+    conflicts.remap({"team-b": {"web"}})
+    changed, resend = run(conflicts, places, copies)
+    assert conflicts.all() == [] and conflicts.of(a_ref) == []
+    assert changed == {a_ref, b_ref} and resend == {"florin": {a_ref, b_ref}}
+
+
+def test_namespaces_themselves_are_compared_by_their_cluster_name() -> None:
+    mapping = {("team-a", "app"): "shared"}
+    conflicts = Conflicts(lambda space, namespace: mapping.get((space, namespace), namespace))
+    a_ref, b_ref = ObjectRef("team-a", "namespaces", "", "app"), ObjectRef("team-b", "namespaces", "", "shared")
+
+    def ns(name: str, created: str, tier: str) -> dict[str, Any]:  # kube labels each with its own (space's) name
+        return {"apiVersion": "v1", "kind": "Namespace", "metadata": {
+            "name": name, "creationTimestamp": created, "labels": {"kubernetes.io/metadata.name": name, "tier": tier}}}
+    a, b = ns("app", "2026-11-25T10:00:00Z", "a"), ns("shared", "2026-11-25T10:00:05Z", "b")
+    conflicts.object_changed(a_ref, a)
+    conflicts.object_changed(b_ref, b)
+    run(conflicts, {a_ref: ["florin"], b_ref: ["florin"]}, {a_ref: a, b_ref: b})
+    lost = conflicts.lost(b_ref, "florin")
+    assert lost is not None and lost.ident == ("namespaces", "", "shared") and lost.fields == ("metadata.labels.tier",)

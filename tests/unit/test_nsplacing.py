@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from placement.nsplacing import NamespacePlacing
+from spaces.nsmapping import NamespaceMapping
 
 RBAC = "rbac.authorization.k8s.io/v1"
 
@@ -60,3 +61,17 @@ def test_a_rendered_name_over_63_characters_is_a_problem() -> None:
     assert placing.problem("team-a", "app") is None
     problem = placing.problem("team-a", "n" * 60)
     assert problem is not None and "no more than 63 characters" in problem
+
+
+def test_a_namespace_moves_when_the_placement_deciding_it_stops_selecting_there() -> None:
+    deciding = {"app": NamespaceMapping(template="first-{{namespace}}")}  # the first placement selecting app
+    placing = NamespacePlacing(lambda _space, namespace: deciding.get(namespace), lambda _space: True)
+    placing.space_changed("team-a", {"spec": {"namespaceMapping": {"template": "{{space}}-{{namespace}}"}}})
+    assert placing.moved("team-a", ["app", "web"]) == {"app", "web"}  # from their own names
+    assert placing.moved("team-a", ["app", "web"]) == set()
+    del deciding["app"]  # its mapping unchanged, it selects nothing in app any more: the Space's default decides
+    assert placing.moved("team-a", ["app", "web"]) == {"app"}
+    assert placing.cluster_namespace("team-a", "app") == "team-a-app"
+    placing.space_changed("team-a", None)
+    assert placing.moved("team-a", []) == {"app", "web"}  # back to their own names, though no longer placed
+    assert placing.moved("team-a", []) == set()
