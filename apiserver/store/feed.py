@@ -59,9 +59,14 @@ class LogFeed:
         self._pump()
 
     def notified(self, newest: int) -> None:
-        if newest > self.delivered:
+        if newest <= self.delivered:
+            return
+        if self._work and not self._work[-1][1] and self._work[-1][2] is None:
+            # Notices that pile up while a read is under way are one read: the last waiting one reaches further.
+            self._work[-1] = (max(newest, self._work[-1][0]), (), None)
+        else:
             self._work.append((newest, (), None))
-            self._pump()
+        self._pump()
 
     def _pump(self) -> None:
         while self._work and self._filling is None:
@@ -102,11 +107,17 @@ class LogFeed:
 
 class LogNotices:
     """Tells the feed of other processes' commits: PostgreSQL LISTEN, and a look at the newest revision
-    whenever the channel was quiet for ``POLL_INTERVAL`` (a notification lost while reconnecting)."""
+    whenever the channel was quiet for ``POLL_INTERVAL`` (a notification lost while reconnecting).
 
-    def __init__(self, store: LogStore, loop: asyncio.AbstractEventLoop, notified: Callable[[int], None]) -> None:
+    ``own_session`` is the server process id of this process's writer connection (None when it has none):
+    notices of its own commits are skipped, the writer hands those over itself, and hearing them too would
+    read the log for rows on their way already."""
+
+    def __init__(self, store: LogStore, loop: asyncio.AbstractEventLoop, notified: Callable[[int], None],
+                 own_session: Callable[[], int | None] = lambda: None) -> None:
         self.loop = loop
         self.notified = notified
+        self.own_session = own_session
         self.channel = store.channel  # each commit's payload is its newest revision
         # Its own engine without a pool: this connection is held for the life of the process.
         self._engine = create_engine(store.url, poolclass=NullPool)
@@ -138,7 +149,8 @@ class LogNotices:
                 newest = 0
                 for notice in conn.notifies(timeout=POLL_INTERVAL):
                     newest = max(newest, int(notice.payload))
-                    self.loop.call_soon_threadsafe(self.notified, newest)
+                    if notice.pid != self.own_session():
+                        self.loop.call_soon_threadsafe(self.notified, newest)
                 if newest == 0:  # quiet: make sure nothing was missed
                     row = conn.execute("SELECT COALESCE(MAX(id), 0) FROM kv_log").fetchone()
                     self.loop.call_soon_threadsafe(self.notified, int(row[0]))

@@ -171,6 +171,11 @@ class Writer:
         self.unavailable: str | None = None  # why the database cannot be reached, until a commit succeeds
         self._refused_bytes = 0  # the size of the values of the batch refused last
 
+    @property
+    def session(self) -> int | None:
+        """The server process id of the database session that commits (PostgreSQL's notices name it), if any."""
+        return None
+
     async def write(self, w: Write) -> LogRow:
         if self._stopped:
             raise RuntimeError("store writer is stopped")
