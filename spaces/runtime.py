@@ -164,8 +164,9 @@ class SpaceRuntime:
         self.executor.shutdown(wait=False)
 
     async def store_check(self) -> str | None:
-        """Why the store refuses writes (a full disk: the database's message), or None when it takes them."""
-        if self.writer.failing is None:
+        """Why the store refuses writes (unreachable, or a full disk: the database's message), or None when it
+        takes them."""
+        if self.writer.failing is None and not self.store.is_postgres:
             return None
         return await self.run_sync(self.writer.probe)
 

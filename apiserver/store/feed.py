@@ -55,6 +55,11 @@ class LogFeed:
         self._filling: asyncio.Task[None] | None = None
 
     def committed(self, prior: int, rows: Sequence[LogRow], then: Callable[[], None] | None = None) -> None:
+        if not rows and then is not None:
+            # Nothing was written (the database refused the batch, or each write's precondition failed): the
+            # answers need not wait behind a read of the log, which cannot finish while the database is down.
+            then()
+            return
         self._work.append((prior, rows, then))
         self._pump()
 
