@@ -300,7 +300,6 @@ def test_three_processes_ride_out_a_restart_under_writers_and_watchers(cluster: 
             acknowledged_at_recovery = len(writers.acknowledged)
             wait_for(lambda: len(writers.acknowledged) >= acknowledged_at_recovery + 50, timeout=30,
                      message="writes after the outage")
-        stop_watching.set()
 
         assert refused_during > 0, "no write was refused while the database was down"
         assert all(is_unavailable_status(r) for r in writers.refused), \
@@ -315,3 +314,4 @@ def test_three_processes_ride_out_a_restart_under_writers_and_watchers(cluster: 
             wait_for(lambda w=w: writers.acknowledged <= w.seen or w.failure, timeout=30,  # type: ignore[misc]
                      message=f"the watcher on {w.hub.port} to see every acknowledged write")
             assert w.failure is None, repr(w.failure)
+        stop_watching.set()
