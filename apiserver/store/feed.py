@@ -153,10 +153,11 @@ class LogNotices:
             while not self._stopping.is_set():
                 newest = 0
                 for notice in conn.notifies(timeout=POLL_INTERVAL):
+                    if notice.pid == self.own_session():
+                        continue
                     newest = max(newest, int(notice.payload))
-                    if notice.pid != self.own_session():
-                        self.loop.call_soon_threadsafe(self.notified, newest)
-                if newest == 0:  # quiet: make sure nothing was missed
+                    self.loop.call_soon_threadsafe(self.notified, newest)
+                if newest == 0:  # no other process was heard: make sure nothing was missed
                     row = conn.execute("SELECT COALESCE(MAX(id), 0) FROM kv_log").fetchone()
                     self.loop.call_soon_threadsafe(self.notified, int(row[0]))
         finally:
