@@ -16,8 +16,8 @@ from collections.abc import Callable
 from typing import Any
 
 from apimachinery.errors import forbidden, unauthorized
-from apiserver.api.asgi import send_status
-from apiserver.identity import SCOPE_KEY
+from apiserver.api.asgi import send_status, store_failure_status
+from apiserver.identity import SCOPE_KEY, Identity
 from hub.satokens import ServiceAccountTokens, looks_like_jwt
 from hub.users import UserTokens
 from inventory.credentials import SYNCER_TOKEN_PREFIX, SyncerCredentials, syncer_identity, syncer_paths
@@ -52,17 +52,14 @@ class TokenAuth:
             return
         header = next((v for k, v in scope["headers"] if k == b"authorization"), b"")
         token = header[7:].strip().decode(errors="replace") if header[:7].lower() == b"bearer " else ""
-        identity, target = None, None
-        service_accounts = self.service_accounts()
-        if service_accounts is not None and looks_like_jwt(token):  # no other credential has this shape
-            # Each use reads the ServiceAccount (deleting it ends its tokens at once): off the event loop.
-            identity = await asyncio.to_thread(service_accounts.identity_of, token)
-        elif token.startswith(SYNCER_TOKEN_PREFIX):  # look where the token most likely is first
-            target = self.credentials().sync_target_of(token)
-        if target is None and identity is None and token and not looks_like_jwt(token):
-            identity = self.users().identity_of(token)
-            if identity is None and not token.startswith(SYNCER_TOKEN_PREFIX):
-                target = self.credentials().sync_target_of(token)
+        try:
+            identity, target = await self._owner(token)
+        except Exception as exc:  # a token not cached while the database is down: 503, as any request then
+            failure = store_failure_status(exc)
+            if failure is None:
+                raise
+            await send_status(scope, send, failure)
+            return
         if identity is None:
             if target is None:
                 await send_status(scope, send, unauthorized())
@@ -74,3 +71,18 @@ class TokenAuth:
             identity = syncer_identity(target)
         scope[SCOPE_KEY] = identity
         await self.app(scope, receive, send)
+
+    async def _owner(self, token: str) -> tuple[Identity | None, str | None]:
+        """The user or ServiceAccount ``token`` belongs to, or the sync target whose syncer it is."""
+        identity, target = None, None
+        service_accounts = self.service_accounts()
+        if service_accounts is not None and looks_like_jwt(token):  # no other credential has this shape
+            # Each use reads the ServiceAccount (deleting it ends its tokens at once): off the event loop.
+            identity = await asyncio.to_thread(service_accounts.identity_of, token)
+        elif token.startswith(SYNCER_TOKEN_PREFIX):  # look where the token most likely is first
+            target = self.credentials().sync_target_of(token)
+        if target is None and identity is None and token and not looks_like_jwt(token):
+            identity = self.users().identity_of(token)
+            if identity is None and not token.startswith(SYNCER_TOKEN_PREFIX):
+                target = self.credentials().sync_target_of(token)
+        return identity, target

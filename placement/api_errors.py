@@ -11,10 +11,13 @@ from typing import Any
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
+from sqlalchemy.exc import DBAPIError
 from starlette.exceptions import HTTPException
 from starlette.routing import BaseRoute
 
 from apimachinery.errors import Cause, StatusError
+from apiserver.api.asgi import store_failure_status
+from apiserver.store import StorageFailed
 from placement import api_models as m
 
 log = logging.getLogger(__name__)
@@ -57,6 +60,11 @@ def install_error_handlers(app: FastAPI) -> None:
             response.headers.update(exc.headers)
         return response
 
+    async def on_store_failure(request: Request, exc: Exception) -> JSONResponse:
+        # Answered here rather than by the catch-all, which logs a traceback and hands the error on to the server.
+        failure = store_failure_status(exc)
+        return status_json(failure) if failure is not None else await on_unexpected(request, exc)
+
     async def on_unexpected(_request: Request, exc: Exception) -> JSONResponse:
         log.exception("placement API request failed", exc_info=exc)
         return status_json(StatusError(500, "InternalError", f"an error on the server ({type(exc).__name__}) "
@@ -65,6 +73,8 @@ def install_error_handlers(app: FastAPI) -> None:
     app.add_exception_handler(StatusError, on_status_error)
     app.add_exception_handler(RequestValidationError, on_validation_error)
     app.add_exception_handler(HTTPException, on_http_error)
+    app.add_exception_handler(StorageFailed, on_store_failure)
+    app.add_exception_handler(DBAPIError, on_store_failure)  # a read while the database is down
     app.add_exception_handler(Exception, on_unexpected)
 
 

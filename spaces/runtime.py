@@ -89,7 +89,7 @@ class SpaceRuntime:
         self.notices: LogNotices | None = None
         self.leadership: Leadership = Leadership(held=True)
         if self.store.is_postgres:  # other processes may write this log and hold the lease
-            self.notices = LogNotices(self.store, loop, self.feed.notified)
+            self.notices = LogNotices(self.store, loop, self.feed.notified, lambda: self.writer.session)
             self.leadership = PostgresLease(self.store, loop, self.fatal)
         self.objects = Objects(self.store, self.writer, self.bus, self.catalog, self.executor)
         self.namespaces = NamespaceController(self.objects, self.catalog)
@@ -164,8 +164,9 @@ class SpaceRuntime:
         self.executor.shutdown(wait=False)
 
     async def store_check(self) -> str | None:
-        """Why the store refuses writes (a full disk: the database's message), or None when it takes them."""
-        if self.writer.failing is None:
+        """Why the store refuses writes (unreachable, or a full disk: the database's message), or None when it
+        takes them."""
+        if self.writer.failing is None and not self.store.is_postgres:
             return None
         return await self.run_sync(self.writer.probe)
 

@@ -97,11 +97,10 @@ def spaces_first(handle: Callable[[], SpaceHandler], app: ASGIApp,
             return
         try:
             response = await handle()(Request(scope, receive), space, rest)
-        except StorageFailed as exc:
-            response = await _storage_failed(Request(scope, receive), exc)
         except Exception as exc:
-            if store_unavailable(exc) is not None:  # a read while the database is down: the writer logs the outage
-                response = _unavailable(exc)
+            failure = store_failure_status(exc)
+            if failure is not None:
+                response = status_response(failure)
             else:  # a bug, not the client's: kube's 500, and the traceback in the log
                 log.exception("%s %s failed", scope.get("method"), path)
                 response = status_response(StatusError(500, "InternalError", "an error on the server prevented the "
@@ -142,8 +141,10 @@ async def send_status(scope: dict[str, Any], send: Any, err: StatusError) -> Non
             return
         prefix = "websocket."
     body = err.to_json()
-    await send({"type": f"{prefix}http.response.start", "status": err.code,
-                "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]})
+    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
+    if err.retry_after is not None:
+        headers.append((b"retry-after", str(err.retry_after).encode()))
+    await send({"type": f"{prefix}http.response.start", "status": err.code, "headers": headers})
     await send({"type": f"{prefix}http.response.body", "body": body})
 
 
@@ -157,18 +158,22 @@ async def _method_not_allowed(_request: Request, _exc: Exception) -> Response:
                                        "requested resource"))
 
 
-def _unavailable(exc: Exception) -> Response:
-    # As kube-apiserver answers while etcd cannot be reached: 503 with Retry-After, so clients retry.
-    return status_response(StatusError(503, "ServiceUnavailable", f"the store is unavailable: {exc}",
-                                       retry_after=1))
+def store_failure_status(exc: BaseException) -> StatusError | None:
+    """The Status for a request the store failed, as kube-apiserver answers when etcd fails it; None when ``exc``
+    is no store failure. While the database cannot be reached (a refused write, or a read): 503 with Retry-After,
+    so clients retry (the writer logs the outage once). A write the database refused for want of space or a
+    failing disk: 500 InternalError with the cause, as for etcd's space quota."""
+    if isinstance(exc, StoreUnavailable) or (not isinstance(exc, StorageFailed) and store_unavailable(exc)):
+        return StatusError(503, "ServiceUnavailable", f"the store is unavailable: {exc}", retry_after=1)
+    if isinstance(exc, StorageFailed):
+        return StatusError(500, "InternalError", f"the store refused the write, nothing was written: {exc}")
+    return None
 
 
 async def _storage_failed(_request: Request, exc: Exception) -> Response:
-    if isinstance(exc, StoreUnavailable):
-        return _unavailable(exc)
-    # As kube-apiserver answers a write etcd refuses for its space quota: 500 InternalError with the cause.
-    return JSONResponse(StatusError(500, "InternalError", f"the store refused the write, nothing was written: {exc}")
-                        .to_status(), status_code=500)
+    failure = store_failure_status(exc)
+    assert failure is not None
+    return status_response(failure)
 
 
 STATUS_HANDLERS: dict[Any, Callable[[Request, Exception], Awaitable[Response]]] = {

@@ -55,13 +55,23 @@ class LogFeed:
         self._filling: asyncio.Task[None] | None = None
 
     def committed(self, prior: int, rows: Sequence[LogRow], then: Callable[[], None] | None = None) -> None:
+        if not rows and then is not None:
+            # Nothing was written (the database refused the batch, or each write's precondition failed): the
+            # answers need not wait behind a read of the log, which cannot finish while the database is down.
+            then()
+            return
         self._work.append((prior, rows, then))
         self._pump()
 
     def notified(self, newest: int) -> None:
-        if newest > self.delivered:
+        if newest <= self.delivered:
+            return
+        if self._work and not self._work[-1][1] and self._work[-1][2] is None:
+            # Notices that pile up while a read is under way are one read: the last waiting one reaches further.
+            self._work[-1] = (max(newest, self._work[-1][0]), (), None)
+        else:
             self._work.append((newest, (), None))
-            self._pump()
+        self._pump()
 
     def _pump(self) -> None:
         while self._work and self._filling is None:
@@ -102,11 +112,17 @@ class LogFeed:
 
 class LogNotices:
     """Tells the feed of other processes' commits: PostgreSQL LISTEN, and a look at the newest revision
-    whenever the channel was quiet for ``POLL_INTERVAL`` (a notification lost while reconnecting)."""
+    whenever the channel was quiet for ``POLL_INTERVAL`` (a notification lost while reconnecting).
 
-    def __init__(self, store: LogStore, loop: asyncio.AbstractEventLoop, notified: Callable[[int], None]) -> None:
+    ``own_session`` is the server process id of this process's writer connection (None when it has none):
+    notices of its own commits are skipped, the writer hands those over itself, and hearing them too would
+    read the log for rows on their way already."""
+
+    def __init__(self, store: LogStore, loop: asyncio.AbstractEventLoop, notified: Callable[[int], None],
+                 own_session: Callable[[], int | None] = lambda: None) -> None:
         self.loop = loop
         self.notified = notified
+        self.own_session = own_session
         self.channel = store.channel  # each commit's payload is its newest revision
         # Its own engine without a pool: this connection is held for the life of the process.
         self._engine = create_engine(store.url, poolclass=NullPool)
@@ -137,9 +153,11 @@ class LogNotices:
             while not self._stopping.is_set():
                 newest = 0
                 for notice in conn.notifies(timeout=POLL_INTERVAL):
+                    if notice.pid == self.own_session():
+                        continue
                     newest = max(newest, int(notice.payload))
                     self.loop.call_soon_threadsafe(self.notified, newest)
-                if newest == 0:  # quiet: make sure nothing was missed
+                if newest == 0:  # no other process was heard: make sure nothing was missed
                     row = conn.execute("SELECT COALESCE(MAX(id), 0) FROM kv_log").fetchone()
                     self.loop.call_soon_threadsafe(self.notified, int(row[0]))
         finally:

@@ -8,10 +8,10 @@ tries for the lock every ``RETRY_INTERVAL``, takes over within about that long.
 
 The holder checks its lease connection every ``CHECK_INTERVAL``; if the connection is lost (the database
 stopped or restarts) the lock went with the session: the holder stops counting as leader (``held`` is false,
-so gated writers hold off) and takes the lock again once the database is back. Only if another process took
-it meanwhile is ``lost`` called (the hub exits, as kube-controller-manager does when its leader election is
-lost, and is restarted as a standby): singletons already started cannot be recalled. On SQLite there is
-one process, which leads from the start.
+so gated writers hold off) and takes the lock again once the database is back, before the standbys, which
+give it ``HOLDER_GRACE`` after an outage. Only if another process took it meanwhile is ``lost`` called (the
+hub exits, as kube-controller-manager does when its leader election is lost, and is restarted as a standby):
+singletons already started cannot be recalled. On SQLite there is one process, which leads from the start.
 """
 
 from __future__ import annotations
@@ -31,6 +31,9 @@ log = logging.getLogger(__name__)
 
 RETRY_INTERVAL = 1.0
 CHECK_INTERVAL = 1.0
+# How long a standby that lost sight of the database waits, once it is back, before trying for the lease: the holder
+# from before the outage retakes it within about RETRY_INTERVAL of the database's return.
+HOLDER_GRACE = 5.0
 
 
 class Leadership:
@@ -97,10 +100,17 @@ class PostgresLease(Leadership):
 
     def _acquire(self, raw: Any, attempts: int | None = None) -> Any:
         """The lease connection once it holds the lock; None when stopping, or when ``attempts`` tries found the
-        lock held elsewhere."""
+        lock held elsewhere. A standby (``attempts`` None) that could not reach the database gives the holder from
+        before the outage ``HOLDER_GRACE`` to take the lock again once it is back: the holder would otherwise
+        have to exit, and a restart is what riding out a database restart is to spare."""
+        unreachable = False
         while not self._stopping.is_set():
             try:
-                raw = raw or self._engine.raw_connection()
+                if raw is None:
+                    raw = self._engine.raw_connection()
+                    if unreachable and attempts is None and self._stopping.wait(HOLDER_GRACE):
+                        break
+                    unreachable = False
                 cur = raw.driver_connection.cursor()
                 raw.driver_connection.autocommit = True
                 if cur.execute("SELECT pg_try_advisory_lock(%s, %s)", self._lock).fetchone()[0]:
@@ -110,7 +120,9 @@ class PostgresLease(Leadership):
                     if attempts <= 0:
                         return _discard(raw)
             except Exception as exc:
-                log.warning("could not try for the lease (%s); trying again", exc)
+                if not unreachable:
+                    log.warning("could not try for the lease (%s); trying again", exc)
+                unreachable = True
                 raw = _discard(raw)
             self._stopping.wait(RETRY_INTERVAL)
         return _discard(raw)

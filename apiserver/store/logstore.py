@@ -235,6 +235,11 @@ class LogStore:
         fs = os.statvfs(os.path.dirname(os.path.abspath(database)))
         return fs.f_bavail * fs.f_frsize
 
+    def ping(self) -> None:
+        """A round trip to the database: raises when it cannot be reached."""
+        with self.engine.connect() as conn:
+            conn.execute(text("SELECT 1"))
+
     def probe_write(self) -> None:
         """Commit the smallest write there is (a counter in ``kv_state``): whether the database takes writes."""
         with self.engine.begin() as conn:

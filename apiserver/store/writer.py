@@ -171,6 +171,11 @@ class Writer:
         self.unavailable: str | None = None  # why the database cannot be reached, until a commit succeeds
         self._refused_bytes = 0  # the size of the values of the batch refused last
 
+    @property
+    def session(self) -> int | None:
+        """The server process id of the database session that commits (PostgreSQL's notices name it), if any."""
+        return None
+
     async def write(self, w: Write) -> LogRow:
         if self._stopped:
             raise RuntimeError("store writer is stopped")
@@ -219,9 +224,23 @@ class Writer:
             self.failing = None
 
     def probe(self) -> str | None:
-        """While commits fail for want of space: try a tiny write once the refused batch would fit, so that
-        readiness returns when space is freed without waiting for a client's write. Why writes still fail, or
-        None once they succeed (in a worker thread)."""
+        """Why the store cannot take writes now, or None (in a worker thread). On PostgreSQL, whether the server
+        answers, and once it did not, whether it takes a tiny write again; while commits fail for want of space,
+        whether a tiny write fits once the refused batch would. So readiness says why and returns when the
+        database is back or space is freed, without waiting for a client's write."""
+        if self.failing is None and self.store.is_postgres:
+            try:
+                if self.unavailable is None:
+                    self.store.ping()
+                else:
+                    self.store.probe_write()
+            except Exception as exc:
+                unreachable = store_unavailable(exc)
+                if unreachable is None:
+                    raise
+                return f"the store is unavailable: {unreachable}"
+            self.committed_batch()
+            return None
         if self.failing is None:
             return None
         # A small write may fit where the refused batch did not (SQLite rewrites its WAL file in place): ready
