@@ -61,7 +61,8 @@ class Conflicts:
     def __init__(self) -> None:
         self._refs: dict[Ident, set[ObjectRef]] = {}
         self._created: dict[ObjectRef, str] = {}
-        self._due: set[Ident] = set()
+        # Names to look at again, with the objects that made them due: only those can change the name's conflicts.
+        self._due: dict[Ident, set[ObjectRef]] = {}
         self._lost: dict[ObjectRef, dict[str, Conflict]] = {}  # loser -> target -> its conflict
         self._won: dict[ObjectRef, set[str]] = {}  # winner -> targets where some other copy lost to it
 
@@ -77,7 +78,7 @@ class Conflicts:
             refs.add(ref)
             self._created[ref] = str((obj.get("metadata") or {}).get("creationTimestamp") or "")
         if len(refs) > 1 or self._lost.get(ref) or self._won.get(ref):
-            self._due.add(ident)
+            self._due.setdefault(ident, set()).add(ref)
         if not refs:
             del self._refs[ident]
 
@@ -85,7 +86,7 @@ class Conflicts:
         """These objects' destinations may have changed."""
         for ref in refs:
             if len(self._refs.get(ident_of(ref), ())) > 1 or ref in self._lost or ref in self._won:
-                self._due.add(ident_of(ref))
+                self._due.setdefault(ident_of(ref), set()).add(ref)
 
     # --- outputs ------------------------------------------------------------------------------
 
@@ -112,10 +113,14 @@ class Conflicts:
             -> tuple[set[ObjectRef], dict[str, set[ObjectRef]]]:
         """Look again at the names due; returns the objects whose conflicts changed and, per cluster, the
         objects it must be sent again (their conflict there started or ended)."""
-        due, self._due = self._due, set()
+        due, self._due = self._due, {}
         changed: set[ObjectRef] = set()
         resend: dict[str, set[ObjectRef]] = {}
-        for ident in due:
+        for ident, causes in due.items():
+            if not any(r in self._lost or r in self._won or destinations(r) for r in causes):
+                # Objects placed nowhere and in no conflict (every space's ``default`` Namespace, say) change no
+                # one's copies: the name's thousand other objects are not looked at again.
+                continue
             refs = sorted(self._refs.get(ident, ()), key=lambda r: (self._created.get(r, ""), r.space))
             # Conflicts are few: those of this name include objects deleted since (no longer in ``refs``).
             before: dict[tuple[ObjectRef, str], Conflict | None] = {

@@ -66,3 +66,22 @@ def test_differing_fields_name_paths_to_a_depth_then_the_subtree() -> None:
     assert differing_fields({"spec": {"replicas": 1, "x": {"a": {"b": 1}}}},
                             {"spec": {"replicas": 2, "x": {"a": {"b": 2}}}}) == ["spec.replicas", "spec.x.a"]
     assert differing_fields({"data": {"k": "1"}}, {"data": {"k": "1", "extra": "2"}}) == ["data.extra"]
+
+
+def test_a_new_space_s_unplaced_object_does_not_look_again_at_every_space_s_object_of_its_name() -> None:
+    # Every space has a ``default`` Namespace: creating the 1,001st space must not read the other 1,000.
+    conflicts = Conflicts()
+    refs = [ObjectRef(f"s{i}", "namespaces", "", "default") for i in range(1_000)]
+    looked_at: list[ObjectRef] = []
+
+    def destinations(ref: ObjectRef) -> list[str]:
+        looked_at.append(ref)
+        return []
+
+    async def copy(_ref: ObjectRef, _target: str) -> dict[str, Any] | None:
+        return None
+
+    for ref in refs:
+        conflicts.object_changed(ref, {"metadata": {"name": "default", "creationTimestamp": "2026-11-25T10:00:00Z"}})
+        assert asyncio.run(conflicts.recompute(destinations, copy)) == (set(), {})
+    assert len(looked_at) <= len(refs)  # each new object once, not each time all of them
