@@ -63,10 +63,15 @@ async def create_spaces(hub: Hub, parent: str, names: list[str]) -> list[float]:
     return done
 
 
+def window_of(count: int) -> int:
+    """How many creates are timed at each end of a series of ``count`` (``WINDOW``, or half of a shorter one)."""
+    return min(WINDOW, count // 2)
+
+
 def rates(started: float, done: list[float]) -> tuple[float, float]:
-    """Creates/s of the first and of the last ``WINDOW`` creates."""
+    """Creates/s of the first and of the last :func:`window_of` creates."""
     done = sorted(done)
-    window = min(WINDOW, len(done) // 2)
+    window = window_of(len(done))
     first = window / (done[window - 1] - started)
     last = window / (done[-1] - done[-window - 1])
     return first, last
@@ -116,8 +121,8 @@ def main() -> None:
             marks = {m: 0.0 for m in (1_000, SPACES) if m <= SPACES}
             names = [f"s{i:05d}" for i in range(SPACES)]
             first, last, total = series(hub, "root", names, marks)
-            print(f"{SPACES:,} spaces by {CLIENTS} clients in {total:.1f} s: first {WINDOW:,} {first:.0f}/s, "
-                  f"last {WINDOW:,} {last:.0f}/s", flush=True)
+            print(f"{SPACES:,} spaces by {CLIENTS} clients in {total:.1f} s: first {window_of(SPACES):,} "
+                  f"{first:.0f}/s, last {window_of(SPACES):,} {last:.0f}/s", flush=True)
             nested_names = [f"n{i:05d}" for i in range(NESTED)]
             n_first, n_last, n_total = series(hub, names[0], nested_names)
             print(f"{NESTED:,} nested spaces in root:{names[0]} in {n_total:.1f} s: first {n_first:.0f}/s, "
@@ -149,7 +154,7 @@ def write_report(baseline: float, marks: dict[int, float], per_space: dict[int, 
         f"| 0 | {baseline:.0f} MiB | (baseline) |",
         *[f"| {m:,} | {marks[m]:.0f} MiB | {per_space[m]:.1f} KiB |" for m in sorted(marks)],
         "",
-        "| series | total | first 1,000 | last 1,000 | last / first |",
+        f"| series | total | first {window_of(SPACES):,} | last {window_of(SPACES):,} | last / first |",
         "|---|---:|---:|---:|---:|",
         f"| {SPACES:,} in root | {top[2]:.1f} s | {top[0]:.0f}/s | {top[1]:.0f}/s | {top[1] / top[0]:.2f} |",
         f"| {NESTED:,} nested | {nested[2]:.1f} s | {nested[0]:.0f}/s | {nested[1]:.0f}/s | "
