@@ -31,6 +31,7 @@ bench: $(STAMP)
 	$(BIN)/python bench/debug_bench.py
 	$(BIN)/python bench/hubs_bench.py
 	$(BIN)/python bench/rollout_bench.py
+	$(BIN)/python bench/spaces_bench.py
 
 clean:
 	rm -rf $(VENV) .spacehub

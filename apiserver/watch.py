@@ -29,12 +29,13 @@ def decode_object(row: LogRow) -> dict[str, Any]:
 class Entry:
     """One committed change; the decoded object and its wire form are computed at most once."""
 
-    __slots__ = ("_obj", "_wire", "row")
+    __slots__ = ("_obj", "_recent", "_wire", "row")
 
     def __init__(self, row: LogRow) -> None:
         self.row = row
         self._obj: dict[str, Any] | None = None
         self._wire: bytes | None = None
+        self._recent = True  # keeps its decoded forms (see WatchBus: only the newest entries do)
 
     @property
     def revision(self) -> int:
@@ -48,14 +49,27 @@ class Entry:
 
     def obj(self) -> dict[str, Any]:
         """Shared decoded object: callers must not mutate it."""
-        if self._obj is None:
-            self._obj = decode_object(self.row)
-        return self._obj
+        if self._obj is not None:
+            return self._obj
+        obj = decode_object(self.row)
+        if self._recent:
+            self._obj = obj
+        return obj
 
     def wire(self) -> bytes:
-        if self._wire is None:
-            self._wire = orjson.dumps({"type": self.type, "object": self.obj()}) + b"\n"
-        return self._wire
+        if self._wire is not None:
+            return self._wire
+        wire = orjson.dumps({"type": self.type, "object": self.obj()}) + b"\n"
+        if self._recent:
+            self._wire = wire
+        return wire
+
+    def forget_decoded(self) -> None:
+        """Drop the decoded object and wire form and keep none from now on (a later caller decodes again): an old
+        entry keeps its row only."""
+        self._recent = False
+        self._obj = None
+        self._wire = None
 
 
 class WatchOverflow(Exception):
@@ -95,9 +109,20 @@ class Subscription:
             self.queue.put_nowait(None)
 
 
+RING_SIZE = 50_000  # entries kept for watches resuming from a recent resourceVersion (older ones: the store)
+RING_BYTES = 32 * 1024 * 1024  # and at most this many bytes of stored rows
+# The newest entries keep their decoded object, shared by every watcher and listener of the change; an older one
+# is rarely read again (a watcher that far behind), and its dict costs ten times its row.
+DECODED_WINDOW = 1_000
+
+
 class WatchBus:
-    def __init__(self, start_revision: int, ring_size: int = 50_000, subscriber_limit: int = 100_000) -> None:
-        self._ring: deque[Entry] = deque(maxlen=ring_size)
+    def __init__(self, start_revision: int, ring_size: int = RING_SIZE, subscriber_limit: int = 100_000,
+                 ring_bytes: int = RING_BYTES) -> None:
+        self._ring: deque[Entry] = deque()
+        self._ring_size = ring_size
+        self._ring_bytes = ring_bytes
+        self._bytes = 0
         # Every row with a revision above this is in the ring (the store's revision at startup,
         # then the newest revision evicted from the ring).
         self._covered_after = start_revision
@@ -134,12 +159,16 @@ class WatchBus:
                 self.latest_revision = max(self.latest_revision, row.revision)
                 internal.setdefault(row.key.resource, []).append(entry)
                 continue
-            if len(self._ring) == self._ring.maxlen:
-                old = self._ring[0]
-                self._by_revision.pop(old.revision, None)
-                self._covered_after = old.revision
             self._ring.append(entry)
             self._by_revision[row.revision] = entry
+            self._bytes += len(row.value)
+            if len(self._ring) > DECODED_WINDOW:
+                self._ring[-DECODED_WINDOW - 1].forget_decoded()
+            while len(self._ring) > self._ring_size or self._bytes > self._ring_bytes:
+                old = self._ring.popleft()
+                self._by_revision.pop(old.revision, None)
+                self._bytes -= len(old.row.value)
+                self._covered_after = old.revision
             self.latest_revision = max(self.latest_revision, row.revision)
             entries.append(entry)
             for sub in self._subs.get((row.key.space, row.key.resource), ()):

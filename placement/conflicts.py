@@ -79,7 +79,8 @@ class Conflicts:
         self._refs: dict[Ident, set[ObjectRef]] = {}
         self._created: dict[ObjectRef, str] = {}
         self._mapped: dict[ObjectRef, Ident] = {}  # objects whose cluster name is not their own (``ident_of``)
-        self._due: set[Ident] = set()
+        # Names to look at again, with the objects that made them due: only those can change the name's conflicts.
+        self._due: dict[Ident, set[ObjectRef]] = {}
         self._lost: dict[ObjectRef, dict[str, Conflict]] = {}  # loser -> target -> its conflict
         self._won: dict[ObjectRef, set[str]] = {}  # winner -> targets where some other copy lost to it
 
@@ -107,7 +108,7 @@ class Conflicts:
         if obj is None:
             refs.discard(ref)
         if len(refs) > 1 or self._lost.get(ref) or self._won.get(ref):
-            self._due.add(ident)
+            self._due.setdefault(ident, set()).add(ref)
         if not refs:
             self._refs.pop(ident, None)
 
@@ -119,7 +120,7 @@ class Conflicts:
             before = self.ident(ref)
             after = self._place(ref)
             if after != before and (ref in self._lost or ref in self._won):
-                self._due.add(after)  # where the conflicts it was in are let go
+                self._due.setdefault(after, set()).add(ref)  # where the conflicts it was in are let go
 
     def _place(self, ref: ObjectRef) -> Ident:
         """File ``ref`` under its cluster object now; the name is due when others share it."""
@@ -131,7 +132,7 @@ class Conflicts:
                 if not old:
                     del self._refs[before]
                 elif len(old) > 1 or any(r in self._lost or r in self._won for r in old):
-                    self._due.add(before)
+                    self._due.setdefault(before, set()).update(old | {ref})
         if ident == ident_of(ref):
             self._mapped.pop(ref, None)
         else:
@@ -139,7 +140,7 @@ class Conflicts:
         refs = self._refs.setdefault(ident, set())
         refs.add(ref)
         if len(refs) > 1:
-            self._due.add(ident)
+            self._due.setdefault(ident, set()).add(ref)
         return ident
 
     def selection_changed(self, refs: Iterable[ObjectRef]) -> None:
@@ -147,7 +148,7 @@ class Conflicts:
         for ref in refs:
             ident = self.ident(ref)
             if len(self._refs.get(ident, ())) > 1 or ref in self._lost or ref in self._won:
-                self._due.add(ident)
+                self._due.setdefault(ident, set()).add(ref)
 
     # --- outputs ------------------------------------------------------------------------------
 
@@ -174,10 +175,14 @@ class Conflicts:
             -> tuple[set[ObjectRef], dict[str, set[ObjectRef]]]:
         """Look again at the names due; returns the objects whose conflicts changed and, per cluster, the
         objects it must be sent again (their conflict there started or ended)."""
-        due, self._due = self._due, set()
+        due, self._due = self._due, {}
         changed: set[ObjectRef] = set()
         resend: dict[str, set[ObjectRef]] = {}
-        for ident in due:
+        for ident, causes in due.items():
+            if not any(r in self._lost or r in self._won or destinations(r) for r in causes):
+                # Objects placed nowhere and in no conflict (every space's ``default`` Namespace, say) change no
+                # one's copies: the name's thousand other objects are not looked at again.
+                continue
             refs = sorted(self._refs.get(ident, ()), key=lambda r: (self._created.get(r, ""), r.space))
             # Conflicts are few: those of this name include objects deleted since (no longer in ``refs``).
             before: dict[tuple[ObjectRef, str], Conflict | None] = {

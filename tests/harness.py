@@ -45,6 +45,7 @@ class Hub(ChildProcess):
     extra_args: Sequence[str] = ()
     proc: subprocess.Popen[bytes] | None = None
     log_path: Path = field(init=False)
+    ready_timeout: float = 60  # seconds from start to /readyz (a benchmark's hub loading thousands of spaces: more)
 
     def __post_init__(self) -> None:
         self.log_path = self.data_dir.parent / f"hub-{self.port}.log"
@@ -81,7 +82,7 @@ class Hub(ChildProcess):
         self.launch([str(BIN / "spacehub"), "hub", "serve", "--listen", f"127.0.0.1:{self.port}",
                      "--data-dir", str(self.data_dir), *self.extra_args], env=self.env)
         # Connection refused until it listens.
-        self.wait_ready(self._ready, timeout=60, retry_on=(httpx.TransportError,))
+        self.wait_ready(self._ready, timeout=self.ready_timeout, retry_on=(httpx.TransportError,))
 
     def _ready(self) -> bool:
         if not self.ca_file.exists():

@@ -9,6 +9,7 @@ controller: authorization sees an aggregation the moment a labelled role is writ
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -19,6 +20,7 @@ from apimachinery.errors import StatusError
 from apimachinery.selectors import LabelSelector, label_selector_from_object
 from apiserver.access import NonResourceRule, ResourceRule
 from apiserver.identity import Identity
+from apiserver.rbac import bootstrap
 from apiserver.rbac.rules import Rule, rules_of
 from apiserver.store import LogRow
 from apiserver.watch import Entry
@@ -81,6 +83,18 @@ class _SpacePolicy:
         self.granted.clear()
 
 
+@functools.cache
+def _default_rules() -> dict[tuple[Rule, ...], tuple[Rule, ...]]:
+    """The default ClusterRoles' rules (``bootstrap``): every space has its copy of each, so the index keeps one."""
+    return {rules: rules for rules in (rules_of(role) for role in bootstrap.cluster_roles())}
+
+
+def _shared_rules(obj: dict[str, Any]) -> tuple[Rule, ...]:
+    """A role's rules; the one shared tuple when they are a default role's (until a space changes its copy)."""
+    rules = rules_of(obj)
+    return _default_rules().get(rules, rules)
+
+
 def _labels(obj: dict[str, Any]) -> dict[str, str]:
     labels = (obj.get("metadata") or {}).get("labels")
     return {str(k): str(v) for k, v in labels.items()} if isinstance(labels, dict) else {}
@@ -134,7 +148,7 @@ class PolicyIndex:
             if obj is None:
                 policy.cluster_roles.pop(key.name, None)
             else:
-                policy.cluster_roles[key.name] = _ClusterRole(rules_of(obj), _labels(obj), _selectors(obj))
+                policy.cluster_roles[key.name] = _ClusterRole(_shared_rules(obj), _labels(obj), _selectors(obj))
         elif key.resource == ROLES:
             if obj is None:
                 policy.roles.pop((key.namespace, key.name), None)

@@ -130,3 +130,22 @@ def test_namespaces_themselves_are_compared_by_their_cluster_name() -> None:
     run(conflicts, {a_ref: ["florin"], b_ref: ["florin"]}, {a_ref: a, b_ref: b})
     lost = conflicts.lost(b_ref, "florin")
     assert lost is not None and lost.ident == ("namespaces", "", "shared") and lost.fields == ("metadata.labels.tier",)
+
+
+def test_a_new_space_s_unplaced_object_does_not_look_again_at_every_space_s_object_of_its_name() -> None:
+    # Every space has a ``default`` Namespace: creating the 1,001st space must not read the other 1,000.
+    conflicts = Conflicts(lambda space, namespace: namespace)
+    refs = [ObjectRef(f"s{i}", "namespaces", "", "default") for i in range(1_000)]
+    looked_at: list[ObjectRef] = []
+
+    def destinations(ref: ObjectRef) -> list[str]:
+        looked_at.append(ref)
+        return []
+
+    async def copy(_ref: ObjectRef, _target: str) -> dict[str, Any] | None:
+        return None
+
+    for ref in refs:
+        conflicts.object_changed(ref, {"metadata": {"name": "default", "creationTimestamp": "2026-11-25T10:00:00Z"}})
+        assert asyncio.run(conflicts.recompute(destinations, copy)) == (set(), {})
+    assert len(looked_at) <= len(refs)  # each new object once, not each time all of them

@@ -1,0 +1,173 @@
+"""Spaces at scale: what an empty space costs the hub's memory, whether creating one slows as spaces pile up, and
+how long a restart with all of them takes.
+
+Starts a real hub (SQLite, durable commits) in a temporary directory and drives it over HTTPS with httpx:
+``CLIENTS`` concurrent clients create ``SPACES`` top-level Spaces, then ``NESTED`` Spaces inside one of them.
+Reports the hub's RSS per empty space at 1,000 and at ``SPACES`` spaces over the same run's baseline (the hub's
+RSS with no spaces yet), the create rate of the first and of the last 1,000 of each series, and the time from
+a restart to ``/readyz`` with every space loaded. ``SPACEHUB_BENCH_SPACES=2000`` runs a shorter series.
+Writes its section of docs/benchmarks.md; run with ``make bench``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import platform
+import sys
+import tempfile
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+
+import httpx
+import orjson
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from bench.measure import rss_mib  # noqa: E402
+from bench.report import write_section  # noqa: E402
+from tests.harness import Hub, free_port  # noqa: E402
+
+SPACES = int(os.environ.get("SPACEHUB_BENCH_SPACES", "10000"))
+NESTED = min(SPACES, 2_000)
+CLIENTS = 10
+WINDOW = 1_000  # the first and last this many creates are timed against each other
+SETTLE_S = 3.0  # after a series: the hub's controllers finish the spaces' default objects before RSS is read
+HEADING = "## Spaces at scale (`bench/spaces_bench.py`)"
+RSS_GOAL_KIB = 20.0
+RESTART_GOAL_S = 5.0
+
+
+def space_body(name: str) -> bytes:
+    return orjson.dumps({"apiVersion": "spacehub.io/v1alpha1", "kind": "Space", "metadata": {"name": name}})
+
+
+async def create_spaces(hub: Hub, parent: str, names: list[str]) -> list[float]:
+    """Create ``names`` in ``parent`` with ``CLIENTS`` clients; each create's completion time (perf_counter)."""
+    url = f"/clusters/{parent}/apis/spacehub.io/v1alpha1/spaces"
+    headers = {"Authorization": f"Bearer {hub.token}", "Content-Type": "application/json"}
+    done: list[float] = []
+    pending = iter(names)
+    async with httpx.AsyncClient(base_url=hub.base_url, verify=hub.ssl_context(), headers=headers, timeout=120,
+                                 limits=httpx.Limits(max_connections=CLIENTS)) as c:
+        async def client() -> None:
+            for name in pending:
+                r = await c.post(url, content=space_body(name))
+                if r.status_code != 201:
+                    raise RuntimeError(f"create {parent}:{name}: {r.status_code} {r.text}")
+                done.append(time.perf_counter())
+
+        await asyncio.gather(*(client() for _ in range(CLIENTS)))
+    return done
+
+
+def window_of(count: int) -> int:
+    """How many creates are timed at each end of a series of ``count`` (``WINDOW``, or half of a shorter one)."""
+    return min(WINDOW, count // 2)
+
+
+def rates(started: float, done: list[float]) -> tuple[float, float]:
+    """Creates/s of the first and of the last :func:`window_of` creates."""
+    done = sorted(done)
+    window = window_of(len(done))
+    first = window / (done[window - 1] - started)
+    last = window / (done[-1] - done[-window - 1])
+    return first, last
+
+
+def series(hub: Hub, parent: str, names: list[str],
+           on_count: dict[int, float] | None = None) -> tuple[float, float, float]:
+    """Create ``names`` in ``parent``; (first, last) rates and the whole series' seconds. ``on_count``: counts at
+    which to stop, let the hub settle and record its RSS (MiB), filled in."""
+    marks = sorted(on_count or {})
+    done: list[float] = []
+    started = time.perf_counter()
+    paused = 0.0  # seconds spent measuring, taken off the creates' times
+    offset = 0
+    for mark in [*marks, len(names)]:
+        if mark <= offset:
+            continue
+        done += [t - paused for t in asyncio.run(create_spaces(hub, parent, names[offset:mark]))]
+        offset = mark
+        if on_count is not None and mark in on_count:
+            pause = time.perf_counter()
+            time.sleep(SETTLE_S)  # a measurement pause, not synchronisation: RSS is read after it either way
+            on_count[mark] = settled_rss(hub)
+            paused += time.perf_counter() - pause
+    first, last = rates(started, done)
+    return first, last, done[-1] - started if done else 0.0
+
+
+def settled_rss(hub: Hub) -> float:
+    assert hub.proc is not None
+    return rss_mib(hub.proc.pid)
+
+
+def restart_seconds(hub: Hub) -> float:
+    hub.stop()
+    hub.ready_timeout = 900  # measured, not a test's limit
+    started = time.perf_counter()
+    hub.start()  # returns once /readyz answers 200: every space is loaded
+    return time.perf_counter() - started
+
+
+def main() -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        hub = Hub(data_dir=Path(tmp) / "data", port=free_port(), home=Path(tmp) / "home")
+        hub.start()
+        try:
+            baseline = settled_rss(hub)
+            marks = {m: 0.0 for m in (1_000, SPACES) if m <= SPACES}
+            names = [f"s{i:05d}" for i in range(SPACES)]
+            first, last, total = series(hub, "root", names, marks)
+            print(f"{SPACES:,} spaces by {CLIENTS} clients in {total:.1f} s: first {window_of(SPACES):,} "
+                  f"{first:.0f}/s, last {window_of(SPACES):,} {last:.0f}/s", flush=True)
+            nested_names = [f"n{i:05d}" for i in range(NESTED)]
+            n_first, n_last, n_total = series(hub, names[0], nested_names)
+            print(f"{NESTED:,} nested spaces in root:{names[0]} in {n_total:.1f} s: first {n_first:.0f}/s, "
+                  f"last {n_last:.0f}/s", flush=True)
+            per_space = {m: (rss - baseline) * 1024 / m for m, rss in marks.items()}
+            for m, kib in per_space.items():
+                print(f"RSS at {m:,} spaces: {marks[m]:.0f} MiB, {kib:.1f} KiB per space over the "
+                      f"{baseline:.0f} MiB baseline", flush=True)
+            restart = restart_seconds(hub)
+            print(f"restart with {SPACES + NESTED:,} spaces: {restart:.1f} s to ready", flush=True)
+        finally:
+            hub.stop()
+    write_report(baseline, marks, per_space, (first, last, total), (n_first, n_last, n_total), restart)
+
+
+def write_report(baseline: float, marks: dict[int, float], per_space: dict[int, float],
+                 top: tuple[float, float, float], nested: tuple[float, float, float], restart: float) -> None:
+    worst_kib = max(per_space.values())
+    write_section([
+        HEADING,
+        "",
+        f"Run {datetime.now(UTC):%Y-%m-%d %H:%M} UTC on {platform.machine()}, Python {platform.python_version()}, "
+        f"SQLite with `synchronous=FULL`, HTTPS, one hub process. {CLIENTS} clients create {SPACES:,} empty "
+        f"Spaces in root, then {NESTED:,} inside the first of them; each create returns once the space is Ready "
+        "(its system namespaces stored, its default RBAC roles after it).",
+        "",
+        "| spaces | hub RSS | over the 0-space baseline, per space |",
+        "|---:|---:|---:|",
+        f"| 0 | {baseline:.0f} MiB | (baseline) |",
+        *[f"| {m:,} | {marks[m]:.0f} MiB | {per_space[m]:.1f} KiB |" for m in sorted(marks)],
+        "",
+        f"| series | total | first {window_of(SPACES):,} | last {window_of(SPACES):,} | last / first |",
+        "|---|---:|---:|---:|---:|",
+        f"| {SPACES:,} in root | {top[2]:.1f} s | {top[0]:.0f}/s | {top[1]:.0f}/s | {top[1] / top[0]:.2f} |",
+        f"| {NESTED:,} nested | {nested[2]:.1f} s | {nested[0]:.0f}/s | {nested[1]:.0f}/s | "
+        f"{nested[1] / nested[0]:.2f} |",
+        "",
+        f"Restart with {SPACES + NESTED:,} spaces, stop to `/readyz`: **{restart:.1f} s** (goal ≤ "
+        f"{RESTART_GOAL_S:.0f} s: **{'met' if restart <= RESTART_GOAL_S else 'not met'}**). RSS per empty space "
+        f"goal ≤ {RSS_GOAL_KIB:.0f} KiB: **{'met' if worst_kib <= RSS_GOAL_KIB else 'not met'}** "
+        f"(worst {worst_kib:.1f} KiB).",
+        "",
+    ])
+
+
+if __name__ == "__main__":
+    main()
