@@ -1,0 +1,185 @@
+"""Two Agent Substrate instances on one cluster, each from its own space (README "Two Agent Substrate instances on
+one cluster", examples/agent-substrate-two-instances/), end to end.
+
+Real processes: the hub and ``spacehub sim serve --with-syncers`` (cluster wec1 and its syncer, registered at the
+hub with ``cluster=wec1``); kubectl against both spaces and against the cluster. Spaces red and blue each get the
+real Agent Substrate CRDs and the corpus's control plane and demos (read in place from ../shared/corpus), their
+namespaces labelled with the part they play, and the example's EdgePlacement unchanged: namespaces selected by
+label, mapped to ``<space>-<namespace>``. The simulated cluster plays the substrate controller with a status rule
+(a WorkerPool's ``status.replicas`` follows its ``spec.replicas``).
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from tests.agent_substrate import CORPUS, CRDS, crd_files, documents, load, needs_corpus
+from tests.harness import wait_for
+from tests.syncer_harness import EDGE, World, namespace
+
+pytestmark = needs_corpus
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "agent-substrate-two-instances"
+CLUSTER = "wec1"
+SPACES = ("red", "blue")
+PART = "substrate.spacehub.io/part"
+# The corpus's namespaces and the part each plays; ate-demo-counter (counter.yaml) has no label and stays home.
+PARTS = {"ate-system": "control-plane", "ate-demo-multi-template-pool": "worker-pools",
+         "ate-demo-multi-template-counter": "actor-templates", "ate-demo-multi-template-fspersist": "actor-templates",
+         "ate-demo-secret-agent-v2": "actor-templates"}
+CORPUS_FILES = ("ate-api-server-manifest.yaml", "multi-template.yaml", "agent-secret.yaml", "counter.yaml",
+                "sandboxconfig-gvisor-default.yaml")
+# (namespace, name) of the placed ate.dev objects of each space.
+POOLS = {("ate-demo-multi-template-pool", "shared-pool"), ("ate-demo-secret-agent-v2", "agent-secret")}
+TEMPLATES = {("ate-demo-multi-template-counter", "counter"), ("ate-demo-multi-template-fspersist", "fspersist"),
+             ("ate-demo-secret-agent-v2", "agent-secret")}
+STATUS_RULES = [{"group": "ate.dev", "kind": "WorkerPool", "delaySeconds": 0,
+                 "set": {".status.replicas": ".spec.replicas"}}]
+
+
+def labelled(doc: dict[str, Any]) -> dict[str, Any]:
+    """``doc``, a Namespace of :data:`PARTS` labelled with its part."""
+    doc = copy.deepcopy(doc)
+    name = doc["metadata"]["name"]
+    if doc["kind"] == "Namespace" and name in PARTS:
+        doc["metadata"].setdefault("labels", {})[PART] = PARTS[name]
+    return doc
+
+
+def install(world: World, space: str) -> None:
+    """What an operator applies in an instance's space: the CRDs, the corpus's objects, the example placement."""
+    for crd in crd_files():
+        world.hub.kubectl("apply", "-f", str(crd), space=space)
+    for crd in CRDS:
+        world.hub.kubectl("wait", "--for=condition=Established", f"crd/{crd}.ate.dev", "--timeout=30s", space=space)
+    objects = [labelled(namespace("ate-system"))]
+    objects += [labelled(doc) for name in CORPUS_FILES for doc in documents(name)]
+    objects.sort(key=lambda doc: doc["kind"] != "Namespace")  # namespaces first, as upstream's install does
+    world.apply(space, *objects)
+    world.hub.kubectl("apply", "-f", str(EXAMPLE / "placement.yaml"), space=space)
+
+
+@pytest.fixture(scope="module")
+def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
+    base = tmp_path_factory.mktemp("substrate")
+    rules = base / "status-rules.yaml"
+    rules.write_text(yaml.safe_dump(STATUS_RULES))
+    w = World(base, clusters=1)
+    w.sim.extra_args = ("--hub", w.hub.base_url, "--hub-kubeconfig", str(w.hub.kubeconfig), "--with-syncers",
+                        "--cluster-label", f"cluster={CLUSTER}", "--status-rules", str(rules),
+                        "--ready-delay", "0.2")
+    w.start()
+    for space in SPACES:
+        w.hub.create_space(space)
+        install(w, space)
+    yield w
+    w.close()
+
+
+def cluster_objects(world: World, resource: str) -> set[tuple[str, str]]:
+    """(namespace, name) of every ``resource`` in the cluster, read with kubectl."""
+    listed = json.loads(world.sim.kubectl(CLUSTER, "get", resource, "-A", "-o", "json").stdout)
+    return {(o["metadata"].get("namespace", ""), o["metadata"]["name"]) for o in listed["items"]}
+
+
+def mapped(space: str, objects: set[tuple[str, str]]) -> set[tuple[str, str]]:
+    return {(f"{space}-{ns}", name) for ns, name in objects}
+
+
+def space_get(world: World, space: str, *args: str) -> Any:
+    return json.loads(world.hub.kubectl("get", *args, "-o", "json", space=space).stdout)
+
+
+def test_both_instances_run_side_by_side_with_the_crds_once(world: World) -> None:
+    want_pools = mapped("red", POOLS) | mapped("blue", POOLS)
+    wait_for(lambda: cluster_objects(world, "workerpools.ate.dev") == want_pools, timeout=120,
+             message="both spaces' WorkerPools in the cluster")
+    wait_for(lambda: cluster_objects(world, "actortemplates.ate.dev") == mapped("red", TEMPLATES)
+             | mapped("blue", TEMPLATES), timeout=60, message="both spaces' ActorTemplates in the cluster")
+
+    for space in SPACES:
+        for ns, part in PARTS.items():
+            got = world.wait_present(CLUSTER, f"/api/v1/namespaces/{space}-{ns}", timeout=60)
+            assert got["metadata"]["labels"][PART] == part
+        control = f"{space}-ate-system"
+        world.wait_present(CLUSTER, f"/apis/apps/v1/namespaces/{control}/deployments/ate-api-server-deployment")
+        world.wait_present(CLUSTER, f"/api/v1/namespaces/{control}/serviceaccounts/ate-api-server")
+        world.wait_present(CLUSTER, f"/api/v1/namespaces/{control}/services/api")
+        # The demo's grant names its own instance's API server.
+        binding = world.wait_present(CLUSTER, f"/apis/rbac.authorization.k8s.io/v1/namespaces/"
+                                              f"{space}-ate-demo-secret-agent-v2/rolebindings/ate-api-server-env-sources")
+        assert binding["subjects"] == [{"kind": "ServiceAccount", "name": "ate-api-server", "namespace": control}]
+
+    # The real CRDs, once: both spaces place the same ones. The gVisor default likewise.
+    crds = {name for _, name in cluster_objects(world, "customresourcedefinitions")}
+    assert {f"{crd}.ate.dev" for crd in CRDS} <= crds
+    upstream = load(CORPUS / "crds" / "ate.dev_workerpools.yaml")[0]
+    placed = json.loads(world.sim.kubectl(CLUSTER, "get", "crd", "workerpools.ate.dev", "-o", "json").stdout)
+    assert placed["spec"]["versions"][0]["schema"] == upstream["spec"]["versions"][0]["schema"]
+    assert cluster_objects(world, "sandboxconfigs.ate.dev") == {("", "gvisor-default")}
+
+    # Neither space's namespaces land unmapped, and the unlabelled demo stays in its space.
+    names = {name for _, name in cluster_objects(world, "namespaces")}
+    assert not names & {*PARTS, "ate-demo-counter", "red-ate-demo-counter", "blue-ate-demo-counter"}
+    with world.hub.client() as c:
+        assert c.get("/placement/v1/conflicts").json()["items"] == []
+    for space in SPACES:
+        status = space_get(world, space, "edgeplacement", "agent-substrate")["status"]
+        assert not [c for c in status.get("conditions") or [] if c["type"] == "Conflict"], status
+
+
+def test_each_space_sees_only_its_own_status(world: World) -> None:
+    pool = ("workerpool", "shared-pool", "-n", "ate-demo-multi-template-pool")
+    world.hub.kubectl("scale", *pool, "--replicas=1", space="blue")
+
+    want = {"red": 3, "blue": 1}  # the corpus's 3 replicas, and blue's scaled pool
+    for space, replicas in want.items():
+        wait_for(lambda s=space, r=replicas: (space_get(world, s, *pool).get("status") or {}).get("replicas") == r,
+                 timeout=60, message=f"{space}'s shared-pool reporting {replicas} replicas")
+        shown = world.hub.kubectl("get", *pool, space=space).stdout
+        assert str(replicas) in shown.splitlines()[1].split(), shown
+        cluster = world.get(CLUSTER, f"/apis/ate.dev/v1alpha1/namespaces/{space}-ate-demo-multi-template-pool"
+                                     "/workerpools/shared-pool")
+        assert cluster is not None and cluster["spec"]["replicas"] == replicas
+
+    deploy = ("deployment", "ate-api-server-deployment", "-n", "ate-system")
+    for space in SPACES:
+        wait_for(lambda s=space: (space_get(world, s, *deploy).get("status") or {}).get("readyReplicas") == 1,
+                 timeout=60, message=f"{space}'s API server Ready")
+        # kubectl get pods in the space: its own API server's pod, shown in its own ate-system.
+        on_cluster = wait_for(lambda s=space: cluster_pods(world, f"{s}-ate-system"), timeout=60,
+                              message=f"{space}'s API server pod in the cluster")
+        shown = wait_for(lambda s=space: space_get(world, s, "pods", "-n", "ate-system")["items"], timeout=30,
+                         message=f"pods shown in {space}")
+        assert {p["metadata"]["uid"] for p in shown} == on_cluster
+        assert {p["metadata"]["namespace"] for p in shown} == {"ate-system"}
+
+
+def cluster_pods(world: World, ns: str) -> set[str]:
+    return {p["metadata"]["uid"] for p in (world.get(CLUSTER, f"/api/v1/namespaces/{ns}/pods") or {}).get("items", [])}
+
+
+def test_one_instance_leaving_keeps_the_shared_crds_and_the_other_instance(world: World) -> None:
+    def uid(path: str) -> str:
+        found = world.get(CLUSTER, path)
+        assert found is not None, path
+        return str(found["metadata"]["uid"])
+
+    red_pool = "/apis/ate.dev/v1alpha1/namespaces/red-ate-demo-multi-template-pool/workerpools/shared-pool"
+    kept = [red_pool, "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/workerpools.ate.dev",
+            "/apis/ate.dev/v1alpha1/sandboxconfigs/gvisor-default"]
+    before = {path: uid(path) for path in kept}
+
+    world.hub.kubectl("delete", "edgeplacement", "agent-substrate", space="blue")
+    for ns in PARTS:
+        world.wait_absent(CLUSTER, f"/api/v1/namespaces/blue-{ns}", timeout=60)
+    assert {path: uid(path) for path in kept} == before
+    assert cluster_objects(world, "workerpools.ate.dev") == mapped("red", POOLS)
+    assert world.hub_get("red", f"/apis/{EDGE}/edgeplacements/agent-substrate") is not None
