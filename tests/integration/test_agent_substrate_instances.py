@@ -22,6 +22,7 @@ import yaml
 
 from tests.agent_substrate import CORPUS, CRDS, crd_files, documents, load, needs_corpus
 from tests.harness import wait_for
+from tests.integration.test_placement import desired
 from tests.syncer_harness import EDGE, World, namespace
 
 pytestmark = needs_corpus
@@ -124,6 +125,12 @@ def test_both_instances_run_side_by_side_with_the_crds_once(world: World) -> Non
     placed = json.loads(world.sim.kubectl(CLUSTER, "get", "crd", "workerpools.ate.dev", "-o", "json").stdout)
     assert placed["spec"]["versions"][0]["schema"] == upstream["spec"]["versions"][0]["schema"]
     assert cluster_objects(world, "sandboxconfigs.ate.dev") == {("", "gvisor-default")}
+
+    # What the cluster is sent is the instances' own kinds, nothing of the hub's (no PlacementStatus, say).
+    kinds = {entry.split("/")[0] for entry in desired(world.hub, CLUSTER)}
+    assert kinds == {"namespaces", "customresourcedefinitions.apiextensions.k8s.io", "sandboxconfigs.ate.dev",
+                     "serviceaccounts", "services", "deployments.apps", "roles.rbac.authorization.k8s.io",
+                     "rolebindings.rbac.authorization.k8s.io", "workerpools.ate.dev", "actortemplates.ate.dev"}
 
     # Neither space's namespaces land unmapped, and the unlabelled demo stays in its space.
     names = {name for _, name in cluster_objects(world, "namespaces")}
