@@ -5,6 +5,8 @@ Real processes: the hub, ``spacehub sim serve`` and a ``spacehub syncer run`` fo
 team-a maps through its Space's default (``spec.namespaceMapping.template``), team-b through its EdgePlacement's
 explicit map. Both place a ConfigMap of one name with different content, which without mapping is a conflict
 (tests/integration/test_space_conflicts.py), and a Deployment whose status and pods each space sees as its own.
+The tests share one world and run in order: upsync from a mapped namespace, refused mappings, a deletion and a
+changed mapping, then a hub restart.
 """
 
 from __future__ import annotations
@@ -144,3 +146,13 @@ def test_a_deleted_object_goes_from_its_mapped_namespace_and_a_changed_mapping_m
     wait_for(lambda: {p["metadata"]["namespace"] for p in pods(world, "team-a")} == {"app"}
              and (world.get("florin", "/api/v1/namespaces/a-app/pods") or {}).get("items"),
              timeout=60, message="team-a's pods shown from a-app")
+
+
+def test_a_restarted_hub_keeps_the_mapping(world: World) -> None:
+    world.hub.stop()
+    world.hub.start()
+    world.apply("team-a", configmap("later", "app", value="after the restart"))
+    assert world.wait_present("florin", cm_path("a-app", "later"), timeout=60)["data"] == {"value": "after the restart"}
+    assert world.get("florin", cm_path("a-app", "config")) is not None
+    for name in ("later", "config"):
+        assert world.get("florin", cm_path("app", name)) is None
