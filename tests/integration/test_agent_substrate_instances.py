@@ -31,16 +31,19 @@ EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "agent-substrate-tw
 CLUSTER = "wec1"
 SPACES = ("red", "blue")
 PART = "substrate.spacehub.io/part"
-# The corpus's namespaces and the part each plays; ate-demo-counter (counter.yaml) has no label and stays home.
+# The corpus's namespaces and the example's, and the part each plays; ate-demo-counter (counter.yaml) has no label
+# and stays home.
 PARTS = {"ate-system": "control-plane", "ate-demo-multi-template-pool": "worker-pools",
          "ate-demo-multi-template-counter": "actor-templates", "ate-demo-multi-template-fspersist": "actor-templates",
-         "ate-demo-secret-agent-v2": "actor-templates"}
+         "ate-demo-secret-agent-v2": "actor-templates", "pools": "worker-pools", "agents": "actor-templates"}
 CORPUS_FILES = ("ate-api-server-manifest.yaml", "multi-template.yaml", "agent-secret.yaml", "counter.yaml",
                 "sandboxconfig-gvisor-default.yaml")
 # (namespace, name) of the placed ate.dev objects of each space.
-POOLS = {("ate-demo-multi-template-pool", "shared-pool"), ("ate-demo-secret-agent-v2", "agent-secret")}
+POOLS = {("ate-demo-multi-template-pool", "shared-pool"), ("ate-demo-secret-agent-v2", "agent-secret"),
+         ("pools", "general")}
 TEMPLATES = {("ate-demo-multi-template-counter", "counter"), ("ate-demo-multi-template-fspersist", "fspersist"),
-             ("ate-demo-secret-agent-v2", "agent-secret")}
+             ("ate-demo-secret-agent-v2", "agent-secret"), ("agents", "echo")}
+SANDBOX_CONFIGS = {("", "gvisor-default"), ("", "gvisor-example")}
 STATUS_RULES = [{"group": "ate.dev", "kind": "WorkerPool", "delaySeconds": 0,
                  "set": {".status.replicas": ".spec.replicas"}}]
 
@@ -55,7 +58,8 @@ def labelled(doc: dict[str, Any]) -> dict[str, Any]:
 
 
 def install(world: World, space: str) -> None:
-    """What an operator applies in an instance's space: the CRDs, the corpus's objects, the example placement."""
+    """What an operator applies in an instance's space: the CRDs, the corpus's objects, the example's own instance
+    (which adds the ConfigMap the corpus's API server reads its settings from) and placement."""
     for crd in crd_files():
         world.hub.kubectl("apply", "-f", str(crd), space=space)
     for crd in CRDS:
@@ -64,7 +68,8 @@ def install(world: World, space: str) -> None:
     objects += [labelled(doc) for name in CORPUS_FILES for doc in documents(name)]
     objects.sort(key=lambda doc: doc["kind"] != "Namespace")  # namespaces first, as upstream's install does
     world.apply(space, *objects)
-    world.hub.kubectl("apply", "-f", str(EXAMPLE / "placement.yaml"), space=space)
+    for manifest in ("instance.yaml", "placement.yaml"):
+        world.hub.kubectl("apply", "-f", str(EXAMPLE / manifest), space=space)
 
 
 @pytest.fixture(scope="module")
@@ -113,23 +118,24 @@ def test_both_instances_run_side_by_side_with_the_crds_once(world: World) -> Non
         world.wait_present(CLUSTER, f"/apis/apps/v1/namespaces/{control}/deployments/ate-api-server-deployment")
         world.wait_present(CLUSTER, f"/api/v1/namespaces/{control}/serviceaccounts/ate-api-server")
         world.wait_present(CLUSTER, f"/api/v1/namespaces/{control}/services/api")
+        world.wait_present(CLUSTER, f"/api/v1/namespaces/{control}/configmaps/ate-api-server-envvars")
         # The demo's grant names its own instance's API server.
         binding = world.wait_present(CLUSTER, f"/apis/rbac.authorization.k8s.io/v1/namespaces/"
                                               f"{space}-ate-demo-secret-agent-v2/rolebindings/ate-api-server-env-sources")
         assert binding["subjects"] == [{"kind": "ServiceAccount", "name": "ate-api-server", "namespace": control}]
 
-    # The real CRDs, once: both spaces place the same ones. The gVisor default likewise.
+    # The real CRDs, once: both spaces place the same ones. The SandboxConfigs likewise.
     crds = {name for _, name in cluster_objects(world, "customresourcedefinitions")}
     assert {f"{crd}.ate.dev" for crd in CRDS} <= crds
     upstream = load(CORPUS / "crds" / "ate.dev_workerpools.yaml")[0]
     placed = json.loads(world.sim.kubectl(CLUSTER, "get", "crd", "workerpools.ate.dev", "-o", "json").stdout)
     assert placed["spec"]["versions"][0]["schema"] == upstream["spec"]["versions"][0]["schema"]
-    assert cluster_objects(world, "sandboxconfigs.ate.dev") == {("", "gvisor-default")}
+    assert cluster_objects(world, "sandboxconfigs.ate.dev") == SANDBOX_CONFIGS
 
     # What the cluster is sent is the instances' own kinds, nothing of the hub's (no PlacementStatus, say).
     kinds = {entry.split("/")[0] for entry in desired(world.hub, CLUSTER)}
     assert kinds == {"namespaces", "customresourcedefinitions.apiextensions.k8s.io", "sandboxconfigs.ate.dev",
-                     "serviceaccounts", "services", "deployments.apps", "roles.rbac.authorization.k8s.io",
+                     "serviceaccounts", "services", "configmaps", "deployments.apps", "roles.rbac.authorization.k8s.io",
                      "rolebindings.rbac.authorization.k8s.io", "workerpools.ate.dev", "actortemplates.ate.dev"}
 
     # Neither space's namespaces land unmapped, and the unlabelled demo stays in its space.
@@ -171,6 +177,37 @@ def test_each_space_sees_only_its_own_status(world: World) -> None:
 
 def cluster_pods(world: World, ns: str) -> set[str]:
     return {p["metadata"]["uid"] for p in (world.get(CLUSTER, f"/api/v1/namespaces/{ns}/pods") or {}).get("items", [])}
+
+
+def conflicts(world: World) -> list[dict[str, Any]]:
+    with world.hub.client() as c:
+        return list(c.get("/placement/v1/conflicts").json()["items"])
+
+
+def test_a_shared_sandbox_config_that_differs_is_a_reported_conflict_and_the_first_is_kept(world: World) -> None:
+    """The gVisor default is one object per cluster: when blue's differs from red's, red's (created first) stays
+    and both spaces are told; when blue's is the same again, so is everything."""
+    runsc = "/spec/assets/amd64/runsc/url"
+    original = world.get(CLUSTER, "/apis/ate.dev/v1alpha1/sandboxconfigs/gvisor-default")
+    assert original is not None
+    world.hub.kubectl("patch", "sandboxconfig", "gvisor-default", "--type=json", "-p", json.dumps(
+        [{"op": "replace", "path": runsc, "value": "gs://blue/runsc"}]), space="blue")
+
+    listed = wait_for(lambda: conflicts(world), timeout=60, message="the SandboxConfig conflict")
+    fields = [item.pop("fields") for item in listed]
+    assert listed == [{"cluster": CLUSTER, "group": "ate.dev", "resource": "sandboxconfigs", "namespace": "",
+                       "name": "gvisor-default", "winner": "red", "loser": "blue"}]
+    assert fields[0] and all("spec.assets.amd64.runsc.url".startswith(f) for f in fields[0]), fields
+    for space in SPACES:
+        wait_for(lambda s=space: [c for c in space_get(world, s, "edgeplacement", "agent-substrate")["status"]
+                                  .get("conditions") or [] if c["type"] == "Conflict" and c["status"] == "True"],
+                 timeout=30, message=f"the Conflict condition in {space}")
+    kept = world.get(CLUSTER, "/apis/ate.dev/v1alpha1/sandboxconfigs/gvisor-default")
+    assert kept is not None and kept["spec"] == original["spec"]
+    assert kept["metadata"]["uid"] == original["metadata"]["uid"]
+
+    world.apply("blue", next(d for d in documents("sandboxconfig-gvisor-default.yaml")))
+    wait_for(lambda: conflicts(world) == [], timeout=60, message="the conflict cleared")
 
 
 def test_one_instance_leaving_keeps_the_shared_crds_and_the_other_instance(world: World) -> None:
