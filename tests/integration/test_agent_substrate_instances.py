@@ -156,8 +156,8 @@ def test_each_space_sees_only_its_own_status(world: World) -> None:
     for space, replicas in want.items():
         wait_for(lambda s=space, r=replicas: (space_get(world, s, *pool).get("status") or {}).get("replicas") == r,
                  timeout=60, message=f"{space}'s shared-pool reporting {replicas} replicas")
-        shown = world.hub.kubectl("get", *pool, space=space).stdout
-        assert str(replicas) in shown.splitlines()[1].split(), shown
+        header, row = world.hub.kubectl("get", *pool, space=space).stdout.splitlines()
+        assert dict(zip(header.split(), row.split(), strict=True))["REPLICAS"] == str(replicas)  # printer column
         cluster = world.get(CLUSTER, f"/apis/ate.dev/v1alpha1/namespaces/{space}-ate-demo-multi-template-pool"
                                      "/workerpools/shared-pool")
         assert cluster is not None and cluster["spec"]["replicas"] == replicas
