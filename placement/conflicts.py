@@ -58,11 +58,20 @@ def differing_fields(a: Any, b: Any, prefix: str = "", depth: int = _DEPTH) -> l
     return out
 
 
+AsSent = Callable[[str, dict[str, Any]], dict[str, Any]]  # (space, copy) -> the copy as the cluster gets it
+
+
+def _unchanged(_space: str, obj: dict[str, Any]) -> dict[str, Any]:
+    return obj
+
+
 class Conflicts:
-    def __init__(self, cluster_namespace: Callable[[str, str], str]) -> None:
+    def __init__(self, cluster_namespace: Callable[[str, str], str], as_sent: AsSent = _unchanged) -> None:
         # (space, namespace) -> the cluster namespace (namespaceMapping): objects of one name in two spaces are one
         # cluster object only where their namespaces map to one.
         self._cluster_namespace = cluster_namespace
+        # Copies are compared as sent: two spaces' equal bindings whose subjects map apart differ in the cluster.
+        self._as_sent = as_sent
         self._refs: dict[Ident, set[ObjectRef]] = {}
         self._created: dict[ObjectRef, str] = {}
         self._due: set[Ident] = set()
@@ -142,6 +151,7 @@ class Conflicts:
                     content = await copy(ref, target)
                     if content is None:
                         continue
+                    content = self._as_sent(ref.space, content)
                     if winner is None:
                         winner, winning = ref, content
                         continue

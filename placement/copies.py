@@ -19,7 +19,7 @@ from apimachinery.dottedpaths import split_list
 from apimachinery.fieldownership import RETAIN_ANNOTATION
 from apiserver.resourcetypes import ScalePaths
 from inventory.clusters import Inventory, cordoned, not_ready_since
-from placement.conflicts import Conflicts
+from placement.conflicts import AsSent, Conflicts
 from placement.division import Division, DivisionError, divide, division_of
 from placement.engine import PlacementEngine
 from placement.model import ObjectRef
@@ -35,14 +35,14 @@ class ClusterCopies:
                  projected: Callable[[ObjectRef], Awaitable[dict[str, Any] | None]],
                  revision_of: Callable[[ObjectRef], int | None],
                  scale_of: Callable[[ObjectRef], ScalePaths | None],
-                 cluster_namespace: Callable[[str, str], str]) -> None:
+                 cluster_namespace: Callable[[str, str], str], as_sent: AsSent) -> None:
         self.engine = engine
         self.inventory = inventory
         self._projected = projected
         self._revision_of = revision_of
         self._scale_of = scale_of
         self.shaping = Shaper(engine.target_locations, inventory.location, inventory.sync_target)
-        self.conflicts = Conflicts(cluster_namespace)
+        self.conflicts = Conflicts(cluster_namespace, as_sent)
         self._due: set[ObjectRef] = set()  # shaped objects whose copies to make again
         # Divided objects: what they ask, their total and where it is; the shares last sent per cluster.
         self._divisions: dict[ObjectRef, tuple[Division, int, str]] = {}

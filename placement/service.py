@@ -137,7 +137,7 @@ class PlacementService(WorkQueue):
         self.namespaces = NamespacePlacing(self.engine.namespace_mapping, self.engine.maps_namespaces)
         # Each cluster's copy: customized for it, or held back (a failed customization, a lost conflict).
         self.copies = ClusterCopies(self.engine, inventory, self.projected, self._revision, self._scale,
-                                    self.namespaces.cluster_namespace)
+                                    self.namespaces.cluster_namespace, self.namespaces.object)
         self.copies.failover_after = self._failover_after
         self.condition_sources.append(self.copies.conditions)
         # Make-before-break: copies clusters keep after losing them, until their replacements are Ready.

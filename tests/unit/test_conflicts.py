@@ -80,3 +80,26 @@ def test_objects_whose_namespaces_map_apart_are_no_conflict() -> None:
                           {A: cm("2026-11-25T10:00:00Z", value="a"), B: cm("2026-11-25T10:00:05Z", value="b")})
     assert (changed, resend) == (set(), {})
     assert conflicts.all() == []
+
+
+def test_equal_bindings_whose_subjects_map_apart_differ_in_the_cluster() -> None:
+    """Two spaces' ClusterRoleBindings are written alike, but each names its own space's namespace once mapped:
+    one cluster object with two different contents."""
+    def binding(created: str) -> dict[str, Any]:
+        return {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
+                "metadata": {"name": "api", "creationTimestamp": created},
+                "subjects": [{"kind": "ServiceAccount", "name": "api", "namespace": "ate-system"}],
+                "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "api"}}
+
+    def as_sent(space: str, obj: dict[str, Any]) -> dict[str, Any]:
+        return {**obj, "subjects": [{**s, "namespace": f"{space}-{s['namespace']}"} for s in obj["subjects"]]}
+
+    red, blue = (ObjectRef(space, "clusterrolebindings.rbac.authorization.k8s.io", "", "api")
+                 for space in ("red", "blue"))
+    conflicts = Conflicts(lambda space, namespace: f"{space}-{namespace}" if namespace else "", as_sent)
+    copies = {red: binding("2026-11-25T10:00:00Z"), blue: binding("2026-11-25T10:00:05Z")}
+    for ref, obj in copies.items():
+        conflicts.object_changed(ref, obj)
+    run(conflicts, {red: ["wec1"], blue: ["wec1"]}, copies)
+    lost = conflicts.lost(blue, "wec1")
+    assert lost is not None and lost.winner == red and lost.fields == ("subjects",)
