@@ -100,6 +100,11 @@ class Conflicts:
             if len(self._refs.get(ident_of(ref), ())) > 1 or ref in self._lost or ref in self._won:
                 self._due.add(ident_of(ref))
 
+    def placements_changed(self) -> None:
+        """Placements changed or went: the objects in a conflict may have lost their destinations without any
+        placement selecting them now (conflicts are few, so all of them are looked at again)."""
+        self._due.update(ident_of(ref) for ref in (*self._lost, *self._won))
+
     # --- outputs ------------------------------------------------------------------------------
 
     def lost(self, ref: ObjectRef, target: str) -> Conflict | None:

@@ -119,6 +119,8 @@ class ClusterCopies:
         selected = [ref for key in placements for ref in self.engine.selected_objects(*key)]
         due.update(ref for ref in selected if self.shaping.shapes(ref))
         self.conflicts.selection_changed(selected)
+        if placements:
+            self.conflicts.placements_changed()
         changed = await self._make_copies(due)
         changed |= self._redivide({ref for ref in selected if ref in self._divisions} | self._divisions_due)
         lost, resend = await self.conflicts.recompute(self.engine.object_destinations, self._copy)

@@ -23,7 +23,7 @@ import yaml
 from tests.agent_substrate import CORPUS, CRDS, crd_files, documents, load, needs_corpus
 from tests.harness import wait_for
 from tests.integration.test_placement import desired
-from tests.syncer_harness import EDGE, World, namespace
+from tests.syncer_harness import EDGE, World, namespace, placement
 
 pytestmark = needs_corpus
 
@@ -208,6 +208,31 @@ def test_a_shared_sandbox_config_that_differs_is_a_reported_conflict_and_the_fir
 
     world.apply("blue", next(d for d in documents("sandboxconfig-gvisor-default.yaml")))
     wait_for(lambda: conflicts(world) == [], timeout=60, message="the conflict cleared")
+
+
+def test_upstreams_cluster_role_binding_from_both_spaces_is_a_conflict_and_red_keeps_its_binding(
+        world: World) -> None:
+    """Upstream binds its API server with ClusterRoleBinding ate-api-server-binding, naming ate-system: mapped, each
+    space's names its own control plane, so the one cluster object would differ (its ClusterRole does not)."""
+    rbac = placement("api-server-rbac", {"cluster": CLUSTER}, [
+        {"apiGroup": "rbac.authorization.k8s.io", "resources": ["clusterroles"],
+         "objectNames": ["ate-api-server-role"]},
+        {"apiGroup": "rbac.authorization.k8s.io", "resources": ["clusterrolebindings"],
+         "objectNames": ["ate-api-server-binding"]}])
+    for space in SPACES:
+        world.apply(space, rbac)
+    binding_path = "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings/ate-api-server-binding"
+    listed = wait_for(lambda: conflicts(world), timeout=60, message="the ClusterRoleBinding conflict")
+    assert [(c["resource"], c["name"], c["winner"], c["loser"], c["fields"]) for c in listed] == [
+        ("clusterrolebindings", "ate-api-server-binding", "red", "blue", ["subjects"])]
+    binding = world.wait_present(CLUSTER, binding_path)
+    assert binding["subjects"] == [{"kind": "ServiceAccount", "name": "ate-api-server", "namespace": "red-ate-system"}]
+    world.wait_present(CLUSTER, "/apis/rbac.authorization.k8s.io/v1/clusterroles/ate-api-server-role")
+
+    for space in SPACES:
+        world.hub.kubectl("delete", "edgeplacement", "api-server-rbac", space=space)
+    world.wait_absent(CLUSTER, binding_path, timeout=60)
+    wait_for(lambda: conflicts(world) == [], timeout=60, message="the conflict gone with the placements")
 
 
 def test_one_instance_leaving_keeps_the_shared_crds_and_the_other_instance(world: World) -> None:

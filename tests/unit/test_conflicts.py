@@ -103,3 +103,15 @@ def test_equal_bindings_whose_subjects_map_apart_differ_in_the_cluster() -> None
     run(conflicts, {red: ["wec1"], blue: ["wec1"]}, copies)
     lost = conflicts.lost(blue, "wec1")
     assert lost is not None and lost.winner == red and lost.fields == ("subjects",)
+
+
+def test_a_conflict_ends_when_the_placements_go_though_the_objects_stay() -> None:
+    conflicts = Conflicts(unmapped)
+    a, b = cm("2026-11-25T10:00:00Z", value="a"), cm("2026-11-25T10:00:05Z", value="b")
+    conflicts.object_changed(A, a)
+    conflicts.object_changed(B, b)
+    run(conflicts, {A: ["florin"], B: ["florin"]}, {A: a, B: b})
+    assert conflicts.lost(B, "florin") is not None
+    conflicts.placements_changed()  # both placements deleted: no placement selects either object now
+    changed, _resend = run(conflicts, {}, {A: a, B: b})
+    assert conflicts.all() == [] and changed == {A, B}
