@@ -6,7 +6,8 @@ hub with ``cluster=wec1``); kubectl against both spaces and against the cluster.
 real Agent Substrate CRDs and the corpus's control plane and demos (read in place from ../shared/corpus), their
 namespaces labelled with the part they play, and the example's EdgePlacement unchanged: namespaces selected by
 label, mapped to ``<space>-<namespace>``. The simulated cluster plays the substrate controller with a status rule
-(a WorkerPool's ``status.replicas`` follows its ``spec.replicas``).
+(a WorkerPool's ``status.replicas`` follows its ``spec.replicas``). The tests share one world and run in file order:
+each starts from what the earlier ones left (blue's pool scaled down); the last takes blue's instance away.
 """
 
 from __future__ import annotations
