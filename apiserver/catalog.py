@@ -57,6 +57,11 @@ class Catalog:
         """(group, plural) of the kinds every workload space serves, custom resources aside."""
         return frozenset((t.group, t.plural) for t in self._builtin)
 
+    def served_read_only(self) -> frozenset[str]:
+        """Stored kinds (``plural.group``) of every workload space that clients cannot create: only the server
+        writes them (the hub's reports, such as PlacementStatus) or they show what lives elsewhere."""
+        return frozenset(t.group_resource for t in self._builtin if "create" not in t.verbs)
+
     def _base(self, space: str) -> tuple[ResourceType, ...]:
         return self._root if space == ROOT or self._nested_spaces else self._builtin
 

@@ -71,11 +71,20 @@ def differing_fields(a: Any, b: Any, prefix: str = "", depth: int = _DEPTH) -> l
     return out
 
 
+AsSent = Callable[[str, dict[str, Any]], dict[str, Any]]  # (space, copy) -> the copy as the cluster gets it
+
+
+def _unchanged(_space: str, obj: dict[str, Any]) -> dict[str, Any]:
+    return obj
+
+
 class Conflicts:
-    def __init__(self, cluster_namespace: Callable[[str, str], str]) -> None:
+    def __init__(self, cluster_namespace: Callable[[str, str], str], as_sent: AsSent = _unchanged) -> None:
         # (space, namespace) -> the cluster namespace (namespaceMapping), read when an object is seen and when
         # ``remap`` says its namespace's mapping changed.
         self._cluster_namespace = cluster_namespace
+        # Copies are compared as sent: two spaces' equal bindings whose subjects map apart differ in the cluster.
+        self._as_sent = as_sent
         self._refs: dict[Ident, set[ObjectRef]] = {}
         self._created: dict[ObjectRef, str] = {}
         self._mapped: dict[ObjectRef, Ident] = {}  # objects whose cluster name is not their own (``ident_of``)
@@ -150,6 +159,12 @@ class Conflicts:
             if len(self._refs.get(ident, ())) > 1 or ref in self._lost or ref in self._won:
                 self._due.setdefault(ident, set()).add(ref)
 
+    def placements_changed(self) -> None:
+        """Placements changed or went: the objects in a conflict may have lost their destinations without any
+        placement selecting them now (conflicts are few, so all of them are looked at again)."""
+        for ref in (*self._lost, *self._won):
+            self._due.setdefault(self.ident(ref), set()).add(ref)
+
     # --- outputs ------------------------------------------------------------------------------
 
     def lost(self, ref: ObjectRef, target: str) -> Conflict | None:
@@ -206,6 +221,7 @@ class Conflicts:
                     content = await copy(ref, target)
                     if content is None:
                         continue
+                    content = self._as_sent(ref.space, content)
                     if winner is None:
                         winner, winning = ref, content
                         continue

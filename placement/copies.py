@@ -19,7 +19,7 @@ from apimachinery.dottedpaths import split_list
 from apimachinery.fieldownership import RETAIN_ANNOTATION
 from apiserver.resourcetypes import ScalePaths
 from inventory.clusters import Inventory, cordoned, not_ready_since
-from placement.conflicts import Conflicts
+from placement.conflicts import AsSent, Conflicts
 from placement.division import Division, DivisionError, divide, division_of
 from placement.engine import PlacementEngine
 from placement.model import ObjectRef
@@ -35,14 +35,14 @@ class ClusterCopies:
                  projected: Callable[[ObjectRef], Awaitable[dict[str, Any] | None]],
                  revision_of: Callable[[ObjectRef], int | None],
                  scale_of: Callable[[ObjectRef], ScalePaths | None],
-                 cluster_namespace: Callable[[str, str], str]) -> None:
+                 cluster_namespace: Callable[[str, str], str], as_sent: AsSent) -> None:
         self.engine = engine
         self.inventory = inventory
         self._projected = projected
         self._revision_of = revision_of
         self._scale_of = scale_of
         self.shaping = Shaper(engine.target_locations, inventory.location, inventory.sync_target)
-        self.conflicts = Conflicts(cluster_namespace)
+        self.conflicts = Conflicts(cluster_namespace, as_sent)
         self._due: set[ObjectRef] = set()  # shaped objects whose copies to make again
         # Divided objects: what they ask, their total and where it is; the shares last sent per cluster.
         self._divisions: dict[ObjectRef, tuple[Division, int, str]] = {}
@@ -119,6 +119,8 @@ class ClusterCopies:
         selected = [ref for key in placements for ref in self.engine.selected_objects(*key)]
         due.update(ref for ref in selected if self.shaping.shapes(ref))
         self.conflicts.selection_changed(selected)
+        if placements:
+            self.conflicts.placements_changed()
         changed = await self._make_copies(due)
         changed |= self._redivide({ref for ref in selected if ref in self._divisions} | self._divisions_due)
         lost, resend = await self.conflicts.recompute(self.engine.object_destinations, self._copy)

@@ -63,7 +63,9 @@ TARGET_CLUSTERS_ANNOTATION = "spacehub.io/target-clusters"
 UPSYNCED_LABEL = "spacehub.io/upsynced"
 SPACES = "spaces.spacehub.io"
 # Placement machinery, events and the spaces nested in a space are never placed on clusters; nor are a space's
-# Leases, its own controllers' leader election: a copy in a cluster would mislead the cluster's controllers.
+# Leases, its own controllers' leader election: a copy in a cluster would mislead the cluster's controllers. Nor
+# are the kinds a space serves read-only (Catalog.served_read_only): the hub's own reports about placed objects
+# (a PlacementStatus placed would get a PlacementStatus in turn, without end).
 NOT_PLACED = frozenset({PLACEMENTS, SLICES, CUSTOMIZERS, LOCATIONS, SYNC_TARGETS, "events", SPACES,
                         "leases.coordination.k8s.io"})
 
@@ -84,6 +86,7 @@ class PlacementService(WorkQueue):
         self.space_phase = space_phase
         self.objects = objects
         self.catalog = catalog
+        self.not_placed = NOT_PLACED | catalog.served_read_only()
         self.inventory = inventory
         self.inventory_space = inventory.space
         # Sequence numbers start above the store's revision at startup, so that a syncer's seq from
@@ -136,7 +139,7 @@ class PlacementService(WorkQueue):
         self.namespaces = NamespacePlacing(self.engine.namespace_mapping, self.engine.maps_namespaces)
         # Each cluster's copy: customized for it, or held back (a failed customization, a lost conflict).
         self.copies = ClusterCopies(self.engine, inventory, self.projected, self._revision, self._scale,
-                                    self.namespaces.cluster_namespace)
+                                    self.namespaces.cluster_namespace, self.namespaces.object)
         self.copies.failover_after = self._failover_after
         self.condition_sources.append(self.copies.conditions)
         # Namespaces whose cluster namespace moved are sent again; those mapped to no valid name are reported.
@@ -221,7 +224,7 @@ class PlacementService(WorkQueue):
                     self._workload[ref] = w = dataclasses.replace(w, shaping=self.copies.token(ref))
                     self.engine.upsert_object(w)
             return
-        if key.resource in NOT_PLACED or namespace_default(key.resource, key.name):
+        if key.resource in self.not_placed or namespace_default(key.resource, key.name):
             return
         if not gone and ((obj.get("metadata") or {}).get("labels") or {}).get(UPSYNCED_LABEL) == "true":  # type: ignore
             gone = True  # an upsynced object is the clusters', not a workload to place

@@ -421,6 +421,8 @@ class Syncer:
             return
         finally:
             held.in_flight = False
+        if self.held.get(held.ident) is not held:
+            return  # a delete of the same object that was under way at the same time finished first
         del self.held[held.ident]
         self.owned.untrack(held.ident)
         self.state.remove(self.target, held.ident)
@@ -463,6 +465,8 @@ class Syncer:
             now = loop.time()
             ready = sorted((h for h in due if h.retry_at <= now), key=lambda h: h.order if not h.deleting else -h.order)
             for held in ready:
+                if self.held.get(held.ident) is not held or held.in_flight:
+                    continue  # the stream deleted it, or is at work on it, while an earlier retry was awaited
                 if held.deleting:
                     await self._delete(held)
                     continue

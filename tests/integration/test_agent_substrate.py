@@ -7,51 +7,27 @@ from __future__ import annotations
 
 import copy
 import re
-from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
 
-from tests.conftest import SHARED
+from tests.agent_substrate import CORPUS, CRDS, DIGEST, crd_files, instances, load, needs_corpus
 from tests.harness import Hub
 
-CORPUS = SHARED / "corpus" / "agent-substrate"
-pytestmark = pytest.mark.skipif(not (CORPUS / "crds").is_dir(),
-                                reason=f"Agent Substrate corpus not found at {CORPUS}")
-DIGEST = "@sha256:" + "0123456789abcdef" * 4
-
-
-def load(path: Path) -> list[dict[str, Any]]:
-    return [d for d in yaml.safe_load_all(path.read_text()) if d]
-
-
-def substitute(text: str) -> str:
-    """Resolve the corpus's template placeholders the way its upstream build does."""
-    text = re.sub(r"ko://[^\s\"']+", lambda m: "registry.example/" + m.group(0)[5:].replace("/", "-") + DIGEST, text)
-    text = re.sub(r"\$\{[A-Z0-9_]*SHA256\}", "5" * 64, text)
-    return re.sub(r"\$\{[A-Z0-9_]+\}", "placeholder", text)
+pytestmark = needs_corpus
 
 
 @pytest.fixture
 def substrate(hub: Hub, space: str) -> str:
-    for crd in sorted((CORPUS / "crds").glob("ate.dev_*.yaml")):
+    for crd in crd_files():
         hub.kubectl("apply", "-f", str(crd), space=space)
-    for crd in ("actortemplates", "workerpools", "sandboxconfigs"):
+    for crd in CRDS:
         hub.kubectl("wait", "--for=condition=Established", f"crd/{crd}.ate.dev", "--timeout=10s", space=space)
     hub.kubectl("apply", "-f", str(CORPUS / "crds" / "sandboxconfig-validation-vap.yaml"), space=space)
     hub.kubectl("create", "-f", "-", space=space, input=yaml.safe_dump(
         {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "ate-system"}}))
     return space
-
-
-def instances(kind: str) -> list[dict[str, Any]]:
-    found = []
-    for path in sorted((CORPUS / "instances").glob("*.yaml")):
-        for doc in yaml.safe_load_all(substitute(path.read_text())):
-            if doc and doc.get("kind") == kind:
-                found.append(doc)
-    return found
 
 
 def apply(hub: Hub, space: str, obj: dict[str, Any], check: bool = True) -> Any:

@@ -149,3 +149,38 @@ def test_a_new_space_s_unplaced_object_does_not_look_again_at_every_space_s_obje
         conflicts.object_changed(ref, {"metadata": {"name": "default", "creationTimestamp": "2026-11-25T10:00:00Z"}})
         assert asyncio.run(conflicts.recompute(destinations, copy)) == (set(), {})
     assert len(looked_at) <= len(refs)  # each new object once, not each time all of them
+
+
+def test_equal_bindings_whose_subjects_map_apart_differ_in_the_cluster() -> None:
+    """Two spaces' ClusterRoleBindings are written alike, but each names its own space's namespace once mapped:
+    one cluster object with two different contents."""
+    def binding(created: str) -> dict[str, Any]:
+        return {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
+                "metadata": {"name": "api", "creationTimestamp": created},
+                "subjects": [{"kind": "ServiceAccount", "name": "api", "namespace": "ate-system"}],
+                "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "api"}}
+
+    def as_sent(space: str, obj: dict[str, Any]) -> dict[str, Any]:
+        return {**obj, "subjects": [{**s, "namespace": f"{space}-{s['namespace']}"} for s in obj["subjects"]]}
+
+    red, blue = (ObjectRef(space, "clusterrolebindings.rbac.authorization.k8s.io", "", "api")
+                 for space in ("red", "blue"))
+    conflicts = Conflicts(lambda space, namespace: f"{space}-{namespace}" if namespace else "", as_sent)
+    copies = {red: binding("2026-11-25T10:00:00Z"), blue: binding("2026-11-25T10:00:05Z")}
+    for ref, obj in copies.items():
+        conflicts.object_changed(ref, obj)
+    run(conflicts, {red: ["wec1"], blue: ["wec1"]}, copies)
+    lost = conflicts.lost(blue, "wec1")
+    assert lost is not None and lost.winner == red and lost.fields == ("subjects",)
+
+
+def test_a_conflict_ends_when_the_placements_go_though_the_objects_stay() -> None:
+    conflicts = Conflicts(unmapped)
+    a, b = cm("2026-11-25T10:00:00Z", value="a"), cm("2026-11-25T10:00:05Z", value="b")
+    conflicts.object_changed(A, a)
+    conflicts.object_changed(B, b)
+    run(conflicts, {A: ["florin"], B: ["florin"]}, {A: a, B: b})
+    assert conflicts.lost(B, "florin") is not None
+    conflicts.placements_changed()  # both placements deleted: no placement selects either object now
+    changed, _resend = run(conflicts, {}, {A: a, B: b})
+    assert conflicts.all() == [] and changed == {A, B}

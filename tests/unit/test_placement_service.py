@@ -12,7 +12,7 @@ from typing import Any
 
 from hub.app import HubCore
 from placement.model import ObjectRef
-from tests.hub_core import EDGE, create, delete, get, hub_core, placement
+from tests.hub_core import EDGE, create, delete, get, hub_core, listed, placement
 from tests.polling import eventually
 from tests.syncer_harness import configmap, namespace
 
@@ -135,4 +135,25 @@ def test_a_spaces_leases_stay_in_the_space_even_where_a_placement_selects_every_
             await eventually(lambda: "configmaps/app/settings" in desired_names(core, "florin"),
                              message="the ConfigMap placed")
             assert not any(name.startswith("leases.") for name in desired_names(core, "florin"))
+    asyncio.run(scenario())
+
+
+def test_the_hubs_status_objects_stay_in_the_space_where_a_namespace_selector_selects_every_kind(
+        tmp_path: Path) -> None:
+    """A PlacementStatus is the hub's report about a placed object: placed in turn it would get a PlacementStatus
+    of its own, and that one another (the clusters do not serve the kind either)."""
+    labelled = {**namespace("app"), "metadata": {"name": "app", "labels": {"part": "workers"}}}
+    everything = [{"namespaceSelectors": [{"matchLabels": {"part": "workers"}}]}]  # every kind in app
+
+    async def scenario() -> None:
+        async with hub_core(tmp_path) as core:
+            await core.registration.register("florin", {"env": "prod"})
+            await core.runtime.ensure_space("team", manager="test")
+            await create(core, "team", labelled, configmap("settings", "app"),
+                         placement("all", {"env": "prod"}, everything))
+            await eventually(lambda: listed(core, "team", "status.spacehub.io/v1alpha1", "PlacementStatus", "app"),
+                             message="the ConfigMap's PlacementStatus")
+            await eventually(lambda: "configmaps/app/settings" in desired_names(core, "florin"),
+                             message="the ConfigMap placed")
+            assert not any(name.startswith("placementstatuses.") for name in desired_names(core, "florin"))
     asyncio.run(scenario())

@@ -17,6 +17,7 @@ import uvicorn
 import yaml
 
 from sim.app import SimSettings, build_app
+from sim.faults import Faults
 from syncer.bootstrap import Bootstrap
 from syncer.cluster import GVR, Cluster
 from syncer.held import MANAGED_LABEL
@@ -32,13 +33,14 @@ TOKEN = "wec1-token"
 
 
 @contextlib.asynccontextmanager
-async def simulated_cluster(tmp_path: Path) -> AsyncIterator[Cluster]:
-    """One simulated cluster ``wec1`` over plain HTTP on a free port, and a Cluster client for it."""
+async def simulated_cluster(tmp_path: Path, faults: Faults | None = None) -> AsyncIterator[Cluster]:
+    """One simulated cluster ``wec1`` over plain HTTP on a free port (with ``faults`` from the start), and a
+    Cluster client for it."""
     port = free_port()
     base = f"http://127.0.0.1:{port}"
     app, _core = build_app(SimSettings(db_url=f"sqlite:///{tmp_path / 'sim.db'}", admin_token="sim-admin",
                                        clusters=["wec1"], cluster_tokens={"wec1": TOKEN}, public_url=base,
-                                       insecure_http=True))
+                                       insecure_http=True, faults={"wec1": faults} if faults else {}))
     server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="on"))
     serving = asyncio.create_task(server.serve())
     kubeconfig = tmp_path / "wec1.kubeconfig"
@@ -156,4 +158,43 @@ def test_what_it_holds_survives_a_restart_and_a_later_delete_still_removes_it(tm
                 assert second.seq() == 2 and second.managed() == 2
                 await second._handle({"type": "DELETE", "seq": 3, "entry": entry("configmaps", "settings", "app")})
                 assert await cluster.get(CONFIGMAPS, "app", "settings") is None
+    asyncio.run(scenario())
+
+
+def test_an_object_deleted_while_the_retries_are_busy_is_not_deleted_twice(tmp_path: Path) -> None:
+    """The retry loop takes the due objects, then works through them one at a time: one the stream deleted
+    meanwhile is gone, and the loop goes on (it once deleted it again and stopped on the KeyError)."""
+    gvr = {"group": "ate.dev", "version": "v1alpha1", "resource": "workerpools"}  # a kind the cluster does not serve
+
+    def pool(name: str) -> tuple[dict[str, Any], dict[str, Any]]:
+        return ({**entry("workerpools", name, "app"), **gvr},
+                {"apiVersion": "ate.dev/v1alpha1", "kind": "WorkerPool", "metadata": {"name": name, "namespace": "app"},
+                 "spec": {"replicas": 1}})
+
+    async def scenario() -> None:
+        slow = Faults(latency_seconds=0.3)  # every request: a retry of three of them takes about a second
+        async with simulated_cluster(tmp_path, slow) as cluster, syncer_for(tmp_path, cluster) as syncer:
+            for seq, name in enumerate(("first", "second"), start=1):
+                await syncer._handle(upsert(seq, *pool(name)))
+            first, second = syncer.held["ate.dev/workerpools/app/first"], syncer.held["ate.dev/workerpools/app/second"]
+            assert first.error and second.error and "CRDMissing" in second.error
+            loop = asyncio.get_running_loop()
+            await eventually(lambda: second.retry_at <= loop.time(), timeout=10, message="both retries due")
+            retries = asyncio.create_task(syncer._retry_loop())
+            try:
+                await eventually(lambda: first.in_flight, timeout=10, message="the first retry under way")
+                await syncer._handle({"type": "DELETE", "seq": 3, "entry": pool("second")[0]})
+                assert first.in_flight and "ate.dev/workerpools/app/second" not in syncer.held
+                errors = syncer.apply_errors
+                # The loop lives on: the first pool's retries go on failing (its CRD is still missing).
+
+                def retried_again() -> bool:
+                    if retries.done():
+                        retries.result()  # what stopped it
+                    return syncer.apply_errors > errors + 1
+                await eventually(retried_again, timeout=20, message="the first pool retried after the delete")
+            finally:
+                retries.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await retries
     asyncio.run(scenario())
