@@ -1,0 +1,408 @@
+"""``autoscaling/v1`` HorizontalPodAutoscalers: the stored ``autoscaling/v2`` objects in the older API's shape.
+
+kube-apiserver serves both versions from one storage, v2 being the storage version
+(``pkg/apis/autoscaling/v1/conversion.go``). v1 has one metric, ``spec.targetCPUUtilizationPercentage`` (and
+``status.currentCPUUtilizationPercentage``); everything else v2 holds travels in round-trip annotations, so a v1
+client that reads an HPA and writes it back loses nothing:
+
+- ``autoscaling.alpha.kubernetes.io/metrics``: the spec metrics other than a CPU utilization target,
+- ``autoscaling.alpha.kubernetes.io/current-metrics``: every status metric,
+- ``autoscaling.alpha.kubernetes.io/behavior``: ``spec.behavior``, as Go marshals kube's *internal* type
+  (no json tags: ``ScaleUp``, ``StabilizationWindowSeconds`` …; read back ignoring case, as ``encoding/json``),
+- ``autoscaling.alpha.kubernetes.io/conditions``: ``status.conditions``.
+
+The metrics in the annotations have v1's (formerly v2beta1's) shape: ``targetAverageUtilization``,
+``metricName``… instead of v2's ``target`` and ``metric``. Annotations that do not decode are ignored, as upstream
+ignores them. Writes through v1 are defaulted and validated as v2 objects (upstream validates the internal type).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+
+from apimachinery.errors import Cause
+from apiserver.builtin.strategies import HorizontalPodAutoscalerStrategy
+from apiserver.resourcetypes import Conversion, Strategy
+
+API_VERSION = "autoscaling/v1"
+STORAGE_API_VERSION = "autoscaling/v2"
+METRICS = "autoscaling.alpha.kubernetes.io/metrics"
+CURRENT_METRICS = "autoscaling.alpha.kubernetes.io/current-metrics"
+BEHAVIOR = "autoscaling.alpha.kubernetes.io/behavior"
+CONDITIONS = "autoscaling.alpha.kubernetes.io/conditions"
+# Also dropped by upstream's DropRoundTripHorizontalPodAutoscalerAnnotations, though nothing writes them now.
+_TOLERANCES = ("autoscaling.alpha.kubernetes.io/scale-down-tolerance",
+               "autoscaling.alpha.kubernetes.io/scale-up-tolerance")
+ROUND_TRIP = (METRICS, CURRENT_METRICS, BEHAVIOR, CONDITIONS, *_TOLERANCES)
+DEFAULT_CPU_UTILIZATION = 80
+
+Obj = dict[str, Any]
+
+
+def _obj(value: Any) -> Obj:
+    return value if isinstance(value, dict) else {}
+
+
+def _list(value: Any) -> list[Obj]:
+    return [item for item in value if isinstance(item, dict)] if isinstance(value, list) else []
+
+
+def _copy(out: Obj, out_key: str, src: Obj, key: str) -> None:
+    """Go's pointer fields: copied when set, left out when nil."""
+    if src.get(key) is not None:
+        out[out_key] = src[key]
+
+
+def _quantity(src: Obj, key: str) -> Any:
+    """A non-pointer ``resource.Quantity`` in Go: the zero quantity marshals as "0"."""
+    value = src.get(key)
+    return "0" if value is None else value
+
+
+def _ref(ref: Obj) -> Obj:
+    out = {"kind": ref.get("kind", ""), "name": ref.get("name", "")}
+    _copy(out, "apiVersion", ref, "apiVersion")
+    return out
+
+
+def _is_cpu_utilization(metric: Obj) -> bool:
+    resource = _obj(metric.get("resource"))
+    return metric.get("type") == "Resource" and resource.get("name") == "cpu" and \
+        _obj(resource.get("target")).get("averageUtilization") is not None
+
+
+# --- metrics: v2 <-> the v1 annotation shape --------------------------------------------------------------
+
+def _v1_metric_spec(metric: Obj) -> Obj:
+    out: Obj = {"type": metric.get("type", "")}
+    if isinstance(metric.get("object"), dict):
+        src, target = metric["object"], _obj(metric["object"].get("target"))
+        ident = _obj(src.get("metric"))
+        obj: Obj = {"target": _ref(_obj(src.get("describedObject"))), "metricName": ident.get("name", ""),
+                    "targetValue": _quantity(target, "value")}
+        _copy(obj, "selector", ident, "selector")
+        _copy(obj, "averageValue", target, "averageValue")
+        out["object"] = obj
+    if isinstance(metric.get("pods"), dict):
+        src, target = metric["pods"], _obj(metric["pods"].get("target"))
+        ident = _obj(src.get("metric"))
+        pods: Obj = {"metricName": ident.get("name", ""), "targetAverageValue": _quantity(target, "averageValue")}
+        _copy(pods, "selector", ident, "selector")
+        out["pods"] = pods
+    for key in ("resource", "containerResource"):
+        if isinstance(metric.get(key), dict):
+            src, target = metric[key], _obj(metric[key].get("target"))
+            res: Obj = {"name": src.get("name", "")}
+            _copy(res, "targetAverageUtilization", target, "averageUtilization")
+            _copy(res, "targetAverageValue", target, "averageValue")
+            if key == "containerResource":
+                res["container"] = src.get("container", "")
+            out[key] = res
+    if isinstance(metric.get("external"), dict):
+        src, target = metric["external"], _obj(metric["external"].get("target"))
+        ident = _obj(src.get("metric"))
+        ext: Obj = {"metricName": ident.get("name", "")}
+        _copy(ext, "metricSelector", ident, "selector")
+        _copy(ext, "targetValue", target, "value")
+        _copy(ext, "targetAverageValue", target, "averageValue")
+        out["external"] = ext
+    return out
+
+
+def _identifier(src: Obj, selector_key: str) -> Obj:
+    out = {"name": src.get("metricName", "")}
+    _copy(out, "selector", src, selector_key)
+    return out
+
+
+def _v2_metric_spec(metric: Obj) -> Obj:
+    out: Obj = {"type": metric.get("type", "")}
+    if isinstance(metric.get("object"), dict):
+        src = metric["object"]
+        target: Obj = {"type": "Value" if src.get("averageValue") is None else "AverageValue",
+                       "value": _quantity(src, "targetValue")}
+        _copy(target, "averageValue", src, "averageValue")
+        out["object"] = {"describedObject": _ref(_obj(src.get("target"))), "target": target,
+                         "metric": _identifier(src, "selector")}
+    if isinstance(metric.get("pods"), dict):
+        src = metric["pods"]
+        out["pods"] = {"metric": _identifier(src, "selector"),
+                       "target": {"type": "AverageValue", "averageValue": _quantity(src, "targetAverageValue")}}
+    for key in ("resource", "containerResource"):
+        if isinstance(metric.get(key), dict):
+            src = metric[key]
+            target = {"type": "AverageValue" if src.get("targetAverageUtilization") is None else "Utilization"}
+            _copy(target, "averageValue", src, "targetAverageValue")
+            _copy(target, "averageUtilization", src, "targetAverageUtilization")
+            res: Obj = {"name": src.get("name", ""), "target": target}
+            if key == "containerResource":
+                res["container"] = src.get("container", "")
+            out[key] = res
+    if isinstance(metric.get("external"), dict):
+        src = metric["external"]
+        target = {"type": "AverageValue" if src.get("targetValue") is None else "Value"}
+        _copy(target, "value", src, "targetValue")
+        _copy(target, "averageValue", src, "targetAverageValue")
+        out["external"] = {"metric": _identifier(src, "metricSelector"), "target": target}
+    return out
+
+
+def _v1_metric_status(metric: Obj) -> Obj:
+    out: Obj = {"type": metric.get("type", "")}
+    if isinstance(metric.get("object"), dict):
+        src, current = metric["object"], _obj(metric["object"].get("current"))
+        ident = _obj(src.get("metric"))
+        obj: Obj = {"target": _ref(_obj(src.get("describedObject"))), "metricName": ident.get("name", ""),
+                    "currentValue": _quantity(current, "value")}
+        _copy(obj, "selector", ident, "selector")
+        _copy(obj, "averageValue", current, "averageValue")
+        out["object"] = obj
+    if isinstance(metric.get("pods"), dict):
+        src, current = metric["pods"], _obj(metric["pods"].get("current"))
+        ident = _obj(src.get("metric"))
+        pods: Obj = {"metricName": ident.get("name", ""), "currentAverageValue": _quantity(current, "averageValue")}
+        _copy(pods, "selector", ident, "selector")
+        out["pods"] = pods
+    for key in ("resource", "containerResource"):
+        if isinstance(metric.get(key), dict):
+            src, current = metric[key], _obj(metric[key].get("current"))
+            res: Obj = {"name": src.get("name", "")}
+            _copy(res, "currentAverageUtilization", current, "averageUtilization")
+            res["currentAverageValue"] = _quantity(current, "averageValue")
+            if key == "containerResource":
+                res["container"] = src.get("container", "")
+            out[key] = res
+    if isinstance(metric.get("external"), dict):
+        src, current = metric["external"], _obj(metric["external"].get("current"))
+        ident = _obj(src.get("metric"))
+        ext: Obj = {"metricName": ident.get("name", "")}
+        _copy(ext, "metricSelector", ident, "selector")
+        ext["currentValue"] = _quantity(current, "value")
+        _copy(ext, "currentAverageValue", current, "averageValue")
+        out["external"] = ext
+    return out
+
+
+def _v2_metric_status(metric: Obj) -> Obj:
+    out: Obj = {"type": metric.get("type", "")}
+    if isinstance(metric.get("object"), dict):
+        src = metric["object"]
+        current: Obj = {"value": _quantity(src, "currentValue")}
+        _copy(current, "averageValue", src, "averageValue")
+        out["object"] = {"metric": _identifier(src, "selector"), "current": current,
+                         "describedObject": _ref(_obj(src.get("target")))}
+    if isinstance(metric.get("pods"), dict):
+        src = metric["pods"]
+        out["pods"] = {"metric": _identifier(src, "selector"),
+                       "current": {"averageValue": _quantity(src, "currentAverageValue")}}
+    for key in ("resource", "containerResource"):
+        if isinstance(metric.get(key), dict):
+            src = metric[key]
+            current = {"averageValue": _quantity(src, "currentAverageValue")}
+            _copy(current, "averageUtilization", src, "currentAverageUtilization")
+            res: Obj = {"name": src.get("name", ""), "current": current}
+            if key == "containerResource":
+                res["container"] = src.get("container", "")
+            out[key] = res
+    if isinstance(metric.get("external"), dict):
+        src = metric["external"]
+        current = {"value": _quantity(src, "currentValue")}
+        _copy(current, "averageValue", src, "currentAverageValue")
+        out["external"] = {"metric": _identifier(src, "metricSelector"), "current": current}
+    return out
+
+
+# --- behavior: v2 <-> Go's marshalling of the internal type -----------------------------------------------
+
+_RULE_FIELDS = (("stabilizationWindowSeconds", "StabilizationWindowSeconds"), ("selectPolicy", "SelectPolicy"),
+                ("policies", "Policies"), ("tolerance", "Tolerance"))
+_POLICY_FIELDS = (("type", "Type", ""), ("value", "Value", 0), ("periodSeconds", "PeriodSeconds", 0))
+
+
+def _go_behavior(behavior: Obj) -> Obj:
+    def rules(value: Any) -> Obj | None:
+        if not isinstance(value, dict):
+            return None
+        out: Obj = {go: value.get(name) for name, go in _RULE_FIELDS}
+        if isinstance(out["Policies"], list):
+            out["Policies"] = [{go: policy.get(name, zero) for name, go, zero in _POLICY_FIELDS}
+                               for policy in _list(out["Policies"])]
+        return out
+    return {"ScaleUp": rules(behavior.get("scaleUp")), "ScaleDown": rules(behavior.get("scaleDown"))}
+
+
+def _field(obj: Obj, go_name: str) -> Any:
+    """A member as ``encoding/json`` finds it for a Go field: the exact name, else any case of it."""
+    if go_name in obj:
+        return obj[go_name]
+    return next((v for k, v in obj.items() if k.lower() == go_name.lower()), None)
+
+
+def _v2_behavior(raw: Any) -> Obj | None:
+    if not isinstance(raw, dict):
+        return None
+
+    def rules(value: Any) -> Obj | None:
+        if not isinstance(value, dict):
+            return None
+        out: Obj = {name: _field(value, go) for name, go in _RULE_FIELDS if _field(value, go) is not None}
+        if isinstance(out.get("policies"), list):
+            out["policies"] = [{name: _field(p, go) if _field(p, go) is not None else zero
+                                for name, go, zero in _POLICY_FIELDS} for p in _list(out["policies"])]
+        return out
+    out = {name: r for name, go in (("scaleUp", "ScaleUp"), ("scaleDown", "ScaleDown"))
+           if (r := rules(_field(raw, go))) is not None}
+    return out or None  # the zero behavior is no behavior
+
+
+# --- whole objects --------------------------------------------------------------------------------------
+
+def _annotations_without_round_trip(meta: Obj) -> Obj:
+    return {k: v for k, v in _obj(meta.get("annotations")).items() if k not in ROUND_TRIP}
+
+
+def _with_annotations(obj: Obj, annotations: Obj) -> None:
+    meta = dict(_obj(obj.get("metadata")))
+    if annotations:
+        meta["annotations"] = annotations
+    else:
+        meta.pop("annotations", None)
+    obj["metadata"] = meta
+
+
+def _json(value: Any) -> str:
+    return orjson.dumps(value).decode()
+
+
+def _decoded(annotations: Obj, key: str) -> Any:
+    raw = annotations.get(key)
+    if not isinstance(raw, str):
+        return None
+    try:
+        return orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        return None
+
+
+def to_v1(obj: Obj) -> Obj:
+    """A stored ``autoscaling/v2`` HPA as ``autoscaling/v1`` shows it."""
+    spec, status = _obj(obj.get("spec")), _obj(obj.get("status"))
+    metrics, current = _list(spec.get("metrics")), _list(status.get("currentMetrics"))
+    v1_spec: Obj = {"scaleTargetRef": _ref(_obj(spec.get("scaleTargetRef")))}
+    _copy(v1_spec, "minReplicas", spec, "minReplicas")
+    v1_spec["maxReplicas"] = spec.get("maxReplicas", 0)
+    cpu = next((m for m in metrics if _is_cpu_utilization(m)), None)
+    if cpu is not None:
+        v1_spec["targetCPUUtilizationPercentage"] = cpu["resource"]["target"]["averageUtilization"]
+    v1_status: Obj = {}
+    _copy(v1_status, "observedGeneration", status, "observedGeneration")
+    _copy(v1_status, "lastScaleTime", status, "lastScaleTime")
+    v1_status["currentReplicas"] = status.get("currentReplicas", 0)
+    v1_status["desiredReplicas"] = status.get("desiredReplicas", 0)
+    for metric in current:  # upstream's loop has no break: the last CPU utilization wins
+        resource = _obj(metric.get("resource"))
+        if metric.get("type") == "Resource" and resource.get("name") == "cpu":
+            _copy(v1_status, "currentCPUUtilizationPercentage", _obj(resource.get("current")), "averageUtilization")
+
+    annotations = _annotations_without_round_trip(_obj(obj.get("metadata")))
+    others = [_v1_metric_spec(m) for m in metrics if not _is_cpu_utilization(m)]
+    if others:
+        annotations[METRICS] = _json(others)
+    if current:
+        annotations[CURRENT_METRICS] = _json([_v1_metric_status(m) for m in current])
+    if isinstance(spec.get("behavior"), dict):
+        annotations[BEHAVIOR] = _json(_go_behavior(spec["behavior"]))
+    conditions = _list(status.get("conditions"))
+    if conditions:
+        annotations[CONDITIONS] = _json(conditions)
+
+    out = {**obj, "apiVersion": API_VERSION, "spec": v1_spec, "status": v1_status}
+    _with_annotations(out, annotations)
+    return out
+
+
+def to_v2(obj: Obj) -> Obj:
+    """An ``autoscaling/v1`` HPA as the ``autoscaling/v2`` object it is stored as."""
+    spec, status = _obj(obj.get("spec")), _obj(obj.get("status"))
+    annotations = _obj(_obj(obj.get("metadata")).get("annotations"))
+    v2_spec: Obj = {"scaleTargetRef": _ref(_obj(spec.get("scaleTargetRef")))}
+    _copy(v2_spec, "minReplicas", spec, "minReplicas")
+    v2_spec["maxReplicas"] = spec.get("maxReplicas", 0)
+    metrics: list[Obj] = []
+    if spec.get("targetCPUUtilizationPercentage") is not None:
+        metrics.append({"type": "Resource", "resource": {"name": "cpu", "target": {
+            "type": "Utilization", "averageUtilization": spec["targetCPUUtilizationPercentage"]}}})
+    others = _decoded(annotations, METRICS)
+    if isinstance(others, list):
+        # The CPU target v1 has a field for goes after the others, as upstream orders them.
+        metrics = [_v2_metric_spec(m) for m in _list(others)] + metrics
+    if not metrics:  # v1's implicit default, explicit in v2
+        metrics = [{"type": "Resource", "resource": {"name": "cpu", "target": {
+            "type": "Utilization", "averageUtilization": DEFAULT_CPU_UTILIZATION}}}]
+    v2_spec["metrics"] = metrics
+    behavior = _v2_behavior(_decoded(annotations, BEHAVIOR))
+    if behavior is not None:
+        v2_spec["behavior"] = behavior
+
+    v2_status: Obj = {}
+    _copy(v2_status, "observedGeneration", status, "observedGeneration")
+    _copy(v2_status, "lastScaleTime", status, "lastScaleTime")
+    if status.get("currentReplicas"):  # omitempty in v2
+        v2_status["currentReplicas"] = status["currentReplicas"]
+    v2_status["desiredReplicas"] = status.get("desiredReplicas", 0)
+    current = _decoded(annotations, CURRENT_METRICS)
+    if isinstance(current, list):  # upstream: "the ones here have more information"
+        v2_status["currentMetrics"] = [_v2_metric_status(m) for m in _list(current)]
+    elif status.get("currentCPUUtilizationPercentage") is not None:
+        v2_status["currentMetrics"] = [{"type": "Resource", "resource": {"name": "cpu", "current": {
+            "averageUtilization": status["currentCPUUtilizationPercentage"]}}}]
+    conditions = _decoded(annotations, CONDITIONS)
+    if isinstance(conditions, list):
+        v2_status["conditions"] = _list(conditions)
+
+    out = {**obj, "apiVersion": STORAGE_API_VERSION, "spec": v2_spec, "status": v2_status}
+    _with_annotations(out, _annotations_without_round_trip(_obj(obj.get("metadata"))))
+    return out
+
+
+class HorizontalPodAutoscalerV1Conversion(Conversion):
+    stored_as = "horizontalpodautoscalers.autoscaling"
+
+    def to_stored(self, obj: Obj) -> Obj:
+        return to_v2(obj)
+
+    def to_served(self, obj: Obj) -> Obj:
+        return to_v1(obj)
+
+
+def _replace(obj: Obj, new: Obj) -> None:
+    obj.clear()
+    obj.update(new)
+
+
+class HorizontalPodAutoscalerV1Strategy(Strategy):
+    """Writes through ``autoscaling/v1``: defaulted and validated as the v2 objects they are stored as, then shown
+    in v1's shape again (the handlers store what the strategy leaves, converted back to v2)."""
+
+    def __init__(self) -> None:
+        self.v2 = HorizontalPodAutoscalerStrategy()
+        self.selectable_fields = self.v2.selectable_fields
+        self.name_rule = self.v2.name_rule
+
+    def prepare_for_create(self, obj: Obj) -> None:
+        v2 = to_v2(obj)
+        self.v2.prepare_for_create(v2)
+        _replace(obj, to_v1(v2))
+
+    def prepare_for_update(self, new: Obj, old: Obj) -> None:
+        v2 = to_v2(new)
+        self.v2.prepare_for_update(v2, to_v2(old))
+        _replace(new, to_v1(v2))
+
+    def validate(self, obj: Obj) -> list[Cause]:
+        return self.v2.validate(to_v2(obj))
+
+    def validate_update(self, new: Obj, old: Obj) -> list[Cause]:
+        return self.v2.validate_update(to_v2(new), to_v2(old))
