@@ -378,6 +378,12 @@ class HorizontalPodAutoscalerV1Conversion(Conversion):
 
 
 def _replace(obj: Obj, new: Obj) -> None:
+    """``obj`` becomes ``new``, keeping its ``metadata`` dict: the handlers hold on to it across the strategy."""
+    meta = obj.get("metadata")
+    if isinstance(meta, dict) and isinstance(new.get("metadata"), dict):
+        meta.clear()
+        meta.update(new["metadata"])
+        new = {**new, "metadata": meta}
     obj.clear()
     obj.update(new)
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 from tests.harness import Hub, kubectl_yaml
 
 
@@ -29,3 +31,64 @@ def test_kubectl_autoscale_creates_the_hpa_on_its_first_try(hub: Hub, space: str
     assert [m["resource"] for m in metrics] == [
         {"name": "cpu", "target": {"type": "AverageValue", "averageValue": "500m"}},
         {"name": "memory", "target": {"type": "Utilization", "averageUtilization": 70}}]
+
+
+HPA_V2 = {
+    "apiVersion": "autoscaling/v2", "kind": "HorizontalPodAutoscaler", "metadata": {"name": "api"},
+    "spec": {"scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "api"},
+             "minReplicas": 1, "maxReplicas": 4,
+             "metrics": [{"type": "Resource", "resource": {"name": "cpu", "target": {
+                             "type": "Utilization", "averageUtilization": 60}}},
+                         {"type": "Pods", "pods": {"metric": {"name": "qps"}, "target": {
+                             "type": "AverageValue", "averageValue": "100"}}}],
+             "behavior": {"scaleDown": {"stabilizationWindowSeconds": 60, "selectPolicy": "Max", "policies": [
+                 {"type": "Pods", "value": 1, "periodSeconds": 30}]}}},
+}
+V1 = "horizontalpodautoscalers.v1.autoscaling"
+
+
+def test_autoscaling_v1_serves_the_same_hpas_with_the_v2_only_fields_in_annotations(hub: Hub, space: str) -> None:
+    assert {"autoscaling/v1", "autoscaling/v2"} <= set(hub.kubectl("api-versions", space=space).stdout.split())
+    with hub.client() as c:
+        group = c.get(f"/clusters/{space}/apis/autoscaling").json()
+    assert group["preferredVersion"]["version"] == "v2"
+    explained = hub.kubectl("explain", "--api-version=autoscaling/v1", "hpa.spec", space=space).stdout
+    assert "targetCPUUtilizationPercentage" in explained
+
+    hub.kubectl("apply", "-f", "-", space=space, input=json.dumps(HPA_V2))
+    v1 = kubectl_yaml(hub.kubectl("get", V1, "api", "-o", "yaml", space=space))
+    assert v1["apiVersion"] == "autoscaling/v1"
+    assert v1["spec"]["targetCPUUtilizationPercentage"] == 60 and "metrics" not in v1["spec"]
+    annotations = v1["metadata"]["annotations"]
+    assert json.loads(annotations["autoscaling.alpha.kubernetes.io/metrics"]) == [
+        {"type": "Pods", "pods": {"metricName": "qps", "targetAverageValue": "100"}}]
+    assert json.loads(annotations["autoscaling.alpha.kubernetes.io/behavior"])["ScaleDown"][
+        "StabilizationWindowSeconds"] == 60
+
+    # A v1 client edits what it knows and writes the whole object back: v2 keeps everything else.
+    v1["spec"]["maxReplicas"] = 8
+    hub.kubectl("replace", "-f", "-", space=space, input=json.dumps(v1))
+    v2 = kubectl_yaml(hub.kubectl("get", "hpa", "api", "-o", "yaml", space=space))
+    assert v2["apiVersion"] == "autoscaling/v2" and v2["spec"]["maxReplicas"] == 8
+    assert v2["spec"]["metrics"] == [HPA_V2["spec"]["metrics"][1], HPA_V2["spec"]["metrics"][0]]
+    assert v2["spec"]["behavior"]["scaleDown"] == HPA_V2["spec"]["behavior"]["scaleDown"]
+    assert v2["metadata"]["generation"] == 2
+    assert not [k for k in v2["metadata"].get("annotations", {}) if k.startswith("autoscaling.alpha.kubernetes.io/")]
+
+
+def test_an_hpa_written_through_autoscaling_v1_is_a_v2_hpa(hub: Hub, space: str) -> None:
+    hpa = {"apiVersion": "autoscaling/v1", "kind": "HorizontalPodAutoscaler", "metadata": {"name": "old"},
+           "spec": {"scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "old"},
+                    "maxReplicas": 3, "targetCPUUtilizationPercentage": 50}}
+    hub.kubectl("create", "-f", "-", space=space, input=json.dumps(hpa))
+    v2 = kubectl_yaml(hub.kubectl("get", "hpa", "old", "-o", "yaml", space=space))
+    assert v2["spec"]["minReplicas"] == 1
+    assert v2["spec"]["metrics"] == [{"type": "Resource", "resource": {
+        "name": "cpu", "target": {"type": "Utilization", "averageUtilization": 50}}}]
+    # Validated as upstream validates it, with v2's field paths; a v2-only field is unknown to v1.
+    bad = {**hpa, "metadata": {"name": "bad"}, "spec": {**hpa["spec"], "minReplicas": 5}}
+    refused = hub.kubectl("create", "-f", "-", space=space, input=json.dumps(bad), check=False)
+    assert refused.returncode != 0 and "spec.maxReplicas" in refused.stderr
+    unknown = {**hpa, "metadata": {"name": "unknown"}, "spec": {**hpa["spec"], "metrics": []}}
+    refused = hub.kubectl("create", "-f", "-", space=space, input=json.dumps(unknown), check=False)
+    assert refused.returncode != 0 and 'unknown field "spec.metrics"' in refused.stderr
