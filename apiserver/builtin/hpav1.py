@@ -18,6 +18,7 @@ ignores them. Writes through v1 are defaulted and validated as v2 objects (upstr
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import orjson
@@ -75,38 +76,61 @@ def _is_cpu_utilization(metric: Obj) -> bool:
 
 # --- metrics: v2 <-> the v1 annotation shape --------------------------------------------------------------
 
-def _v1_metric_spec(metric: Obj) -> Obj:
+@dataclass(frozen=True)
+class _Side:
+    """Spec metrics and status metrics convert alike: v2 holds the numbers in ``target`` (typed) or ``current``,
+    v1 in fields named with that prefix (``targetAverageValue``, ``currentAverageValue`` …). Go declares some of
+    the status ones as plain quantities, which are always present ("0" when unset)."""
+
+    prefix: str
+    typed: bool
+
+
+_SPEC = _Side("target", typed=True)
+_STATUS = _Side("current", typed=False)
+
+
+def _quantity_field(out: Obj, out_key: str, src: Obj, key: str, always: bool) -> None:
+    if always:
+        out[out_key] = _quantity(src, key)
+    else:
+        _copy(out, out_key, src, key)
+
+
+def _v1_metric(metric: Obj, side: _Side) -> Obj:
+    p, always = side.prefix, not side.typed
     out: Obj = {"type": metric.get("type", "")}
     if isinstance(metric.get("object"), dict):
-        src, target = metric["object"], _obj(metric["object"].get("target"))
-        ident = _obj(src.get("metric"))
+        src = metric["object"]
+        values, ident = _obj(src.get(p)), _obj(src.get("metric"))
         obj: Obj = {"target": _ref(_obj(src.get("describedObject"))), "metricName": ident.get("name", ""),
-                    "targetValue": _quantity(target, "value")}
+                    f"{p}Value": _quantity(values, "value")}
         _copy(obj, "selector", ident, "selector")
-        _copy(obj, "averageValue", target, "averageValue")
+        _copy(obj, "averageValue", values, "averageValue")
         out["object"] = obj
     if isinstance(metric.get("pods"), dict):
-        src, target = metric["pods"], _obj(metric["pods"].get("target"))
-        ident = _obj(src.get("metric"))
-        pods: Obj = {"metricName": ident.get("name", ""), "targetAverageValue": _quantity(target, "averageValue")}
+        src = metric["pods"]
+        values, ident = _obj(src.get(p)), _obj(src.get("metric"))
+        pods: Obj = {"metricName": ident.get("name", ""), f"{p}AverageValue": _quantity(values, "averageValue")}
         _copy(pods, "selector", ident, "selector")
         out["pods"] = pods
     for key in ("resource", "containerResource"):
         if isinstance(metric.get(key), dict):
-            src, target = metric[key], _obj(metric[key].get("target"))
+            src = metric[key]
+            values = _obj(src.get(p))
             res: Obj = {"name": src.get("name", "")}
-            _copy(res, "targetAverageUtilization", target, "averageUtilization")
-            _copy(res, "targetAverageValue", target, "averageValue")
+            _copy(res, f"{p}AverageUtilization", values, "averageUtilization")
+            _quantity_field(res, f"{p}AverageValue", values, "averageValue", always)
             if key == "containerResource":
                 res["container"] = src.get("container", "")
             out[key] = res
     if isinstance(metric.get("external"), dict):
-        src, target = metric["external"], _obj(metric["external"].get("target"))
-        ident = _obj(src.get("metric"))
+        src = metric["external"]
+        values, ident = _obj(src.get(p)), _obj(src.get("metric"))
         ext: Obj = {"metricName": ident.get("name", "")}
         _copy(ext, "metricSelector", ident, "selector")
-        _copy(ext, "targetValue", target, "value")
-        _copy(ext, "targetAverageValue", target, "averageValue")
+        _quantity_field(ext, f"{p}Value", values, "value", always)
+        _copy(ext, f"{p}AverageValue", values, "averageValue")
         out["external"] = ext
     return out
 
@@ -117,100 +141,43 @@ def _identifier(src: Obj, selector_key: str) -> Obj:
     return out
 
 
-def _v2_metric_spec(metric: Obj) -> Obj:
+def _typed(side: _Side, target_type: str, values: Obj) -> Obj:
+    return {"type": target_type, **values} if side.typed else values
+
+
+def _v2_metric(metric: Obj, side: _Side) -> Obj:
+    p, always = side.prefix, not side.typed
     out: Obj = {"type": metric.get("type", "")}
     if isinstance(metric.get("object"), dict):
         src = metric["object"]
-        target: Obj = {"type": "Value" if src.get("averageValue") is None else "AverageValue",
-                       "value": _quantity(src, "targetValue")}
-        _copy(target, "averageValue", src, "averageValue")
-        out["object"] = {"describedObject": _ref(_obj(src.get("target"))), "target": target,
-                         "metric": _identifier(src, "selector")}
+        values: Obj = {"value": _quantity(src, f"{p}Value")}
+        _copy(values, "averageValue", src, "averageValue")
+        out["object"] = {
+            "describedObject": _ref(_obj(src.get("target"))), "metric": _identifier(src, "selector"),
+            p: _typed(side, "Value" if src.get("averageValue") is None else "AverageValue", values)}
     if isinstance(metric.get("pods"), dict):
         src = metric["pods"]
-        out["pods"] = {"metric": _identifier(src, "selector"),
-                       "target": {"type": "AverageValue", "averageValue": _quantity(src, "targetAverageValue")}}
+        values = {"averageValue": _quantity(src, f"{p}AverageValue")}
+        out["pods"] = {"metric": _identifier(src, "selector"), p: _typed(side, "AverageValue", values)}
     for key in ("resource", "containerResource"):
         if isinstance(metric.get(key), dict):
             src = metric[key]
-            target = {"type": "AverageValue" if src.get("targetAverageUtilization") is None else "Utilization"}
-            _copy(target, "averageValue", src, "targetAverageValue")
-            _copy(target, "averageUtilization", src, "targetAverageUtilization")
-            res: Obj = {"name": src.get("name", ""), "target": target}
+            values = {}
+            _quantity_field(values, "averageValue", src, f"{p}AverageValue", always)
+            _copy(values, "averageUtilization", src, f"{p}AverageUtilization")
+            utilization = src.get(f"{p}AverageUtilization") is not None
+            res: Obj = {"name": src.get("name", ""),
+                        p: _typed(side, "Utilization" if utilization else "AverageValue", values)}
             if key == "containerResource":
                 res["container"] = src.get("container", "")
             out[key] = res
     if isinstance(metric.get("external"), dict):
         src = metric["external"]
-        target = {"type": "AverageValue" if src.get("targetValue") is None else "Value"}
-        _copy(target, "value", src, "targetValue")
-        _copy(target, "averageValue", src, "targetAverageValue")
-        out["external"] = {"metric": _identifier(src, "metricSelector"), "target": target}
-    return out
-
-
-def _v1_metric_status(metric: Obj) -> Obj:
-    out: Obj = {"type": metric.get("type", "")}
-    if isinstance(metric.get("object"), dict):
-        src, current = metric["object"], _obj(metric["object"].get("current"))
-        ident = _obj(src.get("metric"))
-        obj: Obj = {"target": _ref(_obj(src.get("describedObject"))), "metricName": ident.get("name", ""),
-                    "currentValue": _quantity(current, "value")}
-        _copy(obj, "selector", ident, "selector")
-        _copy(obj, "averageValue", current, "averageValue")
-        out["object"] = obj
-    if isinstance(metric.get("pods"), dict):
-        src, current = metric["pods"], _obj(metric["pods"].get("current"))
-        ident = _obj(src.get("metric"))
-        pods: Obj = {"metricName": ident.get("name", ""), "currentAverageValue": _quantity(current, "averageValue")}
-        _copy(pods, "selector", ident, "selector")
-        out["pods"] = pods
-    for key in ("resource", "containerResource"):
-        if isinstance(metric.get(key), dict):
-            src, current = metric[key], _obj(metric[key].get("current"))
-            res: Obj = {"name": src.get("name", "")}
-            _copy(res, "currentAverageUtilization", current, "averageUtilization")
-            res["currentAverageValue"] = _quantity(current, "averageValue")
-            if key == "containerResource":
-                res["container"] = src.get("container", "")
-            out[key] = res
-    if isinstance(metric.get("external"), dict):
-        src, current = metric["external"], _obj(metric["external"].get("current"))
-        ident = _obj(src.get("metric"))
-        ext: Obj = {"metricName": ident.get("name", "")}
-        _copy(ext, "metricSelector", ident, "selector")
-        ext["currentValue"] = _quantity(current, "value")
-        _copy(ext, "currentAverageValue", current, "averageValue")
-        out["external"] = ext
-    return out
-
-
-def _v2_metric_status(metric: Obj) -> Obj:
-    out: Obj = {"type": metric.get("type", "")}
-    if isinstance(metric.get("object"), dict):
-        src = metric["object"]
-        current: Obj = {"value": _quantity(src, "currentValue")}
-        _copy(current, "averageValue", src, "averageValue")
-        out["object"] = {"metric": _identifier(src, "selector"), "current": current,
-                         "describedObject": _ref(_obj(src.get("target")))}
-    if isinstance(metric.get("pods"), dict):
-        src = metric["pods"]
-        out["pods"] = {"metric": _identifier(src, "selector"),
-                       "current": {"averageValue": _quantity(src, "currentAverageValue")}}
-    for key in ("resource", "containerResource"):
-        if isinstance(metric.get(key), dict):
-            src = metric[key]
-            current = {"averageValue": _quantity(src, "currentAverageValue")}
-            _copy(current, "averageUtilization", src, "currentAverageUtilization")
-            res: Obj = {"name": src.get("name", ""), "current": current}
-            if key == "containerResource":
-                res["container"] = src.get("container", "")
-            out[key] = res
-    if isinstance(metric.get("external"), dict):
-        src = metric["external"]
-        current = {"value": _quantity(src, "currentValue")}
-        _copy(current, "averageValue", src, "currentAverageValue")
-        out["external"] = {"metric": _identifier(src, "metricSelector"), "current": current}
+        values = {}
+        _quantity_field(values, "value", src, f"{p}Value", always)
+        _copy(values, "averageValue", src, f"{p}AverageValue")
+        out["external"] = {"metric": _identifier(src, "metricSelector"),
+                           p: _typed(side, "AverageValue" if src.get(f"{p}Value") is None else "Value", values)}
     return out
 
 
@@ -307,11 +274,11 @@ def to_v1(obj: Obj) -> Obj:
             _copy(v1_status, "currentCPUUtilizationPercentage", _obj(resource.get("current")), "averageUtilization")
 
     annotations = _annotations_without_round_trip(_obj(obj.get("metadata")))
-    others = [_v1_metric_spec(m) for m in metrics if not _is_cpu_utilization(m)]
+    others = [_v1_metric(m, _SPEC) for m in metrics if not _is_cpu_utilization(m)]
     if others:
         annotations[METRICS] = _json(others)
     if current:
-        annotations[CURRENT_METRICS] = _json([_v1_metric_status(m) for m in current])
+        annotations[CURRENT_METRICS] = _json([_v1_metric(m, _STATUS) for m in current])
     if isinstance(spec.get("behavior"), dict):
         annotations[BEHAVIOR] = _json(_go_behavior(spec["behavior"]))
     conditions = _list(status.get("conditions"))
@@ -337,7 +304,7 @@ def to_v2(obj: Obj) -> Obj:
     others = _decoded(annotations, METRICS)
     if isinstance(others, list):
         # The CPU target v1 has a field for goes after the others, as upstream orders them.
-        metrics = [_v2_metric_spec(m) for m in _list(others)] + metrics
+        metrics = [_v2_metric(m, _SPEC) for m in _list(others)] + metrics
     if not metrics:  # v1's implicit default, explicit in v2
         metrics = [{"type": "Resource", "resource": {"name": "cpu", "target": {
             "type": "Utilization", "averageUtilization": DEFAULT_CPU_UTILIZATION}}}]
@@ -354,7 +321,7 @@ def to_v2(obj: Obj) -> Obj:
     v2_status["desiredReplicas"] = status.get("desiredReplicas", 0)
     current = _decoded(annotations, CURRENT_METRICS)
     if isinstance(current, list):  # upstream: "the ones here have more information"
-        v2_status["currentMetrics"] = [_v2_metric_status(m) for m in _list(current)]
+        v2_status["currentMetrics"] = [_v2_metric(m, _STATUS) for m in _list(current)]
     elif status.get("currentCPUUtilizationPercentage") is not None:
         v2_status["currentMetrics"] = [{"type": "Resource", "resource": {"name": "cpu", "current": {
             "averageUtilization": status["currentCPUUtilizationPercentage"]}}}]

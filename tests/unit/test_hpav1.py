@@ -72,7 +72,13 @@ def test_other_metrics_statuses_behavior_and_conditions_round_trip_through_annot
     hpa["status"]["currentMetrics"] = [
         {"type": "Resource", "resource": {"name": "cpu", "current": {"averageUtilization": 55,
                                                                     "averageValue": "110m"}}},
-        {"type": "Pods", "pods": {"metric": {"name": "qps"}, "current": {"averageValue": "7"}}}]
+        {"type": "Pods", "pods": {"metric": {"name": "qps"}, "current": {"averageValue": "7"}}},
+        {"type": "External", "external": {"metric": {"name": "queue", "selector": {"matchLabels": {"q": "jobs"}}},
+                                          "current": {"value": "12"}}},
+        {"type": "Object", "object": {"metric": {"name": "rps"}, "current": {"value": "1500"},
+                                      "describedObject": obj["object"]["describedObject"]}},
+        {"type": "ContainerResource", "containerResource": {
+            "name": "cpu", "container": "app", "current": {"averageUtilization": 40, "averageValue": "80m"}}}]
     hpa["status"]["conditions"] = [{"type": "AbleToScale", "status": "True", "reason": "ReadyForNewScale",
                                     "lastTransitionTime": "2026-11-28T09:00:00Z"}]
     v1 = to_v1(hpa)
@@ -92,7 +98,13 @@ def test_other_metrics_statuses_behavior_and_conditions_round_trip_through_annot
     assert annotation(v1, CURRENT_METRICS) == [
         {"type": "Resource", "resource": {"name": "cpu", "currentAverageUtilization": 55,
                                           "currentAverageValue": "110m"}},
-        {"type": "Pods", "pods": {"metricName": "qps", "currentAverageValue": "7"}}]
+        {"type": "Pods", "pods": {"metricName": "qps", "currentAverageValue": "7"}},
+        {"type": "External", "external": {"metricName": "queue", "metricSelector": {"matchLabels": {"q": "jobs"}},
+                                          "currentValue": "12"}},
+        {"type": "Object", "object": {"target": obj["object"]["describedObject"], "metricName": "rps",
+                                      "currentValue": "1500"}},
+        {"type": "ContainerResource", "containerResource": {"name": "cpu", "currentAverageUtilization": 40,
+                                                            "currentAverageValue": "80m", "container": "app"}}]
     # The internal Go type, marshalled without json tags.
     assert annotation(v1, BEHAVIOR) == {"ScaleUp": None, "ScaleDown": {
         "StabilizationWindowSeconds": 60, "SelectPolicy": "Min",
