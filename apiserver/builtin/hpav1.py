@@ -18,6 +18,7 @@ ignores them. Writes through v1 are defaulted and validated as v2 objects (upstr
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
@@ -25,7 +26,7 @@ import orjson
 
 from apimachinery.errors import Cause
 from apiserver.builtin.strategies import HorizontalPodAutoscalerStrategy
-from apiserver.resourcetypes import Conversion, Strategy
+from apiserver.resourcetypes import Column, Conversion, Strategy
 
 API_VERSION = "autoscaling/v1"
 STORAGE_API_VERSION = "autoscaling/v2"
@@ -332,6 +333,11 @@ def to_v2(obj: Obj) -> Obj:
     out = {**obj, "apiVersion": STORAGE_API_VERSION, "spec": v2_spec, "status": v2_status}
     _with_annotations(out, _annotations_without_round_trip(_obj(obj.get("metadata"))))
     return out
+
+
+def v1_columns(columns: tuple[Column, ...]) -> tuple[Column, ...]:
+    """Upstream prints v1 HPAs with the one printer of the internal type: v2's columns, of the v2 object."""
+    return tuple(dataclasses.replace(c, cell=lambda o, cell=c.cell: cell(to_v2(o))) for c in columns)
 
 
 class HorizontalPodAutoscalerV1Conversion(Conversion):

@@ -170,3 +170,12 @@ def test_the_strategy_keeps_the_objects_metadata_dict() -> None:
     meta = v1["metadata"]
     HorizontalPodAutoscalerV1Strategy().prepare_for_update(v1, to_v1(v2_hpa(CPU_80)))
     assert v1["metadata"] is meta
+
+
+def test_v1_tables_show_v2s_columns_of_the_same_hpa() -> None:
+    v2_type, v1_type = [t for t in builtin_types() if t.group == "autoscaling"]
+    memory = {"type": "Resource", "resource": {"name": "memory", "target": {"type": "Utilization",
+                                                                            "averageUtilization": 70}}}
+    hpa = v2_hpa(memory, CPU_80)
+    assert [c.name for c in v1_type.columns] == [c.name for c in v2_type.columns]
+    assert [c.cell(to_v1(hpa)) for c in v1_type.columns] == [c.cell(hpa) for c in v2_type.columns]
