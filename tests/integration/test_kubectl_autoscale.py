@@ -81,8 +81,14 @@ def test_an_hpa_written_through_autoscaling_v1_is_a_v2_hpa(hub: Hub, space: str)
            "spec": {"scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "old"},
                     "maxReplicas": 3, "targetCPUUtilizationPercentage": 50}}
     hub.kubectl("create", "-f", "-", space=space, input=json.dumps(hpa))
-    v2 = kubectl_yaml(hub.kubectl("get", "hpa", "old", "-o", "yaml", space=space))
+    v2 = kubectl_yaml(hub.kubectl("get", "hpa", "old", "-o", "yaml", "--show-managed-fields", space=space))
     assert v2["spec"]["minReplicas"] == 1
+    # The writer's fields, in the version it wrote (v1's scaleTargetRef is an atomic struct).
+    assert [f["fieldsV1"] for f in v2["metadata"]["managedFields"] if f["apiVersion"] == "autoscaling/v1"] == [
+        {"f:spec": {"f:maxReplicas": {}, "f:minReplicas": {}, "f:scaleTargetRef": {},
+                    "f:targetCPUUtilizationPercentage": {}}}]
+    table = hub.kubectl("get", V1, space=space).stdout.splitlines()
+    assert table[1].split()[:3] == ["old", "Deployment/old", "cpu:"] and "/50%" in table[1]
     assert v2["spec"]["metrics"] == [{"type": "Resource", "resource": {
         "name": "cpu", "target": {"type": "Utilization", "averageUtilization": 50}}}]
     # Validated as upstream validates it, with v2's field paths; a v2-only field is unknown to v1.
