@@ -56,6 +56,9 @@ def test_autoscaling_v1_serves_the_same_hpas_with_the_v2_only_fields_in_annotati
     assert "targetCPUUtilizationPercentage" in explained
 
     hub.kubectl("apply", "-f", "-", space=space, input=json.dumps(HPA_V2))
+    # kubectl expands a short name without its version (as against kube): hpa.v1.autoscaling lists the HPAs.
+    short = hub.kubectl("get", "hpa.v1.autoscaling", "api", space=space)
+    assert short.stdout.split("\n")[1].startswith("api ") and not short.stderr
     v1 = kubectl_yaml(hub.kubectl("get", V1, "api", "-o", "yaml", space=space))
     assert v1["apiVersion"] == "autoscaling/v1"
     assert v1["spec"]["targetCPUUtilizationPercentage"] == 60 and "metrics" not in v1["spec"]
