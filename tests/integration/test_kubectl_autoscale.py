@@ -1,4 +1,5 @@
-"""``kubectl autoscale`` against a space: HorizontalPodAutoscalers through kubectl's own requests."""
+"""HorizontalPodAutoscalers through kubectl's own requests: ``kubectl autoscale`` (a protobuf autoscaling/v2 body), and
+autoscaling/v1 served beside v2 from the same storage."""
 
 from __future__ import annotations
 
@@ -101,3 +102,16 @@ def test_an_hpa_written_through_autoscaling_v1_is_a_v2_hpa(hub: Hub, space: str)
     unknown = {**hpa, "metadata": {"name": "unknown"}, "spec": {**hpa["spec"], "metrics": []}}
     refused = hub.kubectl("create", "-f", "-", space=space, input=json.dumps(unknown), check=False)
     assert refused.returncode != 0 and 'unknown field "spec.metrics"' in refused.stderr
+
+
+def test_a_watch_through_autoscaling_v1_sees_v2_writes_in_v1s_shape(hub: Hub, space: str) -> None:
+    base = f"/clusters/{space}/apis/autoscaling/v1/namespaces/default/horizontalpodautoscalers"
+    with hub.client() as c:
+        rv = c.get(base).json()["metadata"]["resourceVersion"]
+        made = c.post(f"/clusters/{space}/apis/autoscaling/v2/namespaces/default/horizontalpodautoscalers",
+                      json={**HPA_V2, "metadata": {"name": "watched"}})
+        assert made.status_code == 201, made.text
+        with c.stream("GET", base, params={"watch": "true", "resourceVersion": rv, "timeoutSeconds": "5"}) as r:
+            first = json.loads(next(r.iter_lines()))
+    assert first["type"] == "ADDED" and first["object"]["apiVersion"] == "autoscaling/v1"
+    assert first["object"]["spec"]["targetCPUUtilizationPercentage"] == 60
