@@ -26,6 +26,8 @@ import orjson
 
 from apimachinery.errors import Cause
 from apiserver.builtin.strategies import HorizontalPodAutoscalerStrategy
+from apiserver.definitions import load_definitions
+from apiserver.fieldvalidation import type_errors
 from apiserver.resourcetypes import Column, Conversion, Strategy
 
 API_VERSION = "autoscaling/v1"
@@ -254,6 +256,16 @@ def _decoded(annotations: Obj, key: str) -> Any:
         return None
 
 
+def _go_decodes(value: Any, definition: str, *, many: bool = False) -> bool:
+    """Whether Go's ``json.Unmarshal`` of the annotation would have succeeded: upstream ignores an annotation that
+    does not decode. Its types are v1's, whose fields have the JSON types of the v2 fields they convert to, so
+    the converted value is checked against v2's schema."""
+    schema: dict[str, Any] = {"$ref": f"#/$defs/io.k8s.api.autoscaling.v2.{definition}"}
+    if many:
+        schema = {"type": "array", "items": schema}
+    return not type_errors(value, schema, load_definitions(), "")
+
+
 def to_v1(obj: Obj) -> Obj:
     """A stored ``autoscaling/v2`` HPA as ``autoscaling/v1`` shows it."""
     spec, status = _obj(obj.get("spec")), _obj(obj.get("status"))
@@ -303,15 +315,16 @@ def to_v2(obj: Obj) -> Obj:
         metrics.append({"type": "Resource", "resource": {"name": "cpu", "target": {
             "type": "Utilization", "averageUtilization": spec["targetCPUUtilizationPercentage"]}}})
     others = _decoded(annotations, METRICS)
-    if isinstance(others, list):
+    others = [_v2_metric(m, _SPEC) for m in _list(others)] if isinstance(others, list) else None
+    if others is not None and _go_decodes(others, "MetricSpec", many=True):
         # The CPU target v1 has a field for goes after the others, as upstream orders them.
-        metrics = [_v2_metric(m, _SPEC) for m in _list(others)] + metrics
+        metrics = others + metrics
     if not metrics:  # v1's implicit default, explicit in v2
         metrics = [{"type": "Resource", "resource": {"name": "cpu", "target": {
             "type": "Utilization", "averageUtilization": DEFAULT_CPU_UTILIZATION}}}]
     v2_spec["metrics"] = metrics
     behavior = _v2_behavior(_decoded(annotations, BEHAVIOR))
-    if behavior is not None:
+    if behavior is not None and _go_decodes(behavior, "HorizontalPodAutoscalerBehavior"):
         v2_spec["behavior"] = behavior
 
     v2_status: Obj = {}
@@ -321,13 +334,14 @@ def to_v2(obj: Obj) -> Obj:
         v2_status["currentReplicas"] = status["currentReplicas"]
     v2_status["desiredReplicas"] = status.get("desiredReplicas", 0)
     current = _decoded(annotations, CURRENT_METRICS)
-    if isinstance(current, list):  # upstream: "the ones here have more information"
-        v2_status["currentMetrics"] = [_v2_metric(m, _STATUS) for m in _list(current)]
+    current = [_v2_metric(m, _STATUS) for m in _list(current)] if isinstance(current, list) else None
+    if current is not None and _go_decodes(current, "MetricStatus", many=True):
+        v2_status["currentMetrics"] = current  # upstream: "the ones here have more information"
     elif status.get("currentCPUUtilizationPercentage") is not None:
         v2_status["currentMetrics"] = [{"type": "Resource", "resource": {"name": "cpu", "current": {
             "averageUtilization": status["currentCPUUtilizationPercentage"]}}}]
     conditions = _decoded(annotations, CONDITIONS)
-    if isinstance(conditions, list):
+    if isinstance(conditions, list) and _go_decodes(conditions, "HorizontalPodAutoscalerCondition", many=True):
         v2_status["conditions"] = _list(conditions)
 
     out = {**obj, "apiVersion": STORAGE_API_VERSION, "spec": v2_spec, "status": v2_status}

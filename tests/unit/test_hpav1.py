@@ -130,6 +130,18 @@ def test_stale_round_trip_annotations_are_replaced_and_undecodable_ones_ignored(
     assert v2["spec"]["metrics"] == [CPU_80] and "behavior" not in v2["spec"]
     assert "conditions" not in v2["status"]
     assert v2["metadata"]["annotations"] == {"team": "shop"}
+    # JSON that Go's json.Unmarshal refuses for the annotation's type is ignored as a whole, as upstream does.
+    v1["metadata"]["annotations"].update({
+        METRICS: json.dumps([{"type": "Pods", "pods": {"metricName": 3, "targetAverageValue": "1"}}]),
+        CURRENT_METRICS: json.dumps([{"type": "Resource", "resource": {"name": "cpu", "currentAverageValue": "x"}}]),
+        BEHAVIOR: json.dumps({"ScaleUp": {"Policies": [{"Type": "Pods", "Value": "4", "PeriodSeconds": 15}]}}),
+        CONDITIONS: json.dumps([{"type": "AbleToScale", "status": "True", "lastTransitionTime": "yesterday"}])})
+    v1["status"]["currentCPUUtilizationPercentage"] = 30
+    v2 = to_v2(v1)
+    assert v2["spec"]["metrics"] == [CPU_80] and "behavior" not in v2["spec"]
+    assert v2["status"]["currentMetrics"] == [{"type": "Resource", "resource": {"name": "cpu", "current": {
+        "averageUtilization": 30}}}]
+    assert "conditions" not in v2["status"]
 
 
 def test_behavior_annotation_is_read_ignoring_case_as_encoding_json_does() -> None:
