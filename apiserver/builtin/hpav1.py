@@ -363,6 +363,13 @@ class HorizontalPodAutoscalerV1Conversion(Conversion):
     def to_served(self, obj: Obj) -> Obj:
         return to_v1(obj)
 
+    def with_status_of(self, obj: Obj, sent: Obj) -> Obj:
+        # A v1 status write sends the conditions and current metrics in annotations; as upstream converts the
+        # request before its status strategy keeps only the status, they are the status written.
+        stored = to_v2(obj)
+        stored["status"] = to_v2(sent)["status"]
+        return to_v1(stored)
+
 
 def _replace(obj: Obj, new: Obj) -> None:
     """``obj`` becomes ``new``, keeping its ``metadata`` dict: the handlers hold on to it across the strategy."""

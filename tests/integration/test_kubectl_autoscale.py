@@ -115,3 +115,28 @@ def test_a_watch_through_autoscaling_v1_sees_v2_writes_in_v1s_shape(hub: Hub, sp
             first = json.loads(next(r.iter_lines()))
     assert first["type"] == "ADDED" and first["object"]["apiVersion"] == "autoscaling/v1"
     assert first["object"]["spec"]["targetCPUUtilizationPercentage"] == 60
+
+
+def test_a_status_write_through_autoscaling_v1_takes_its_annotated_conditions(hub: Hub, space: str) -> None:
+    base = f"/clusters/{space}/apis/autoscaling/v1/namespaces/default/horizontalpodautoscalers"
+    conditions = [{"type": "ScalingActive", "status": "True", "lastTransitionTime": "2026-11-28T09:00:00Z",
+                   "reason": "ValidMetricFound", "message": "from a v1 controller"}]
+    with hub.client() as c:
+        made = c.post(base, json={"apiVersion": "autoscaling/v1", "kind": "HorizontalPodAutoscaler",
+                                  "metadata": {"name": "v1-status"},
+                                  "spec": {"scaleTargetRef": {"kind": "Deployment", "name": "web"}, "maxReplicas": 3}})
+        assert made.status_code == 201, made.text
+        hpa = made.json()
+        hpa["metadata"].setdefault("annotations", {})["autoscaling.alpha.kubernetes.io/conditions"] = \
+            json.dumps(conditions)
+        hpa["status"].update(currentCPUUtilizationPercentage=42, desiredReplicas=2)
+        del hpa["metadata"]["resourceVersion"]
+        written = c.put(f"{base}/v1-status/status", json=hpa)
+    assert written.status_code == 200, written.text
+    # The answer is what was stored (the space's fleet autoscaler may write the status again afterwards).
+    stored = written.json()
+    assert stored["status"]["currentCPUUtilizationPercentage"] == 42
+    annotations = stored["metadata"]["annotations"]
+    assert json.loads(annotations["autoscaling.alpha.kubernetes.io/conditions"]) == conditions
+    [metric] = json.loads(annotations["autoscaling.alpha.kubernetes.io/current-metrics"])
+    assert (metric["resource"]["name"], metric["resource"]["currentAverageUtilization"]) == ("cpu", 42)
