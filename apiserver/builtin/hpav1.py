@@ -13,13 +13,13 @@ client that reads an HPA and writes it back loses nothing:
 
 The metrics in the annotations have v1's (formerly v2beta1's) shape: ``targetAverageUtilization``,
 ``metricName``… instead of v2's ``target`` and ``metric``. Annotations that do not decode are ignored, as upstream
-ignores them. Writes through v1 are defaulted and validated as v2 objects (upstream validates the internal type).
+ignores them. Writes through v1 are defaulted and validated as v2 objects (upstream validates the internal type);
+a status write through v1 takes the conditions and current metrics its annotations carry.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass
 from typing import Any
 
 import orjson
@@ -36,7 +36,7 @@ METRICS = "autoscaling.alpha.kubernetes.io/metrics"
 CURRENT_METRICS = "autoscaling.alpha.kubernetes.io/current-metrics"
 BEHAVIOR = "autoscaling.alpha.kubernetes.io/behavior"
 CONDITIONS = "autoscaling.alpha.kubernetes.io/conditions"
-# Also dropped by upstream's DropRoundTripHorizontalPodAutoscalerAnnotations, though nothing writes them now.
+# Not written by this conversion, but upstream's DropRoundTripHorizontalPodAutoscalerAnnotations drops them too.
 _TOLERANCES = ("autoscaling.alpha.kubernetes.io/scale-down-tolerance",
                "autoscaling.alpha.kubernetes.io/scale-up-tolerance")
 ROUND_TRIP = (METRICS, CURRENT_METRICS, BEHAVIOR, CONDITIONS, *_TOLERANCES)
@@ -79,7 +79,7 @@ def _is_cpu_utilization(metric: Obj) -> bool:
 
 # --- metrics: v2 <-> the v1 annotation shape --------------------------------------------------------------
 
-@dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True)
 class _Side:
     """Spec metrics and status metrics convert alike: v2 holds the numbers in ``target`` (typed) or ``current``,
     v1 in fields named with that prefix (``targetAverageValue``, ``currentAverageValue`` …). Go declares some of
