@@ -69,6 +69,11 @@ class Conversion:
         """The stored object in this kind's shape (a new dict; ``obj`` is left alone)."""
         return obj
 
+    def with_status_of(self, obj: dict[str, Any], sent: dict[str, Any]) -> dict[str, Any]:
+        """``obj`` (the object a status write makes: the stored one with the sent ``status``) with the whole
+        status of ``sent``, for kinds whose served shape keeps part of the status outside ``status``."""
+        return obj
+
 
 @dataclass(frozen=True)
 class ConversionWebhook:

@@ -490,7 +490,7 @@ class Objects:
                        opts: WriteOptions, subresource: str) -> dict[str, Any]:
         old_meta = old["metadata"]
         if subresource == "status":
-            status = new.get("status")
+            sent, status = new, new.get("status")
             applied_fields = (new.get("metadata") or {}).get("managedFields") if opts.apply else None
             finalizers = (new.get("metadata") or {}).get("finalizers")
             new = copy.deepcopy(old)
@@ -508,6 +508,8 @@ class Objects:
                 new.pop("status", None)
             else:
                 new["status"] = status
+            if rtype.conversion is not None:
+                new = rtype.conversion.with_status_of(new, sent)
         elif "status" in rtype.subresources:
             if "status" in old:
                 new["status"] = copy.deepcopy(old["status"])

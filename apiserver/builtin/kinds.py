@@ -15,6 +15,7 @@ from apiserver.admission.policy import ValidatingAdmissionPolicyBindingStrategy,
 from apiserver.admission.webhooks import MutatingWebhookConfigurationStrategy, ValidatingWebhookConfigurationStrategy
 from apiserver.builtin import strategies as st
 from apiserver.builtin.eventsv1 import EventsV1Conversion, EventsV1Strategy
+from apiserver.builtin.hpav1 import HorizontalPodAutoscalerV1Conversion, HorizontalPodAutoscalerV1Strategy, v1_columns
 from apiserver.builtin.tables import columns_for
 from apiserver.resourcetypes import ALL_VERBS, ResourceType, ScalePaths, Strategy
 
@@ -101,6 +102,13 @@ def builtin_types() -> tuple[ResourceType, ...]:
         _kind("autoscaling", "v2", "HorizontalPodAutoscaler", "horizontalpodautoscalers",
               "io.k8s.api.autoscaling.v2.HorizontalPodAutoscaler", st.HorizontalPodAutoscalerStrategy(),
               short_names=("hpa",), categories=("all",), subresources=STATUS, tracks_generation=True),
+        # The same HPAs through the older API, after v2 so that discovery prefers v2 (one storage, as upstream).
+        dataclasses.replace(
+            _kind("autoscaling", "v1", "HorizontalPodAutoscaler", "horizontalpodautoscalers",
+                  "io.k8s.api.autoscaling.v1.HorizontalPodAutoscaler", HorizontalPodAutoscalerV1Strategy(),
+                  short_names=("hpa",), categories=("all",), subresources=STATUS, tracks_generation=True),
+            conversion=HorizontalPodAutoscalerV1Conversion(),
+            columns=v1_columns(columns_for("autoscaling", "HorizontalPodAutoscaler"))),
         _kind(rbac_group, "v1", "Role", "roles", f"{rbac}.Role", st.RoleStrategy()),
         _kind(rbac_group, "v1", "RoleBinding", "rolebindings", f"{rbac}.RoleBinding",
               st.RoleBindingStrategy()),

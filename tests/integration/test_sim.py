@@ -502,3 +502,22 @@ def test_hpa_scales_to_the_cluster_cpu_load(sim: Sim) -> None:
     finally:
         sim.clear_faults("wec3")
         sim.kubectl("wec3", "delete", "hpa,deployment", "busy")
+
+
+def test_kubectl_autoscale_and_autoscaling_v1_on_a_simulated_cluster(sim: Sim) -> None:
+    """The simulator serves the same API code: ``kubectl autoscale`` (a protobuf autoscaling/v2 body) succeeds on its
+    first try, and the HPA the simulated controller reports on reads through autoscaling/v1 too."""
+    sim.kubectl("wec1", "create", "-f", "-", input=_yaml(deployment("scaled", 1)))
+    try:
+        made = sim.kubectl("wec1", "-v=1", "autoscale", "deployment", "scaled", "--min=1", "--max=3",
+                           "--cpu-percent=70")
+        assert "Falling back" not in made.stderr
+        assert sim.get("wec1", "hpa", "scaled")["spec"]["metrics"][0]["resource"]["target"] == {
+            "type": "Utilization", "averageUtilization": 70}
+        wait_for(lambda: sim.get("wec1", "hpa", "scaled")["status"].get("conditions"), timeout=30,
+                 message="the simulated HPA controller reports on the HPA")
+        v1 = sim.get("wec1", "horizontalpodautoscalers.v1.autoscaling", "scaled")
+        assert v1["apiVersion"] == "autoscaling/v1" and v1["spec"]["targetCPUUtilizationPercentage"] == 70
+        assert "autoscaling.alpha.kubernetes.io/conditions" in v1["metadata"]["annotations"]
+    finally:
+        sim.kubectl("wec1", "delete", "hpa,deployment", "scaled")

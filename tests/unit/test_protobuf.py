@@ -66,6 +66,7 @@ TYPES = {t.kind: t for t in (
     rtype("scheduling.k8s.io/v1", "PriorityClass", "priorityclasses", namespaced=False),
     rtype("policy/v1", "PodDisruptionBudget", "poddisruptionbudgets"),
     rtype("networking.k8s.io/v1", "Ingress", "ingresses"),
+    rtype("autoscaling/v2", "HorizontalPodAutoscaler", "horizontalpodautoscalers"),
 )}
 # Resource (URL plural) -> kind, to tell which type a captured POST was for.
 BY_PLURAL = {t.plural: t for t in TYPES.values()}
@@ -117,6 +118,10 @@ COMMANDS: dict[str, list[str]] = {
     "ingress": ["create", "ingress", "site", "--class=nginx", "--rule=foo.example.com/bar=svc:8080",
                 "--rule=foo.example.com/static*=static:http,tls=site-cert", "--default-backend=fallback:80",
                 "--annotation=example.com/owner=web"],
+    # One POST each: kubectl falls back to autoscaling/v1 only with --cpu set and no --memory.
+    "autoscale": ["autoscale", "deployment", "web", "--min=2", "--max=5", "--cpu-percent=80"],
+    "autoscale-quantities": ["autoscale", "deployment", "web", "--name=web-mem", "--max=10", "--cpu=500m",
+                             "--memory=70%"],
 }
 
 # The CronJob `create job --from=cronjob/nightly` copies: a template using far more of PodSpec than any
@@ -216,13 +221,19 @@ def _group(name: str) -> dict[str, Any]:
     return {"name": name, "versions": [version], "preferredVersion": version}
 
 
-# Legacy discovery: `--from=cronjob/nightly` resolves the resource with it, `create role` checks its resources.
+# Legacy discovery: `--from=cronjob/nightly` resolves the resource with it, `create role` checks its resources,
+# `autoscale` checks that its target has a scale subresource.
 DISCOVERY: dict[str, dict[str, Any]] = {
     "/api": {"kind": "APIVersions", "versions": ["v1"],
              "serverAddressByClientCIDRs": [{"clientCIDR": "0.0.0.0/0", "serverAddress": "127.0.0.1"}]},
     "/apis": {"kind": "APIGroupList", "apiVersion": "v1", "groups": [_group("apps"), _group("batch")]},
     "/api/v1": _resources("v1", ("pods", "Pod", True), ("nodes", "Node", False)),
-    "/apis/apps/v1": _resources("apps/v1", ("deployments", "Deployment", True)),
+    "/apis/apps/v1": _resources("apps/v1", ("deployments", "Deployment", True), ("deployments/scale", "Scale", True)),
+    "/apis/apps/v1/namespaces/default/deployments/web": {
+        "apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web", "namespace": "default"},
+        "spec": {"selector": {"matchLabels": {"app": "web"}},
+                 "template": {"metadata": {"labels": {"app": "web"}},
+                              "spec": {"containers": [{"name": "web", "image": "nginx"}]}}}},
     "/apis/batch/v1": _resources("batch/v1", ("cronjobs", "CronJob", True), ("jobs", "Job", True)),
     "/apis/batch/v1/namespaces/default/cronjobs/nightly": NIGHTLY,
 }
@@ -245,8 +256,8 @@ def _scratch_files(directory: Path) -> None:
 
 
 class _Recorder(http.server.BaseHTTPRequestHandler):
-    """Just enough of an API server for the generators: it serves the CronJob (and the discovery to find it)
-    and records POST bodies."""
+    """Just enough of an API server for the generators: it serves the CronJob and the Deployment (and the
+    discovery to find them) and records POST bodies."""
 
     posts: list[tuple[str, str, bytes]]
 

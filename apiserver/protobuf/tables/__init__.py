@@ -1,7 +1,7 @@
 """Every field table, keyed ``"<group>.<Type>"``, and the kinds a protobuf request body may carry.
 
-The tables cover exactly the objects ``kubectl create <generator>`` and ``kubectl auth`` send and everything
-nested in them; :data:`KINDS` maps each of those kinds to its top-level message.
+The tables cover exactly the objects ``kubectl create <generator>``, ``kubectl autoscale`` and ``kubectl auth``
+send and everything nested in them; :data:`KINDS` maps each of those kinds to its top-level message.
 """
 
 from __future__ import annotations
@@ -10,6 +10,7 @@ from apiserver.protobuf.schema import Table
 from apiserver.protobuf.tables import (
     apps,
     authz,
+    autoscaling,
     batch,
     core,
     meta,
@@ -24,6 +25,7 @@ from apiserver.protobuf.tables import (
 MESSAGES: dict[str, Table] = {
     **meta.MESSAGES, **core.MESSAGES, **pods.MESSAGES, **volumes.MESSAGES, **apps.MESSAGES, **batch.MESSAGES,
     **rbac.MESSAGES, **policy.MESSAGES, **scheduling.MESSAGES, **networking.MESSAGES, **authz.MESSAGES,
+    **autoscaling.MESSAGES,
 }
 
 # The protobuf package behind each key prefix, for naming a message in an error the way protoc does.
@@ -39,6 +41,7 @@ PROTO_PACKAGES = {
     "policy": "k8s.io.api.policy.v1",
     "scheduling": "k8s.io.api.scheduling.v1",
     "networking": "k8s.io.api.networking.v1",
+    "autoscaling": "k8s.io.api.autoscaling.v2",
     "authentication": "k8s.io.api.authentication.v1",
     "authorization": "k8s.io.api.authorization.v1",
 }
@@ -61,6 +64,8 @@ KINDS: dict[tuple[str, str], str] = {
     ("scheduling.k8s.io/v1", "PriorityClass"): "scheduling.PriorityClass",
     ("policy/v1", "PodDisruptionBudget"): "policy.PodDisruptionBudget",
     ("networking.k8s.io/v1", "Ingress"): "networking.Ingress",
+    # kubectl autoscale
+    ("autoscaling/v2", "HorizontalPodAutoscaler"): "autoscaling.HorizontalPodAutoscaler",
     # kubectl auth whoami / can-i
     ("authentication.k8s.io/v1", "SelfSubjectReview"): "authentication.SelfSubjectReview",
     # kubectl create token
