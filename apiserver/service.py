@@ -1,6 +1,7 @@
 """Generic object operations shared by every kind: kube-apiserver's generic registry store.
 
-Create, get, list, update, patch, delete and delete-collection with resourceVersion preconditions,
+Create, update, patch, apply, delete and delete-collection (the reads they build on are
+``apiserver.objectreads``) with resourceVersion preconditions,
 optimistic-concurrency retries, finalizers and ``deletionTimestamp``, generation, managedFields,
 strict field validation and dry-run. Kind-specific rules come from the type's Strategy; the HTTP
 layer only decodes requests and encodes answers. Controllers (namespaces, garbage collection,
@@ -9,13 +10,12 @@ spaces) use this same service, so every write follows the same rules whoever mak
 
 from __future__ import annotations
 
-import asyncio
 import copy
 import os
 import secrets
 import time
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -24,23 +24,18 @@ from typing import Any, TypeVar
 
 from apimachinery import errors
 from apimachinery.errors import Cause, StatusError
-from apimachinery.fieldselectors import FieldSelector
 from apimachinery.names import validate_annotations, validate_labels, validate_object_name
-from apimachinery.selectors import LabelSelector
 from apiserver.apply import server_side_apply
 from apiserver.catalog import Catalog
-from apiserver.crdconversion import Converter
 from apiserver.fieldmanager import update_managed_fields
 from apiserver.identity import Identity
-from apiserver.listing import ListResult, list_page
+from apiserver.objectreads import ObjectReads
 from apiserver.patching import apply_patch
 from apiserver.resourcetypes import ResourceType, stored
-from apiserver.store import Key, LogRow, LogStore, PreconditionFailed, Write, Writer
-from apiserver.store.recent import RecentRows
+from apiserver.store import LogRow, LogStore, PreconditionFailed, Write, Writer
 from apiserver.store.writer import MUST_NOT_EXIST
 from apiserver.strictdecoding import check_fields
-from apiserver.watch import Entry, WatchBus, changes, decode_object
-from apiserver.webhookclient import WebhookClient
+from apiserver.watch import WatchBus, decode_object
 
 T = TypeVar("T")
 AdmitHook = Callable[[str, "ResourceType", str, dict[str, Any] | None, dict[str, Any] | None, "WriteOptions", str],
@@ -106,22 +101,12 @@ def _spec_part(obj: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in obj.items() if k not in ("metadata", "status", "apiVersion", "kind")}
 
 
-class Objects:
+class Objects(ObjectReads):
     def __init__(self, store: LogStore, writer: Writer, bus: WatchBus, catalog: Catalog,
                  executor: ThreadPoolExecutor) -> None:
-        self.store = store
+        super().__init__(store, bus, executor)
         self.writer = writer
-        self.bus = bus
         self.catalog = catalog
-        self._executor = executor
-        # Where updates start from: the newest rows of recently written keys (stale ones fail the write's
-        # precondition and are read again from the store).
-        self.recent = RecentRows()
-        bus.add_listener(self.recent.on_commit)
-        # The server's one client for webhooks (admission and CRD conversion), and the conversion of stored
-        # objects to the requested version and back that every read and write goes through.
-        self.webhook_client = WebhookClient()
-        self.converter = Converter(self.webhook_client)
         self.after_create: dict[str, list[Callable[[str, dict[str, Any]], Awaitable[None]]]] = {}
         # Checks of a new object that need to know its space (a Space's place in the tree), by group_resource;
         # each raises a StatusError to refuse the create. They run after validation, before admission.
@@ -138,80 +123,6 @@ class Objects:
         self.mutate: AdmitHook | None = None
         # Admission of a delete (webhooks; they see the object as oldObject and may only refuse).
         self.admit_delete: AdmitHook | None = None
-
-    async def run_sync(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
-        loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self._executor, partial(fn, *args, **kwargs))
-
-    @staticmethod
-    def key(space: str, rtype: ResourceType, namespace: str, name: str) -> Key:
-        return Key(space, rtype.storage_resource, namespace if rtype.namespaced else "", name)
-
-    # --- reads ------------------------------------------------------------------------------
-
-    async def get_row(self, space: str, rtype: ResourceType, namespace: str, name: str) -> LogRow:
-        row = await self.find_row(self.key(space, rtype, namespace, name))
-        if row is None:
-            raise errors.not_found(rtype.plural, rtype.group, name)
-        return row
-
-    async def get(self, space: str, rtype: ResourceType, namespace: str, name: str) -> dict[str, Any]:
-        return await self.converter.served_one(rtype, decode_object(await self.get_row(space, rtype, namespace, name)))
-
-    async def find(self, space: str, rtype: ResourceType, namespace: str, name: str) -> dict[str, Any] | None:
-        """The object as ``get`` serves it, or None when there is none: for callers to whom absence is an answer,
-        not an error."""
-        row = await self.find_row(self.key(space, rtype, namespace, name))
-        return None if row is None else await self.converter.served_one(rtype, decode_object(row))
-
-    async def find_row(self, key: Key) -> LogRow | None:
-        """The stored row of a key, or None when there is none (deleted or never created)."""
-        row = await self.run_sync(self.store.get, key)
-        if row is not None:
-            self.recent.offer(row)
-        return row
-
-    # Whole-store reads for in-memory indexes and controllers. They block: call them at startup or through
-    # ``run_sync``.
-
-    def rows_in(self, space: str, resource: str | None = None) -> list[LogRow]:
-        """Every live object of one space, of one kind (storage resource) or of all (None)."""
-        _revision, rows = self.store.list(space, resource, None)
-        return rows
-
-    def rows_of_resource(self, resource: str) -> list[LogRow]:
-        """Every live object of one kind (storage resource) in every space."""
-        return self.store.list_resource_everywhere(resource)
-
-    def rows_in_spaces(self) -> Iterator[LogRow]:
-        """Every live object in every space, the hub's internal records excepted."""
-        return self.store.list_spaces_rows()
-
-    def count_in(self, space: str, resource: str) -> int:
-        """How many live objects of one kind (storage resource) one space holds now."""
-        return self.store.count(space, resource, None, at=self.store.current_revision())
-
-    def count_by_resource(self) -> dict[str, int]:
-        """Live objects of every space by storage resource, the internal records excepted (reads every key)."""
-        return self.store.count_by_resource()
-
-    def current_revision(self) -> int:
-        return self.store.current_revision()
-
-    def changes(self, space: str | None, resource: str, after: int) -> AsyncIterator[Entry]:
-        """Every change of one kind in one space (None: every space) after revision ``after``, then live ones."""
-        return changes(self.bus, self.store, space, resource, after, self.run_sync)
-
-    async def list(self, space: str, rtype: ResourceType, namespace: str | None, *,
-                   labels: LabelSelector | None = None, fields: FieldSelector | None = None,
-                   limit: int = 0, continue_token: str = "", resource_version: str = "",
-                   resource_version_match: str = "") -> ListResult:
-        """A list as kube's GetList serves it (``apiserver.listing``): a page, its resourceVersion and continue
-        token."""
-        return await list_page(self.store, self.bus, self.run_sync, self.converter, space, rtype, namespace,
-                               labels=labels,
-                               fields=fields, limit=limit, continue_token=continue_token,
-                               resource_version=resource_version, resource_version_match=resource_version_match)
 
     async def _stored(self, rtype: ResourceType, obj: dict[str, Any]) -> bytes:
         """The bytes to store for an object in ``rtype``'s version: converted to the storage version first."""
