@@ -21,8 +21,9 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from placement.engine import PlacementEngine
 from placement.model import ObjectRef
@@ -39,6 +40,15 @@ class MovePolicy:
 
     make_before_break: bool
     timeout: float  # seconds a leaving copy is kept at most
+
+
+def move_policy(specs: Sequence[Mapping[str, Any]]) -> MovePolicy:
+    """How an object the placements of these specs select moves: make-before-break unless every one says
+    ``moveStrategy: BreakBeforeMake``, a leaving copy kept at most the shortest ``moveTimeoutSeconds`` of them."""
+    timeouts = [float(s["moveTimeoutSeconds"]) for s in specs
+                if isinstance(s.get("moveTimeoutSeconds"), int) and s["moveTimeoutSeconds"] >= 0]
+    opted_out = bool(specs) and all(s.get("moveStrategy") == BREAK_BEFORE_MAKE for s in specs)
+    return MovePolicy(not opted_out, min(timeouts, default=DEFAULT_MOVE_TIMEOUT))
 
 
 class Moves:

@@ -6,10 +6,14 @@ object revision and shared), so memory grows with objects, not objects times clu
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import orjson
+
+from placement.model import ObjectRef
 
 LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
 _SERVER_METADATA = frozenset(("uid", "resourceVersion", "managedFields", "ownerReferences", "generation", "finalizers",
@@ -88,3 +92,44 @@ def content_digest(obj: dict[str, Any]) -> bytes:
     # projection's content, without copying it.
     view = project(obj) if obj.get("kind") in _KIND_SPECIFIC else _trimmed(obj)
     return hashlib.blake2b(orjson.dumps(view, option=orjson.OPT_SORT_KEYS), digest_size=16).digest()
+
+
+class ProjectedObjects:
+    """Each object's projection at its current revision, cached: one store read per revision however many
+    streams ask for it at once (the first one loads, the others await the same load)."""
+
+    def __init__(self, revision_of: Callable[[ObjectRef], int | None],
+                 read: Callable[[ObjectRef], Awaitable[dict[str, Any] | None]]) -> None:
+        self._revision_of = revision_of  # the object's current revision (None: not a workload object now)
+        self._read = read  # the object as stored (None: gone)
+        self._projections: dict[ObjectRef, tuple[int, dict[str, Any]]] = {}
+        self._projecting: dict[tuple[ObjectRef, int], asyncio.Future[dict[str, Any] | None]] = {}
+
+    def forget(self, ref: ObjectRef) -> None:
+        self._projections.pop(ref, None)
+
+    async def get(self, ref: ObjectRef) -> dict[str, Any] | None:
+        """The object as its destinations must have it."""
+        revision = self._revision_of(ref)
+        if revision is None:
+            return None
+        cached = self._projections.get(ref)
+        if cached is not None and cached[0] == revision:
+            return cached[1]
+        key = (ref, revision)
+        loading = self._projecting.get(key)
+        if loading is None:
+            loading = asyncio.ensure_future(self._load(ref, revision))
+            self._projecting[key] = loading
+            loading.add_done_callback(lambda _done: self._projecting.pop(key, None))
+        # Shielded: one stream going away must not cancel the load the others wait for.
+        return await asyncio.shield(loading)
+
+    async def _load(self, ref: ObjectRef, revision: int) -> dict[str, Any] | None:
+        obj = await self._read(ref)
+        if obj is None:
+            return None
+        projected = project(obj)
+        if self._revision_of(ref) == revision:
+            self._projections[ref] = (revision, projected)
+        return projected

@@ -29,8 +29,6 @@ from apiserver.spacepaths import ROOT, child_id
 from apiserver.store import Key, LogRow
 from apiserver.store.lease import Leadership
 from apiserver.watch import Entry
-from cel.stdlib.timestamps import parse_duration
-from cel.types import EvalError
 from inventory.clusters import Inventory
 from inventory.kinds import EDGE_GROUP, LOCATIONS, SYNC_TARGETS
 from kubeclient.workqueue import WorkQueue
@@ -39,14 +37,15 @@ from placement.conflicts import Conflict
 from placement.copies import ClusterCopies
 from placement.engine import PlacementEngine
 from placement.model import ObjectRef, WorkloadObject
-from placement.moves import BREAK_BEFORE_MAKE, DEFAULT_MOVE_TIMEOUT, MovePolicy, Moves
+from placement.moves import MovePolicy, Moves, move_policy
 from placement.nsplacing import NamespacePlacing
 from placement.nswatch import NamespaceWatch
-from placement.projection import CHILD_HUB_PLACEMENT, child_hub_levels, content_digest, project
+from placement.projection import CHILD_HUB_PLACEMENT, ProjectedObjects, child_hub_levels, content_digest
 from placement.references import pod_labels, references, service_selector
 from placement.results import PLACEMENTS, SLICE_SIZE, SLICES, ResultWriter
 from placement.rollout_runner import POLL, RolloutRunner
 from placement.shaping import Outcome
+from placement.spec import failover_after
 
 log = logging.getLogger(__name__)
 
@@ -101,10 +100,7 @@ class PlacementService(WorkQueue):
         self._workload: dict[ObjectRef, WorkloadObject] = {}
         self._upsync: dict[tuple[str, str], bool] = {}  # placements that have upsync items
         self._digests: dict[ObjectRef, bytes] = {}  # what clusters get of each object, to skip status-only writes
-        # The projection of each object's current revision; one store read per revision however many streams
-        # ask for it at once (the first one loads, the others await the same load).
-        self._projections: dict[ObjectRef, tuple[int, dict[str, Any]]] = {}
-        self._projecting: dict[tuple[ObjectRef, int], asyncio.Future[dict[str, Any] | None]] = {}
+        self.projections = ProjectedObjects(self._revision, self._stored_object)
         # Per SyncTarget, bumped whenever its desired set changes (syncer streams wait on it).
         self.target_versions: dict[str, int] = {}
         self._target_waiters: dict[str, asyncio.Event] = {}
@@ -236,7 +232,7 @@ class PlacementService(WorkQueue):
     def _drop_object(self, ref: ObjectRef) -> None:
         self._digests.pop(ref, None)
         self.rollouts.forget(ref)
-        self._projections.pop(ref, None)
+        self.projections.forget(ref)
         self.copies.object_changed(ref, None)
         if self._workload.pop(ref, None) is not None:
             self.engine.delete_object(ref)
@@ -321,37 +317,22 @@ class PlacementService(WorkQueue):
             else:
                 self._drained.discard(name)
 
+    def _specs_selecting(self, ref: ObjectRef) -> list[Mapping[str, Any]]:
+        return [self._spec_of((space, name)) for space, name in self.engine.selecting(ref)]
+
+    def _spec_of(self, key: tuple[str, str]) -> Mapping[str, Any]:
+        return (self._placements.get(key[0], {}).get(key[1]) or {}).get("spec") or {}
+
     def _failover_after(self, ref: ObjectRef) -> float | None:
         """The shortest ``spec.failover.after`` of the placements selecting ``ref`` (seconds), or None."""
-        found = []
-        for space, name in self.engine.selecting(ref):
-            text = (((self._placements.get(space, {}).get(name) or {}).get("spec") or {}).get("failover") or {}) \
-                .get("after")
-            if isinstance(text, str):
-                try:
-                    found.append(parse_duration(text).total_seconds())
-                except EvalError:
-                    continue  # the CRD's pattern refuses it; an older object may still hold one
-        return min(found, default=None)
+        return min((after for after in map(failover_after, self._specs_selecting(ref)) if after is not None),
+                   default=None)
 
     def _move_policy(self, ref: ObjectRef) -> MovePolicy:
-        """How ``ref`` moves: make-before-break unless every placement selecting it says ``moveStrategy:
-        BreakBeforeMake``, a leaving copy kept at most the shortest ``moveTimeoutSeconds`` of them."""
-        specs = [(self._placements.get(space, {}).get(name) or {}).get("spec") or {}
-                 for space, name in self.engine.selecting(ref)]
-        timeouts = [float(s["moveTimeoutSeconds"]) for s in specs
-                    if isinstance(s.get("moveTimeoutSeconds"), int) and s["moveTimeoutSeconds"] >= 0]
-        opted_out = bool(specs) and all(s.get("moveStrategy") == BREAK_BEFORE_MAKE for s in specs)
-        return MovePolicy(not opted_out, min(timeouts, default=DEFAULT_MOVE_TIMEOUT))
+        return move_policy(self._specs_selecting(ref))
 
     def _placement_failover_after(self, key: tuple[str, str]) -> float | None:
-        """A placement's ``spec.failover.after`` (seconds), or None."""
-        text = (((self._placements.get(key[0], {}).get(key[1]) or {}).get("spec") or {}).get("failover") or {}) \
-            .get("after")
-        try:
-            return parse_duration(text).total_seconds() if isinstance(text, str) else None
-        except EvalError:
-            return None
+        return failover_after(self._spec_of(key))
 
     def _decide_choices(self) -> None:
         """The lease holder makes the scheduled placements' due choices; looks again when a toleration or a
@@ -600,32 +581,13 @@ class PlacementService(WorkQueue):
 
     async def projected(self, ref: ObjectRef) -> dict[str, Any] | None:
         """The object as its destinations must have it (cached per revision)."""
-        w = self._workload.get(ref)
-        if w is None:
-            return None
-        cached = self._projections.get(ref)
-        if cached is not None and cached[0] == w.revision:
-            return cached[1]
-        key = (ref, w.revision)
-        loading = self._projecting.get(key)
-        if loading is None:
-            loading = asyncio.ensure_future(self._project(ref, w.revision))
-            self._projecting[key] = loading
-            loading.add_done_callback(lambda _done: self._projecting.pop(key, None))
-        # Shielded: one stream going away must not cancel the load the others wait for.
-        return await asyncio.shield(loading)
+        return await self.projections.get(ref)
 
-    async def _project(self, ref: ObjectRef, revision: int) -> dict[str, Any] | None:
+    async def _stored_object(self, ref: ObjectRef) -> dict[str, Any] | None:
         key = Key(ref.space, ref.resource, ref.namespace, ref.name)
         read = self.external.get(ref.space)
         row = read(key) if read is not None else await self.objects.find_row(key)
-        if row is None:
-            return None
-        projected = project(orjson.loads(row.value))
-        current = self._workload.get(ref)
-        if current is not None and current.revision == revision:
-            self._projections[ref] = (revision, projected)
-        return projected
+        return None if row is None else orjson.loads(row.value)
 
 
 def _target_clusters(obj: dict[str, Any]) -> frozenset[str] | None:

@@ -12,6 +12,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from apimachinery.selectors import LabelSelector
+from cel.stdlib.timestamps import parse_duration
+from cel.types import EvalError
 from placement.downsync import DownsyncTest, compile_test
 from placement.locations import compile_location_selectors
 from placement.schedulingspec import SchedulingSpec, compile_scheduling
@@ -70,3 +72,14 @@ def compile_spec(spec: Mapping[str, Any]) -> PlacementSpec:
         scheduling=compile_scheduling(spec),
         namespace_mapping=parse(spec.get(MAPPING_FIELD)),
     )
+
+
+def failover_after(spec: Mapping[str, Any]) -> float | None:
+    """A placement's ``spec.failover.after`` in seconds (None: not set, or one the CRD's pattern refuses that
+    an older object may still hold)."""
+    failover = spec.get("failover")
+    text = failover.get("after") if isinstance(failover, Mapping) else None
+    try:
+        return parse_duration(text).total_seconds() if isinstance(text, str) else None
+    except EvalError:
+        return None
