@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlencode
@@ -35,10 +35,11 @@ ACCEPT_JSON = (("Accept", "application/json"),)
 
 @dataclass
 class Found:
-    """What the clusters answered: the shown pods and a warning for each cluster left out."""
+    """What the clusters answered: the shown pods and a warning for each cluster left out (``failed``)."""
 
     pods: list[Obj] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    failed: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -86,9 +87,9 @@ class ClusterPods:
         return response.status, orjson.loads(body) if body else {}
 
     async def list(self, space: str, namespace: str | None, label_selector: str = "",
-                   field_selector: str = "") -> Found:
+                   field_selector: str = "", stored: Collection[tuple[str, str]] = ()) -> Found:
         """The space's pods of every cluster (of ``namespace``; None: all), the selectors applied by the
-        clusters."""
+        clusters, named apart from the space's stored Pods ``stored`` (namespace, name)."""
         clusters = self.clusters(space)
         query = urlencode([(k, v) for k, v in (("labelSelector", label_selector), ("fieldSelector", field_selector))
                            if v])
@@ -98,8 +99,9 @@ class ClusterPods:
         for cluster, (items, warning) in zip(clusters, answers, strict=True):
             if warning:
                 found.warnings.append(warning)
+                found.failed.append(cluster)
             pairs.extend((cluster, pod) for pod in items if self._owned(space, cluster, pod))
-        found.pods = present(pairs)
+        found.pods = present(pairs, stored)
         return found
 
     async def _items(self, cluster: str, path: str, query: str) -> tuple[list[Obj], str]:
@@ -112,8 +114,10 @@ class ClusterPods:
         items = body.get("items") if isinstance(body, dict) else None
         return [p for p in items if isinstance(p, dict)] if isinstance(items, list) else [], ""
 
-    async def find(self, space: str, namespace: str, shown: str) -> tuple[Located | None, list[str]]:
-        """The pod shown as ``shown`` in ``namespace`` (None: no cluster that answered has it), and warnings."""
+    async def find(self, space: str, namespace: str, shown: str,
+                   stored: Collection[str] = ()) -> tuple[Located | None, list[str]]:
+        """The pod shown as ``shown`` in ``namespace`` (None: no cluster that answered has it), and warnings;
+        ``stored``: the names of the space's stored Pods there that ``shown`` may be a copy of."""
         clusters = self.clusters(space)
         names = real_names(shown, clusters)
         asks = [(c, n) for c in clusters for n in names]
@@ -127,17 +131,18 @@ class ClusterPods:
             if pod is not None and self._owned(space, cluster, pod):
                 holders.setdefault(name, []).append(cluster)
                 pods[cluster, name] = pod
-        where = resolve(shown, holders)
+        where = resolve(shown, holders, stored)
         return (Located(where[0], where[1], pods[where]) if where else None), warnings
 
-    async def locate(self, space: str, namespace: str, shown: str) -> tuple[Located | None, list[str]]:
+    async def locate(self, space: str, namespace: str, shown: str,
+                     stored: Collection[str] = ()) -> tuple[Located | None, list[str]]:
         """As :meth:`find`, reusing where the pod was found within :data:`LOCATION_SECONDS` (for requests that
         reach the pod, not for reading it: its content is not kept fresh here)."""
         key = (space, namespace, shown)
         hit = self._located.get(key)
         if hit is not None and time.monotonic() - hit[0] < LOCATION_SECONDS and hit[1].cluster in self.clusters(space):
             return hit[1], []
-        located, warnings = await self.find(space, namespace, shown)
+        located, warnings = await self.find(space, namespace, shown, stored)
         if located is not None:
             if len(self._located) >= MAX_LOCATIONS:
                 self._located.clear()

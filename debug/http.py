@@ -1,10 +1,13 @@
-"""kubectl's HTTP requests for a space's pods: list, get, delete and logs, answered from the clusters.
+"""kubectl's HTTP requests for a space's pods: the stored Pods and, beside them, the clusters' pods.
 
-Lists ask every cluster at once and answer a PodList (or kubectl's Table, with the Pod kind's columns) of
-the pods the space shows (``debug.naming``); the list's resourceVersion is "0", since the pods come from
-several clusters and no watch can follow them. A named pod is found in its cluster, and a log or a DELETE
-is forwarded there through its tunnel, the response (status, headers, body, a Status for errors) streamed
-back as it comes. Writes are refused: a space's pods are the clusters' own, kept by their controllers.
+A space stores Pods like any workload object (``debug.stored``): creating, updating, patching, their status,
+watching and deleting a collection are the space API's. Reading and deleting one pod go to the stored Pod of
+that name when there is one, else to the clusters. Lists answer the stored Pods (at the store's
+resourceVersion) and the clusters' pods the space shows (``debug.naming``: each labelled with its cluster),
+asking every cluster at once. A cluster's pod is found in its cluster, and a log or a DELETE is forwarded
+there through its tunnel, the response (status, headers, body, a Status for errors) streamed back as it comes;
+a stored Pod's log reaches its copy in the cluster it is placed on. The clusters' pods are read-only here:
+their own controllers keep them.
 """
 
 from __future__ import annotations
@@ -19,23 +22,26 @@ from apimachinery.errors import StatusError, bad_request, method_not_allowed, no
 from apiserver.access import Authorizer
 from apiserver.api.codec import json_response, status_response, table_version
 from apiserver.api.tables import to_table
+from apiserver.api.watchstream import watch_request
 from apiserver.resourcetypes import ResourceType
 from debug.access import STREAMS, authorize, verb_of
 from debug.fleet import ClusterPods, Found, Located, pods_path, warning_header
 from debug.naming import labelled
+from debug.stored import StoredPods
+from debug.watch import PodsWatch
 from sync.tunnel import TunnelResponse
 
-READ_ONLY = "pods in a space are the clusters' pods, read-only here: change the workload that owns them"
-NO_WATCH = "watching pods in a space is not supported; list them again"
-LIST_RESOURCE_VERSION = "0"  # lists gather several clusters: there is no one resourceVersion to watch from
+READ_ONLY = "a cluster's pod shown in a space is read-only here: change the workload that owns it"
 _FORWARDED_HEADERS = ("accept", "content-type", "user-agent")
 
 
 class PodsHTTP:
-    def __init__(self, fleet: ClusterPods, authorizer: Callable[[], Authorizer], pod_type: ResourceType) -> None:
+    def __init__(self, fleet: ClusterPods, authorizer: Callable[[], Authorizer], pod_type: ResourceType,
+                 stored: StoredPods) -> None:
         self.fleet = fleet
         self.authorizer = authorizer  # looked up per request: the hub builds it at startup
         self.pod_type = pod_type
+        self.stored = stored
 
     async def handle(self, request: Request) -> Response:
         params = request.path_params
@@ -47,6 +53,11 @@ class PodsHTTP:
             authorize(self.authorizer(), request.scope, space, verb, namespace, name, sub)
             if not name:
                 return await self._collection(request, space, namespace or None, verb)
+            stored = await self.stored.get(space, namespace, name) is not None
+            if sub == "status" or (stored and not sub) or (not sub and verb not in ("get", "delete")):
+                if not stored and verb in ("update", "patch") and await self._shown(space, namespace, name):
+                    raise method_not_allowed(READ_ONLY)
+                return await self.stored.forward(request, space)
             if sub == "log":
                 return await self._log(request, space, namespace, name)
             if sub in STREAMS:
@@ -55,51 +66,66 @@ class PodsHTTP:
                 raise not_found("pods", "", name)
             if verb == "get":
                 return await self._get(request, space, namespace, name)
-            if verb == "delete":
-                return await self._delete(request, space, namespace, name)
-            raise method_not_allowed(READ_ONLY)
+            return await self._delete(request, space, namespace, name)
         except StatusError as exc:
             return status_response(exc)
         except _Refused as refused:
             return json_response(refused.err.to_status(), refused.err.code, refused.headers)
 
+    async def _shown(self, space: str, namespace: str, name: str) -> bool:
+        """Whether a cluster's pod is shown as ``name`` (an update of it is refused rather than answered 404)."""
+        shown, stored = await self.stored.target(space, namespace, name)
+        located, _warnings = await self.fleet.find(space, namespace, shown, stored)
+        return located is not None
+
     async def _collection(self, request: Request, space: str, namespace: str | None, verb: str) -> Response:
-        if verb == "watch":
-            self.fleet.clusters(space)  # a space that does not exist is 404 first, as for every request
-            raise method_not_allowed(NO_WATCH)
-        if verb == "deletecollection":
-            raise method_not_allowed(f"deleting a collection of pods is not supported in a space: delete them "
-                                     f"by name. {READ_ONLY}")
-        if verb != "list":
-            raise method_not_allowed(READ_ONLY)
         q = request.query_params
-        found = await self._listed(space, namespace, q.get("labelSelector") or "", q.get("fieldSelector") or "")
+        labels, fields = q.get("labelSelector") or "", q.get("fieldSelector") or ""
+        if verb == "watch":
+            return self._watch(request, space, namespace, labels, fields)
+        if verb != "list":  # create and deletecollection: the stored Pods'
+            return await self.stored.forward(request, space)
+        listed = await self.stored.list(space, namespace, labels, fields)
+        found = await self._listed(space, namespace, labels, fields, await self.stored.keys(space, namespace))
+        pods = sorted(listed.items + found.pods, key=lambda p: (str(p["metadata"].get("namespace") or ""),
+                                                                 str(p["metadata"]["name"])))
         headers = warning_header(found.warnings)
         tv = table_version(request.headers.get("accept"))
         if tv is not None:
-            return json_response(to_table(self.pod_type, found.pods, version=tv,
+            return json_response(to_table(self.pod_type, pods, version=tv,
                                           include=q.get("includeObject") or "Metadata",
-                                          resource_version=LIST_RESOURCE_VERSION), headers=headers)
+                                          resource_version=listed.resource_version), headers=headers)
         return json_response({"kind": "PodList", "apiVersion": "v1",
-                              "metadata": {"resourceVersion": LIST_RESOURCE_VERSION}, "items": found.pods},
+                              "metadata": {"resourceVersion": listed.resource_version}, "items": pods},
                              headers=headers)
 
-    async def _listed(self, space: str, namespace: str | None, labels: str, fields: str) -> Found:
+    def _watch(self, request: Request, space: str, namespace: str | None, labels: str, fields: str) -> Response:
+        self.fleet.clusters(space)  # a space that does not exist is 404 before the stream starts
+        q = request.query_params
+        req = watch_request(q, space, self.pod_type, namespace, *self.stored.selectors(labels, fields),
+                            table_version(request.headers.get("accept")), q.get("includeObject") or "Metadata")
+        return StreamingResponse(PodsWatch(self.fleet, self.stored, req, labels, fields).body(),
+                                 media_type="application/json")
+
+    async def _listed(self, space: str, namespace: str | None, labels: str, fields: str,
+                      stored: set[tuple[str, str]]) -> Found:
         # One name asked by field (kubectl delete and wait do): the shown name, which the clusters do not know.
         term, _, value = fields.partition("=")
         if namespace and term == "metadata.name" and value and "," not in value and "!" not in term:
-            located, warnings = await self.fleet.find(space, namespace, value)
+            located, warnings = await self.fleet.find(space, namespace, value, {n for _, n in stored})
             if located is None:
                 return Found([], warnings)
-            found = await self.fleet.list(space, namespace, labels, f"metadata.name={located.name}")
+            found = await self.fleet.list(space, namespace, labels, f"metadata.name={located.name}", stored)
             return Found([p for p in found.pods if p["metadata"]["name"] == value], warnings + found.warnings)
-        return await self.fleet.list(space, namespace, labels, fields)
+        return await self.fleet.list(space, namespace, labels, fields, stored)
 
     async def _locate(self, space: str, namespace: str, name: str, *, fresh: bool = False) -> \
             tuple[Located, dict[str, str]]:
-        """Where the pod shown as ``name`` is; ``fresh``: its current content too (asked anew)."""
+        """Where the cluster's pod shown as ``name`` is (for a stored Pod, its copy); ``fresh``: its current
+        content too (asked anew)."""
         find = self.fleet.find if fresh else self.fleet.locate
-        located, warnings = await find(space, namespace, name)
+        shown, stored = await self.stored.target(space, namespace, name)
+        located, warnings = await find(space, namespace, shown, stored)
         if located is None:
             raise _Refused(not_found("pods", "", name), warning_header(warnings))
         return located, warning_header(warnings)

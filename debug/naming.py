@@ -5,15 +5,17 @@ with ``controller: true``) is a ReplicaSet, StatefulSet, DaemonSet or Job the sp
 Deployment (CronJob) that made that ReplicaSet (Job), whose name is the owner's without its last
 ``-<suffix>``; a pod without a controller is shown if the space placed that very Pod.
 
-Names: a pod keeps its name unless pods of the same namespace and name are shown from several clusters; then
-the one in the cluster first in name order keeps it and the others are ``<name>.<cluster>`` (still a DNS
-subdomain, so kubectl takes it as a name). Every rule here is pure: the clusters are asked elsewhere.
+Names: a pod keeps its name unless the space stores a Pod of that namespace and name (then every cluster's is
+``<name>.<cluster>``: the stored one keeps the plain name), or pods of the same namespace and name are shown
+from several clusters; then the one in the cluster first in name order keeps it and the others are
+``<name>.<cluster>`` (still a DNS subdomain, so kubectl takes it as a name). Every rule here is pure: the
+clusters and the store are asked elsewhere.
 """
 
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from typing import Any
 
 from placement.model import ObjectRef
@@ -64,9 +66,10 @@ def owned(space: str, cluster: str, pod: Any, is_destination: IsDestination) -> 
     return bool(maker and dash and made_by) and is_destination(ObjectRef(space, maker, namespace, made_by), cluster)
 
 
-def present(found: Iterable[tuple[str, Obj]]) -> list[Obj]:
-    """The shown pods of (cluster, pod) pairs: copies labelled with their cluster and named by the rule above,
-    in kube's list order (namespace, then name)."""
+def present(found: Iterable[tuple[str, Obj]], stored: Collection[tuple[str, str]] = ()) -> list[Obj]:
+    """The shown pods of (cluster, pod) pairs: copies labelled with their cluster and named by the rule above
+    (``stored``: the (namespace, name) of the space's stored Pods), in kube's list order (namespace, then
+    name)."""
     pairs = sorted(found, key=lambda pair: (str(_meta(pair[1]).get("namespace") or ""),
                                             str(_meta(pair[1]).get("name") or ""), pair[0]))
     first: dict[tuple[str, str], str] = {}
@@ -74,7 +77,7 @@ def present(found: Iterable[tuple[str, Obj]]) -> list[Obj]:
     for cluster, pod in pairs:
         meta = _meta(pod)
         key = (str(meta.get("namespace") or ""), str(meta.get("name") or ""))
-        keeper = first.setdefault(key, cluster)
+        keeper = "" if key in stored else first.setdefault(key, cluster)
         shown.append(labelled(cluster, pod, key[1] if keeper == cluster else f"{key[1]}.{cluster}"))
     shown.sort(key=lambda pod: (str(_meta(pod).get("namespace") or ""), str(_meta(pod).get("name") or "")))
     return shown
@@ -98,14 +101,16 @@ def real_names(shown: str, clusters: Sequence[str]) -> list[str]:
     return [shown, name] if dot and name and cluster in clusters else [shown]
 
 
-def resolve(shown: str, holders: Mapping[str, Sequence[str]]) -> tuple[str, str] | None:
+def resolve(shown: str, holders: Mapping[str, Sequence[str]], stored: Collection[str] = ()) -> tuple[str, str] | None:
     """(cluster, real name) of the pod shown as ``shown``, given for each of its :func:`real_names` the
-    clusters that have a shown pod of that name (in that namespace); None: no pod is shown so. A real name
-    wins over a ``<name>.<cluster>`` that would spell the same."""
+    clusters that have a shown pod of that name (in that namespace) and the names of the space's stored Pods
+    there; None: no cluster's pod is shown so. A real name wins over a ``<name>.<cluster>`` that would spell
+    the same."""
     clusters = sorted(holders.get(shown, ()))
-    if clusters:
+    if clusters and shown not in stored:
         return clusters[0], shown
     name, dot, cluster = shown.rpartition(".")
-    if dot and cluster in sorted(holders.get(name, ()))[1:]:
+    holding = sorted(holders.get(name, ()))
+    if dot and cluster in (holding if name in stored else holding[1:]):
         return cluster, name
     return None

@@ -1,25 +1,26 @@
 """Where the hub serves a space's pods: the paths ``debug`` claims from the space API, its routes, and the Pod
-kind a space lists in discovery.
+kind a space serves.
 
-The Pod kind is the clusters' (``apiserver.builtin.clusterkinds``: its schema and table columns), served with
-only what a space does with pods: ``get``, ``list`` and ``delete``, and the ``log``, ``exec``, ``attach`` and
-``portforward`` subresources. Its requests never reach the store.
+The Pod kind is the clusters' (``apiserver.builtin.clusterkinds``: its schema, strategy and table columns), with
+every verb: a space stores Pods like any workload object, and ``debug.http`` shows the clusters' pods beside
+them (README "Debug from the hub").
 """
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 from collections.abc import Callable
 
 from starlette.routing import BaseRoute, Route, WebSocketRoute
 
 from apiserver.access import Authorizer
+from apiserver.api.handlers import SpaceAPI
 from apiserver.builtin.clusterkinds import cluster_types
 from apiserver.resourcetypes import ResourceType
 from debug.fleet import ClusterPods
 from debug.http import PodsHTTP
 from debug.sockets import PodSockets
+from debug.stored import StoredPods
 from placement.service import PlacementService
 from sync.tunnel import TunnelRegistry
 
@@ -29,9 +30,7 @@ _NAMESPACED = "/clusters/{space}/api/v1/namespaces/{namespace}/pods"
 
 @functools.cache
 def space_pod_type() -> ResourceType:
-    pod = next(t for t in cluster_types() if t.kind == "Pod")
-    return dataclasses.replace(pod, verbs=("delete", "get", "list"),
-                               subresources=("attach", "exec", "log", "portforward"))
+    return next(t for t in cluster_types() if t.kind == "Pod")
 
 
 def claims(rest: str) -> bool:
@@ -46,12 +45,13 @@ def claims(rest: str) -> bool:
 
 
 def pod_routes(tunnels: Callable[[], TunnelRegistry], placement: Callable[[], PlacementService],
-               authorizer: Callable[[], Authorizer]) -> list[BaseRoute]:
+               authorizer: Callable[[], Authorizer], space_api: Callable[[], SpaceAPI]) -> list[BaseRoute]:
     """The routes serving what :func:`claims` claims (each callable gives its part of the started hub)."""
     fleet = ClusterPods(tunnels, placement)
-    http = PodsHTTP(fleet, authorizer, space_pod_type()).handle
+    stored = StoredPods(space_api, space_pod_type(), fleet)
+    http = PodsHTTP(fleet, authorizer, space_pod_type(), stored).handle
     return [Route("/clusters/{space}/api/v1/pods", http, methods=METHODS),
             Route(_NAMESPACED, http, methods=METHODS),
             Route(_NAMESPACED + "/{name}", http, methods=METHODS),
             Route(_NAMESPACED + "/{name}/{sub}", http, methods=METHODS),
-            WebSocketRoute(_NAMESPACED + "/{name}/{sub}", PodSockets(fleet, authorizer).handle)]
+            WebSocketRoute(_NAMESPACED + "/{name}/{sub}", PodSockets(fleet, authorizer, stored).handle)]

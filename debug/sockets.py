@@ -20,6 +20,7 @@ from apiserver.access import Authorizer
 from apiserver.api.asgi import send_status
 from debug.access import STREAMS, authorize
 from debug.fleet import ClusterPods, pods_path
+from debug.stored import StoredPods
 from kubeclient.tunnel.stream import Closed, Message
 from sync.tunnel import TunnelSocket
 
@@ -27,9 +28,10 @@ CLOSE_ANSWER_SECONDS = 5.0  # how long the cluster has to answer a close kubectl
 
 
 class PodSockets:
-    def __init__(self, fleet: ClusterPods, authorizer: Callable[[], Authorizer]) -> None:
+    def __init__(self, fleet: ClusterPods, authorizer: Callable[[], Authorizer], stored: StoredPods) -> None:
         self.fleet = fleet
         self.authorizer = authorizer
+        self.stored = stored
 
     async def handle(self, websocket: WebSocket) -> None:
         params = websocket.path_params
@@ -39,7 +41,8 @@ class PodSockets:
             if sub not in STREAMS:
                 raise not_found("pods", "", name)
             authorize(self.authorizer(), websocket.scope, space, "create", namespace, name, sub)
-            located, _warnings = await self.fleet.locate(space, namespace, name)
+            shown, stored = await self.stored.target(space, namespace, name)  # a stored Pod: its copy
+            located, _warnings = await self.fleet.locate(space, namespace, shown, stored)
             if located is None:
                 raise not_found("pods", "", name)
             query = websocket.scope.get("query_string", b"").decode("latin-1")

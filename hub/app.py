@@ -218,7 +218,8 @@ def build_app(settings: HubSettings) -> tuple[object, HubCore]:
         Route(ENDPOINT_PREFIX + "{provider}/{export}/clusters/{space}/{path:path}", export_endpoint, methods=METHODS),
         Mount("/syncer/v1", routes=syncer_routes(lambda: core.syncers)),
         *user_routes(lambda: core.users, lambda: core.runtime.run_sync),
-        *pod_routes(lambda: core.syncers.tunnels, lambda: core.placement, lambda: core.runtime.authorizer),
+        *pod_routes(lambda: core.syncers.tunnels, lambda: core.placement, lambda: core.runtime.authorizer,
+                    lambda: core.api),
         *ui_routes(lambda: core.placement, settings.inventory_space),
     ], lifespan=lifespan_of(core), exception_handlers=STATUS_HANDLERS)
     # A syncer's desired set (at /clusters/<space>/synctargets/…) and the clusters' pods (debug) are the router's;

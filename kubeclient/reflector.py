@@ -5,8 +5,8 @@ Lists (the state now), then watches from the list's resourceVersion, resuming ea
 that is cut) from the last resourceVersion seen — an event's or a bookmark's; lists again when that version
 expired (410 Gone). Other failures back off (``kubeclient.backoff``) and list again, or, for a caller that
 starts over itself (``retry=False``), end the loop with the error; a 404 — the type is not served yet, its CRD
-on the way — is logged quietly. A 405 ends the loop (a hub's space lists its clusters' pods but does not watch
-them: README "Hubs of hubs"). What it sees goes to two callbacks: each whole listing, then each event.
+on the way — is logged quietly. A 405 ends the loop (the type is served without ``watch`` there). What it sees
+goes to two callbacks: each whole listing, then each event.
 """
 
 from __future__ import annotations

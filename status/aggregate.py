@@ -4,8 +4,9 @@ When a workload object runs in several clusters, the status it shows in its spac
 (KubeStellar's ``wantMultiWECReportedState``, docs ``multi-wec-aggregated-status.md``): readiness counts
 take the least any cluster has, counts of what is wrong or merely present take the most, flags must
 hold everywhere, a condition is False when any cluster says so, and whatever the clusters disagree on
-in shape or text is left out rather than invented. With ``divided`` (the replicas are split across the
-clusters rather than repeated in each) every count is the sum instead.
+in shape or text is left out rather than invented — except a Pod's ``phase``, which is the least advanced one
+(:data:`POD_PHASES`): a Pod runs everywhere only when it runs in every cluster. With ``divided`` (the replicas
+are split across the clusters rather than repeated in each) every count is the sum instead.
 """
 
 from __future__ import annotations
@@ -25,6 +26,9 @@ GENERATION = "observedGeneration"
 NOT_EVERYWHERE = "NotReportedByAllClusters"
 
 _DROP = object()  # what clusters disagree on: left out of the result
+# A Pod's phases, the one that speaks for all first: any cluster's failure, then one that cannot tell, then one
+# still starting; Succeeded only when it is done everywhere.
+POD_PHASES = ("Failed", "Unknown", "Pending", "Running", "Succeeded")
 
 
 def aggregate(statuses: Sequence[Mapping[str, Any] | None], *, divided: bool = False) -> dict[str, Any] | None:
@@ -54,6 +58,8 @@ def _merge_top(key: str, values: list[Any], divided: bool) -> Any:
     """A top-level field, which clusters may leave out: Kubernetes omits zero counts and false flags."""
     if key == "conditions" and _are_conditions(values):
         return _merge_conditions(values)
+    if key == "phase" and values and all(v in POD_PHASES for v in values):
+        return min(values, key=POD_PHASES.index)
     given = [v for v in values if v is not None]
     if not given:
         return _DROP

@@ -6,9 +6,9 @@ holds none any more. Pods and ReplicaSets are indexed by owner uid, so a workloa
 ``associated`` of a status report: ReplicaSets and pods by state, restarts, the newest waiting or
 terminated container state among pods that are not ready) is computed from memory, and a change to
 something owned tells the syncer to report its workload again. A Warning Event about a workload or
-something it owns goes to the syncer's event forwarder with the workload's ident. Where the cluster lists pods
-but does not watch them (a child hub's space shows its clusters' pods: README "Hubs of hubs"), what its
-workloads own is unknown and they have no summary.
+something it owns goes to the syncer's event forwarder with the workload's ident. Where the cluster does not
+watch pods (a 405), or is a child hub's space (which shows its clusters' pods, owned by ReplicaSets it does not
+hold: README "Hubs of hubs"), what its workloads own is unknown and they have no summary.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kubeclient.client import GVR
+from kubeclient.kubeconfig import split_server
 from kubeclient.reflector import Reflector, Reflectors
 from syncer.cluster import Cluster
 
@@ -94,6 +95,7 @@ class OwnedIndex:
         self._uid_of: dict[str, str] = {}  # held ident -> workload uid
         self._where: dict[str, str] = {}  # held ident -> namespace
         self._unwatched: set[str] = set()  # namespaces whose pods the cluster does not watch
+        self._hub_space = split_server(cluster.http.server)[1] is not None  # a child hub's: pods not followed
 
     @staticmethod
     def is_workload(group: str, resource: str) -> bool:
@@ -107,8 +109,11 @@ class OwnedIndex:
         self._uid_of[ident], self._ident_of[uid], self._where[ident] = uid, ident, namespace
         ns = self._namespaces.setdefault(namespace, _Namespace())
         ns.workloads.add(ident)
-        for gvr, build, kind in ((PODS, _pod, "Pod"), (REPLICASETS, _replicaset, "ReplicaSet")):
-            self.watches.ensure((namespace, gvr.resource), self._loop(namespace, gvr, build, kind))
+        if self._hub_space:
+            self._unwatched.add(namespace)
+        else:
+            for gvr, build, kind in ((PODS, _pod, "Pod"), (REPLICASETS, _replicaset, "ReplicaSet")):
+                self.watches.ensure((namespace, gvr.resource), self._loop(namespace, gvr, build, kind))
         self.watches.ensure((namespace, EVENTS.resource), lambda: Reflector(
             self.cluster, EVENTS, owner=f"syncer {self.target}", namespace=namespace, field_selector="type=Warning",
             on_list=lambda items: [self._event(e) for e in items], on_event=lambda _kind, e: self._event(e)))

@@ -78,6 +78,18 @@ def test_a_shown_name_resolves_to_its_cluster_and_real_name() -> None:
     assert resolve("nobody", {}) is None
 
 
+def test_a_stored_pod_keeps_its_name_and_every_clusters_pod_of_that_name_is_suffixed() -> None:
+    stored = {("shop", "solo")}
+    shown = present([("wec1", pod("solo")), ("wec2", pod("solo")), ("wec1", pod("solo", ns="other"))], stored)
+    assert [(p["metadata"]["namespace"], p["metadata"]["name"]) for p in shown] == [
+        ("other", "solo"), ("shop", "solo.wec1"), ("shop", "solo.wec2")]
+    one = {"solo": ["wec1"]}
+    assert resolve("solo.wec1", one, {"solo"}) == ("wec1", "solo")  # alone, yet suffixed: the stored one is solo
+    assert resolve("solo", one, {"solo"}) is None  # the plain name is the stored Pod's
+    assert resolve("solo.wec2", {"solo": ["wec1", "wec2"]}, {"solo"}) == ("wec2", "solo")
+    assert resolve("solo.wec3", one, {"solo"}) is None
+
+
 def test_the_hub_claims_only_pod_paths_from_the_space_api() -> None:
     for rest in ("api/v1/pods", "api/v1/namespaces/shop/pods", "api/v1/namespaces/shop/pods/web-0",
                  "api/v1/namespaces/shop/pods/web-0/log", "api/v1/namespaces/shop/pods/web-0/exec"):

@@ -239,3 +239,12 @@ def test_the_result_depends_on_the_statuses_not_their_order() -> None:
     tied = [deployment_available(), deployment_available()]
     tied[1]["conditions"][0]["reason"] = "SameTimeOtherReason"
     assert aggregate(tied) == aggregate(tied[::-1])
+
+
+def test_a_pods_phase_is_the_least_advanced_of_its_clusters() -> None:
+    running, pending = {"phase": "Running", "podIP": "10.0.0.1"}, {"phase": "Pending"}
+    assert aggregate([running, pending]) == {"phase": "Pending"}  # the IPs differ in shape: left out
+    assert aggregate([running, {"phase": "Running"}])["phase"] == "Running"  # type: ignore[index]
+    assert aggregate([running, {"phase": "Failed"}, pending])["phase"] == "Failed"  # type: ignore[index]
+    assert aggregate([{"phase": "Succeeded"}, running])["phase"] == "Running"  # type: ignore[index]
+    assert aggregate([{"phase": "Bound"}, {"phase": "Pending"}]) == {}  # not a Pod's: disagreement is left out
