@@ -120,8 +120,13 @@ def observed_status(namespace: str, webapp: str) -> dict[str, Any]:
         wanted, ready = 0, 0
     selector = f"{OWNER_LABEL}={webapp},role=worker"
     workers = {p.metadata.name: p.status.phase or "Pending"
-               for p in core.list_namespaced_pod(namespace, label_selector=selector).items}
+               for p in core.list_namespaced_pod(namespace, label_selector=selector).items if owned(p, webapp)}
     running = sum(phase == "Running" for phase in workers.values())
     all_up = wanted > 0 and ready >= wanted and running == len(workers)
     return {"phase": "Running" if all_up else "Progressing", "replicas": wanted, "readyReplicas": ready,
             "workers": workers, "workersRunning": f"{running}/{len(workers)}"}
+
+
+def owned(pod: kubernetes.client.V1Pod, webapp: str) -> bool:
+    """Whether the WebApp created this pod: other pods may carry its labels (copies made from its pods, say)."""
+    return any(ref.kind == "WebApp" and ref.name == webapp for ref in pod.metadata.owner_references or [])

@@ -145,13 +145,18 @@ def test_kopf_registers_its_webhooks_and_the_hub_calls_them(fleet: Fleet) -> Non
 
 
 def test_the_operator_creates_children_that_run_in_both_clusters_and_reports_them(fleet: Fleet) -> None:
-    fleet.kubectl("create", "-f", "-", input=fleet.webapp("shop", workers=0))
+    fleet.kubectl("create", "-f", "-", input=fleet.webapp("shop"))
     deployment = wait_for(lambda: fleet.get(f"/apis/apps/v1/namespaces/{NAMESPACE}/deployments/shop"),
                           timeout=30, message="the operator's Deployment in the space")
     assert deployment["metadata"]["ownerReferences"][0]["kind"] == "WebApp"
+    worker = wait_for(lambda: fleet.get(f"/api/v1/namespaces/{NAMESPACE}/pods/shop-worker-0"),
+                      timeout=30, message="the operator's worker Pod in the space")
+    assert worker["metadata"]["ownerReferences"][0]["kind"] == "WebApp"
     for cluster in ("wec1", "wec2"):
         fleet.world.wait_present(cluster, f"/apis/apps/v1/namespaces/{NAMESPACE}/deployments/shop", timeout=60,
                                  check=lambda d: (d.get("status") or {}).get("readyReplicas") == 2)
+        fleet.world.wait_present(cluster, f"/api/v1/namespaces/{NAMESPACE}/pods/shop-worker-0", timeout=60,
+                                 check=lambda p: (p.get("status") or {}).get("phase") == "Running")
 
     def reported() -> dict[str, Any] | None:
         status = (fleet.get(f"{WEBAPPS}/shop") or {}).get("status") or {}
@@ -159,6 +164,8 @@ def test_the_operator_creates_children_that_run_in_both_clusters_and_reports_the
 
     status = wait_for(reported, timeout=60, message="the WebApp reported Running")
     assert status["readyReplicas"] == 2 and status["replicas"] == 2
+    # The worker's status came home from both clusters, and the operator saw it Running.
+    assert status["workers"] == {"shop-worker-0": "Running"} and status["workersRunning"] == "1/1"
     events = yaml.safe_load(fleet.kubectl("get", "events", "-n", NAMESPACE, "-o", "yaml",
                                           "--field-selector", "involvedObject.name=shop").stdout)["items"]
     assert "Created" in {e["reason"] for e in events}
