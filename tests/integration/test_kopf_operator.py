@@ -1,11 +1,11 @@
 """A real kopf operator (``examples/kopf-operator``) runs unchanged against a space.
 
-Two replicas of ``kopf run examples/kopf-operator/operator.py`` (separate processes, a kubeconfig for the space,
-kopf's own peering between them) serve WebApps: their webhooks, which kopf registers itself, refuse and mutate
-WebApps as the hub calls them over HTTPS; the working replica creates each WebApp's Deployment and worker Pods,
-which the example's EdgePlacement sends to two simulated clusters (``spacehub sim serve --with-syncers``); their
-status comes back to the space, and the operator reports it on the WebApp. Killing the working replica hands
-the work to the other one.
+Two replicas of ``kopf run examples/kopf-operator/operator.py`` (separate processes, a kubeconfig for the space
+with the token of the ServiceAccount the example's RBAC grants, kopf's own peering between them) serve WebApps:
+their webhooks, which kopf registers itself, refuse and mutate WebApps as the hub calls them over HTTPS; the
+working replica creates each WebApp's Deployment and worker Pods, which the example's EdgePlacement sends to two
+simulated clusters (``spacehub sim serve --with-syncers``); their status comes back to the space, and the
+operator reports it on the WebApp. Killing the working replica hands the work to the other one.
 """
 
 from __future__ import annotations
@@ -102,13 +102,18 @@ def fleet(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Fleet]:
     try:
         world.start()
         world.hub.create_space(SPACE)
-        kubeconfig = base / "operators.kubeconfig"
-        kubeconfig.write_text(world.hub.spacehub("space", "kubeconfig", SPACE).stdout)
         fleet = Fleet(world, operators)
         fleet.kubectl("apply", "-f", str(EXAMPLE / "crd.yaml"))
         fleet.kubectl("wait", "--for=condition=Established", "crd/webapps.demo.example.com",
                       "crd/kopfpeerings.kopf.dev")
-        fleet.kubectl("apply", "-f", str(EXAMPLE / "peering.yaml"), "-f", str(EXAMPLE / "placement.yaml"))
+        fleet.kubectl("apply", "-f", str(EXAMPLE / "peering.yaml"), "-f", str(EXAMPLE / "rbac.yaml"),
+                      "-f", str(EXAMPLE / "placement.yaml"))
+        # The operator's kubeconfig: the space's, with its ServiceAccount's token instead of the admin's.
+        kubeconfig = base / "operators.kubeconfig"
+        kubeconfig.write_text(world.hub.spacehub("space", "kubeconfig", SPACE).stdout)
+        token = fleet.kubectl("create", "token", "webapp-operator", "-n", NAMESPACE, "--duration", "2h").stdout
+        fleet.kubectl("--kubeconfig", str(kubeconfig), "config", "set-credentials", f"root:{SPACE}",
+                      f"--token={token.strip()}")
 
         # Both replicas serve the webhook at one address with one certificate, as replicas behind a Service would.
         cert, key = webhook_certificate(base)
@@ -171,6 +176,24 @@ def test_the_operator_creates_children_that_run_in_both_clusters_and_reports_the
     assert "Created" in {e["reason"] for e in events}
 
 
+def test_scaling_a_webapp_scales_its_deployment_everywhere_and_deleting_it_deletes_its_children(
+        fleet: Fleet) -> None:
+    fleet.kubectl("create", "-f", "-", input=fleet.webapp("cart", replicas=1))
+    wait_for(lambda: ((fleet.get(f"{WEBAPPS}/cart") or {}).get("status") or {}).get("phase") == "Running",
+             timeout=60, message="cart Running")
+    fleet.kubectl("patch", "webapp", "cart", "-n", NAMESPACE, "--type", "merge", "-p", '{"spec": {"replicas": 3}}')
+    for cluster in ("wec1", "wec2"):
+        fleet.world.wait_present(cluster, f"/apis/apps/v1/namespaces/{NAMESPACE}/deployments/cart", timeout=60,
+                                 check=lambda d: (d.get("status") or {}).get("readyReplicas") == 3)
+    wait_for(lambda: ((fleet.get(f"{WEBAPPS}/cart") or {}).get("status") or {}).get("readyReplicas") == 3,
+             timeout=60, message="3 ready replicas reported on the WebApp")
+
+    fleet.kubectl("delete", "webapp", "cart", "-n", NAMESPACE)
+    for cluster in ("wec1", "wec2"):  # garbage collection in the space, then the placement takes them back
+        fleet.world.wait_absent(cluster, f"/apis/apps/v1/namespaces/{NAMESPACE}/deployments/cart", timeout=60)
+        fleet.world.wait_absent(cluster, f"/api/v1/namespaces/{NAMESPACE}/pods/cart-worker-0", timeout=60)
+
+
 def test_killing_the_working_replica_hands_the_work_to_the_other(fleet: Fleet) -> None:
     first, second = fleet.operators["first"], fleet.operators["second"]
     # The second replica has waited from its start: the first's priority is higher.
@@ -179,10 +202,10 @@ def test_killing_the_working_replica_hands_the_work_to_the_other(fleet: Fleet) -
     assert "Resuming operations" not in second.log() and "Handler 'create_children'" not in second.log()
     first.stop(signal.SIGKILL)  # no goodbye: its entry in the peering just stops being renewed
     fleet.kubectl("create", "-f", "-", input=fleet.webapp("after", workers=0))
-    wait_for(lambda: fleet.get(f"/apis/apps/v1/namespaces/{NAMESPACE}/deployments/after"),
-             timeout=PEERING_LIFETIME + 30, message="the second replica creating the Deployment")
+    wait_for(lambda: "[webapps/after] Handler 'create_children' succeeded" in second.log(),
+             timeout=PEERING_LIFETIME + 30, message="the second replica handling the new WebApp")
+    assert fleet.get(f"/apis/apps/v1/namespaces/{NAMESPACE}/deployments/after") is not None
     assert "Resuming operations after the pause" in second.log()
-    assert "[webapps/after] Handler 'create_children' succeeded" in second.log()
     # The webhook is still served: the second replica listens at the same address.
     refused = fleet.kubectl("create", "-f", "-", input=fleet.webapp("huge", replicas=11), check=False)
     assert "denied the request: at most 10 replicas" in refused.stderr, refused.stderr
