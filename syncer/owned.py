@@ -13,17 +13,20 @@ hold: README "Hubs of hubs"), what its workloads own is unknown and they have no
 
 from __future__ import annotations
 
+import asyncio
+import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from kubeclient.client import GVR
-from kubeclient.kubeconfig import split_server
 from kubeclient.reflector import Reflector, Reflectors
 from syncer.cluster import Cluster
 
 WORKLOADS = frozenset({("apps", "deployments"), ("apps", "statefulsets"), ("apps", "daemonsets"),
                        ("apps", "replicasets"), ("batch", "jobs")})
+log = logging.getLogger(__name__)
+HUB_CHECK_SECONDS = 10.0  # how long the syncer's start waits to learn whether its cluster is a hub's space
 PODS = GVR("", "v1", "pods")
 REPLICASETS = GVR("apps", "v1", "replicasets")
 EVENTS = GVR("", "v1", "events")
@@ -95,11 +98,20 @@ class OwnedIndex:
         self._uid_of: dict[str, str] = {}  # held ident -> workload uid
         self._where: dict[str, str] = {}  # held ident -> namespace
         self._unwatched: set[str] = set()  # namespaces whose pods the cluster does not watch
-        self._hub_space = split_server(cluster.http.server)[1] is not None  # a child hub's: pods not followed
+        self._hub_space = False  # a child hub's space (see detect_hub_space): its pods are not followed
 
     @staticmethod
     def is_workload(group: str, resource: str) -> bool:
         return (group, resource) in WORKLOADS
+
+    async def detect_hub_space(self) -> None:
+        """Whether the cluster is a child hub's space (its placement API answers), asked once before anything
+        is tracked; a cluster that cannot say is taken for a cluster (its pods followed)."""
+        try:
+            async with asyncio.timeout(HUB_CHECK_SECONDS):
+                self._hub_space = await self.cluster.hub_clusters() is not None
+        except Exception as exc:  # whatever failed (network, a 5xx), the syncer runs on
+            log.info("syncer %s: could not tell whether the cluster is a hub's space: %r", self.target, exc)
 
     def track(self, ident: str, namespace: str, uid: str) -> None:
         """A placed workload exists in the cluster with ``uid``."""

@@ -95,6 +95,7 @@ class Syncer:
 
     async def run(self) -> None:
         """Run until cancelled. Never deletes anything because the hub or the cluster is unreachable."""
+        await self.owned.detect_hub_space()
         for held in self.held.values():
             if held.error or held.deleting:
                 held.retry_at = 0.0

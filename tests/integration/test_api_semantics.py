@@ -290,10 +290,12 @@ def test_aggregated_discovery_has_an_etag(hub: Hub, space: str) -> None:
         core = c.get(f"/clusters/{space}/api", headers={"Accept": accept}).json()
         resources = {res["resource"] for res in core["items"][0]["versions"][0]["resources"]}
         assert {"configmaps", "namespaces", "services", "secrets"} <= resources
-        # Pods are the clusters', read through the syncers' tunnels: listed, never written here.
+        # Pods are stored like any workload, and their log and exec reach the clusters that run them.
         pods = next(res for res in core["items"][0]["versions"][0]["resources"] if res["resource"] == "pods")
-        assert sorted(pods["verbs"]) == ["delete", "get", "list"]
-        assert {sub["subresource"] for sub in pods["subresources"]} == {"attach", "exec", "log", "portforward"}
+        assert sorted(pods["verbs"]) == ["create", "delete", "deletecollection", "get", "list", "patch", "update",
+                                         "watch"]
+        assert {sub["subresource"] for sub in pods["subresources"]} == {"attach", "exec", "log", "portforward",
+                                                                         "status"}
 
 
 def test_space_deletion_removes_its_contents(hub: Hub) -> None:
