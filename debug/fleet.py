@@ -44,11 +44,13 @@ class Found:
 
 @dataclass(frozen=True)
 class Located:
-    """A shown pod's cluster and real name, as the cluster returned it."""
+    """A shown pod's cluster and real name, as the cluster returned it, and the name it was found by (for a stored
+    Pod, its copy's ``<name>.<cluster>``)."""
 
     cluster: str
     name: str
     pod: Obj
+    shown: str
 
 
 def pods_path(namespace: str | None, name: str = "") -> str:
@@ -132,7 +134,7 @@ class ClusterPods:
                 holders.setdefault(name, []).append(cluster)
                 pods[cluster, name] = pod
         where = resolve(shown, holders, stored)
-        return (Located(where[0], where[1], pods[where]) if where else None), warnings
+        return (Located(where[0], where[1], pods[where], shown) if where else None), warnings
 
     async def locate(self, space: str, namespace: str, shown: str,
                      stored: Collection[str] = ()) -> tuple[Located | None, list[str]]:

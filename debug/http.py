@@ -54,7 +54,7 @@ class PodsHTTP:
             if not name:
                 return await self._collection(request, space, namespace or None, verb)
             stored = await self.stored.get(space, namespace, name) is not None
-            if sub == "status" or (stored and not sub) or (not sub and verb not in ("get", "delete")):
+            if sub == "status" or (not sub and (stored or verb not in ("get", "delete"))):  # the store's
                 if not stored and verb in ("update", "patch") and await self._shown(space, namespace, name):
                     raise method_not_allowed(READ_ONLY)
                 return await self.stored.forward(request, space)
@@ -148,7 +148,7 @@ class PodsHTTP:
             _forwarded(request), await request.body())
         async with response:
             body = b"".join([chunk async for chunk in response])
-        self.fleet.forget(space, namespace, name)  # gone, or never there
+        self.fleet.forget(space, namespace, located.shown)  # gone, or never there
         if response.status == 200:
             deleted = orjson.loads(body) if body else {}
             if isinstance(deleted, dict) and deleted.get("kind") == "Pod":
@@ -163,7 +163,7 @@ class PodsHTTP:
             located.cluster, "GET", pods_path(namespace, located.name) + "/log", request.url.query,
             _forwarded(request))
         if response.status == 404:
-            self.fleet.forget(space, namespace, name)
+            self.fleet.forget(space, namespace, located.shown)
         return StreamingResponse(_relayed(response), response.status, {**_response_headers(response), **headers})
 
     async def _stream_without_upgrade(self, space: str, namespace: str, name: str, sub: str) -> Response:

@@ -37,11 +37,12 @@ class PodSockets:
         params = websocket.path_params
         space, namespace = str(params["space"]), str(params["namespace"])
         name, sub = str(params["name"]), str(params["sub"])
+        shown = name  # what the pod is found by: for a stored Pod, its copy's name
         try:
             if sub not in STREAMS:
                 raise not_found("pods", "", name)
             authorize(self.authorizer(), websocket.scope, space, "create", namespace, name, sub)
-            shown, stored = await self.stored.target(space, namespace, name)  # a stored Pod: its copy
+            shown, stored = await self.stored.target(space, namespace, name)
             located, _warnings = await self.fleet.locate(space, namespace, shown, stored)
             if located is None:
                 raise not_found("pods", "", name)
@@ -51,7 +52,7 @@ class PodSockets:
                 list(websocket.scope.get("subprotocols") or ()))
         except StatusError as exc:
             if exc.code == 404:  # not where it was found: look for it anew next time
-                self.fleet.forget(space, namespace, name)
+                self.fleet.forget(space, namespace, shown)
             await send_status(websocket.scope, websocket.send, exc)
             return
         async with cluster:

@@ -15,7 +15,6 @@ them all as ADDED, as kube does for initial events. A cluster that does not answ
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 from collections.abc import AsyncIterator
 from typing import Any
@@ -132,6 +131,4 @@ def _revision_of(chunk: bytes) -> str:
     if obj.get("kind") == "Table":
         rows = obj.get("rows") or []
         obj = (rows[0].get("object") or {}) if rows else {}
-    with contextlib.suppress(AttributeError):
-        return str((obj.get("metadata") or {}).get("resourceVersion") or "")
-    return ""
+    return str((obj.get("metadata") or {}).get("resourceVersion") or "")
