@@ -41,6 +41,11 @@ class Strategy:
     def prepare_for_update(self, new: dict[str, Any], old: dict[str, Any]) -> None:
         """Carry over server-owned fields from ``old`` into ``new`` on an update."""
 
+    def initial_status(self, obj: dict[str, Any]) -> dict[str, Any] | None:
+        """The status of an object nothing has reported on yet: ``None`` for no ``status`` field (custom
+        resources); built-in kinds have upstream's, since kube's Go structs always serialize their status."""
+        return None
+
     def validate(self, obj: dict[str, Any]) -> list[Cause]:
         """Kind-specific validation of a new object, after defaulting."""
         return []

@@ -148,6 +148,10 @@ class ObjectStatus(WorkQueue):
                 await self._write(ref, rtype, "", lambda o: _annotate(o, None))
             self._copied_from.pop(ref, None)
             status = None
+        if status is None:
+            # Nothing reported: the status the object was created with, never none at all for a built-in kind,
+            # whose clients (the Python client's models, say) expect the field as kube always serializes it.
+            status = rtype.strategy.initial_status(obj)
         if status is not _KEEP and "status" in rtype.subresources and ref.resource not in HUB_STATUS and \
                 obj.get("status") != status:
             await self._write(ref, rtype, "status", lambda o: _set_status(o, status))

@@ -67,7 +67,10 @@ def test_singleton_status_is_the_one_clusters_status_and_the_count_follows_desti
             assert copied["status"] == ready(2) and copied["metadata"]["generation"] == 1
             # A second cluster: singleton status no longer applies; the count says 2 and the status is cleared.
             await core.registration.register("peso", {"env": "prod"})
-            await web_where(core, lambda o: count(o) == "2" and not o.get("status"), "count 2 and the status cleared")
+            cleared = await web_where(core, lambda o: count(o) == "2" and not o.get("status"),
+                                      "count 2 and the status cleared")
+            # Cleared to the Deployment's empty status, not removed: kube always serializes a built-in's status.
+            assert cleared["status"] == {}
     asyncio.run(scenario())
 
 
@@ -75,7 +78,8 @@ def test_multi_cluster_status_is_the_aggregate_of_the_qualified_clusters(tmp_pat
     async def scenario() -> None:
         async with hub_core(tmp_path) as core:
             await placed_web(core, {"florin": "prod", "guilder": "prod"}, wantMultiWECReportedState=True)
-            await web_where(core, lambda o: count(o) == "2", "executing-count 2")
+            waiting = await web_where(core, lambda o: count(o) == "2", "executing-count 2")
+            assert waiting["status"] == {}  # no cluster has reported: the status it was created with
             await report(core, "florin", ready(2))
             await report(core, "guilder", ready(2, available=1))
             both = await web_where(core, lambda o: (o.get("status") or {}).get("availableReplicas") == 1,
@@ -97,5 +101,5 @@ def test_the_annotation_and_status_go_when_no_placement_asks_any_more(tmp_path: 
             assert quiet is not None and count(quiet) == "1"  # the same placement asks for it
             await delete(core, "team", EDGE, "EdgePlacement", "prod")
             gone = await web_where(core, lambda o: count(o) is None and not o.get("status"), "annotation removed")
-            assert ANNOTATION not in (gone["metadata"].get("annotations") or {})
+            assert ANNOTATION not in (gone["metadata"].get("annotations") or {}) and gone["status"] == {}
     asyncio.run(scenario())
