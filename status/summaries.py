@@ -85,7 +85,7 @@ class Summaries(WorkQueue):
         self._copy_told: dict[tuple[ObjectRef, str], tuple[str | None, frozenset[str], str | None]] = {}
         self._due: set[ObjectRef] = set()
         # The clusters whose state each due summary must recompute (None: all of them).
-        self._dirty: dict[ObjectRef, set[str] | None] = {}
+        self._recount: dict[ObjectRef, set[str] | None] = {}
         self._tallies: dict[ObjectRef, Tally] = {}  # each summary as this process last computed it
         self._took: dict[ObjectRef, float] = {}  # seconds each summary's last recomputation took
         self._bodies: dict[ObjectRef, dict[str, Any]] = {}  # each summary as stored, for the REST API
@@ -124,9 +124,9 @@ class Summaries(WorkQueue):
         """Recompute ``ref``'s summary soon: ``target``'s state only, or (None) every cluster's. The first trigger
         waits ``DELAY`` for others to join it."""
         if target is None:
-            self._dirty[ref] = None
+            self._recount[ref] = None
         else:
-            dirty = self._dirty.setdefault(ref, set())
+            dirty = self._recount.setdefault(ref, set())
             if dirty is not None:
                 dirty.add(target)
         if ref not in self._due:
@@ -195,7 +195,7 @@ class Summaries(WorkQueue):
                 self._took.pop(ref, None)
 
     async def _recompute(self, ref: ObjectRef) -> bool:
-        dirty = self._dirty.pop(ref, None)  # also None when the key is retried: every cluster then
+        dirty = self._recount.pop(ref, None)  # also None when the key is retried: every cluster then
         engine = self.placement.engine
         info = self.placement.object_info(ref)
         if info is None or not engine.selecting(ref):

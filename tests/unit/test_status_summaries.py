@@ -138,7 +138,7 @@ def test_a_change_that_moves_no_clusters_state_writes_no_summary(tmp_path: Path)
             await change("quiet")
             # Its recomputation has begun once its trigger is taken; the summaries' one worker finishes it before
             # it takes loud's, whose write (florin's copy is no longer current: Ready -> Applied) is the barrier.
-            await eventually(lambda: quiet not in core.status.summaries._dirty, message="quiet's recomputation")
+            await eventually(lambda: quiet not in core.status.summaries._recount, message="quiet's recomputation")
             await change("loud")
             await summary_of(loud, lambda s: s["summary"]["ready"] == 0)
             after = await get(core, "team", STATUS, "PlacementStatus", summary_name(quiet), "app")
