@@ -441,6 +441,8 @@ class Summaries(WorkQueue):
             self.events.forget(ref.space, ref.namespace, ref.name)
 
     def _track(self, ref: ObjectRef, targets: frozenset[str] | None) -> None:
+        if targets is not None and self._targets_of.get(ref) == targets:
+            return  # the same clusters (every change of the object): nothing to move in the reverse index
         for target in self._targets_of.get(ref, frozenset()):
             on = self._objects_on.get(target)
             if on is not None:
