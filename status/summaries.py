@@ -216,9 +216,11 @@ class Summaries(WorkQueue):
                             str(obj["metadata"].get("uid", "")))
         spec = obj.get("spec") if isinstance(obj.get("spec"), dict) else {}
         shares = self.placement.copies.shares(ref)  # divided replicas: each cluster is asked for its share
+        targets = engine.object_destinations(ref)
+        leaving = engine.leaving_targets(ref)  # clusters keeping their copy until the move is done
+        if dirty is not None and not tally.holds(targets, leaving):
+            dirty = None  # its clusters changed without a drain telling (a move let a leaving copy go, began one)
         if dirty is None:
-            targets = engine.object_destinations(ref)
-            leaving = engine.leaving_targets(ref)  # clusters keeping their copy until the move is done
             reports = self.reports.of(ref)
             await self._tell_placement(ref, involved, targets + leaving)
             for gone in set(tally.rows).difference(targets, leaving):
@@ -234,7 +236,7 @@ class Summaries(WorkQueue):
             for t in sorted(dirty):
                 held = tally.rows.get(t)
                 if held is None:
-                    continue  # not summarised here yet: the drain that placed it recomputes every cluster
+                    continue  # a report that came before its cluster was placed: the cluster is not the object's
                 report = self.reports.get(ref, t)
                 tally.put(t, self._row(ref, rtype.kind, spec, shares, t, report, leaving=held.leaving))
                 if report is not None:

@@ -87,6 +87,13 @@ class Tally:
         self.rows[target] = row
         self.unwritten = True
 
+    def holds(self, targets: list[str], leaving: list[str]) -> bool:
+        """Whether the rows are these clusters' and these leaving copies' (a look at each, no state computed)."""
+        rows = self.rows
+        return len(rows) == len(targets) + len(leaving) and \
+            all((row := rows.get(t)) is not None and not row.leaving for t in targets) and \
+            all((row := rows.get(t)) is not None and row.leaving for t in leaving)
+
     def remove(self, target: str) -> None:
         old = self.rows.pop(target, None)
         if old is not None:
