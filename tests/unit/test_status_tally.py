@@ -74,3 +74,15 @@ def test_a_report_that_moves_nothing_a_user_sees_changes_nothing() -> None:
         tally.put("c1", changed)
         assert tally.unwritten, changed.entry
         assert tally.rows["c1"].entry["reportedAt"] == "2026-11-28T09:00:05Z"
+
+
+def test_holds_says_whether_the_rows_are_these_clusters_and_leaving_copies() -> None:
+    tally = Tally()
+    for target, leaving in (("c1", False), ("c2", False), ("c3", True)):
+        tally.put(target, cluster_row(target, ClusterState("Ready", True), None, leaving=leaving, share=None,
+                                      number=None))
+    assert tally.holds(["c1", "c2"], ["c3"])
+    assert not tally.holds(["c1", "c2", "c3"], [])  # c3's move is over: it is a destination again
+    assert not tally.holds(["c1"], ["c2", "c3"])  # c2 began leaving
+    assert not tally.holds(["c1", "c2"], [])  # c3's leaving copy went
+    assert not tally.holds(["c1", "c2", "c4"], ["c3"])  # a new cluster
