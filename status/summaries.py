@@ -356,7 +356,13 @@ class Summaries(WorkQueue):
         conflicts: dict[str, list[str]] = {}
         for conflict in self.placement.copies.conflicts.of(ref):
             conflicts.setdefault(conflict.target, []).append(conflict.describe())
+        # Only clusters with a problem now or told of one before can need an Event (not every cluster, each time).
+        concerned = {t for r, t in self._copy_told if r == ref} | set(conflicts)
+        if problems is not None:
+            concerned |= problems.errors.keys() | problems.unknown.keys()
         for target in targets:
+            if target not in concerned:
+                continue
             error = problems.errors.get(target) if problems is not None else None
             unknown = problems.unknown.get(target, frozenset()) if problems is not None else frozenset()
             conflict = "; ".join(conflicts.get(target, [])) or None
