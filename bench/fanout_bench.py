@@ -160,8 +160,12 @@ class Result:
     floor_last: list[float] = field(default_factory=list)
 
 
-async def measure_hub(hub: Hub, n: int, rounds: int, result: Result) -> Readers:
+async def measure_hub(hub: Hub, n: int, rounds: int, result: Result,
+                      profile: Path | None) -> tuple[Readers, subprocess.Popen[bytes] | None]:
+    """The rounds; with ``profile``, py-spy records the hub during the counted rounds only (not the streams'
+    TLS handshakes and snapshots, nor the warm-up)."""
     readers = Readers(n)
+    spy: subprocess.Popen[bytes] | None = None
     readers.expect(b'"start"')  # the snapshot carries the first content
     await readers.connect("127.0.0.1", hub.port, hub.ssl_context(), stream_request(hub, n))
     await asyncio.wait_for(readers.all_seen.wait(), ROUND_DEADLINE * 5)
@@ -173,6 +177,9 @@ async def measure_hub(hub: Hub, n: int, rounds: int, result: Result) -> Readers:
         for r in range(-WARM_UP_ROUNDS, rounds):
             if r == 0:
                 cpu_before = cpu_seconds(hub.proc.pid)
+                if profile is not None:
+                    spy = subprocess.Popen([py_spy(), "record", "--pid", str(hub.proc.pid), "--format",
+                                            "speedscope", "--output", str(profile), "--rate", "200"])
             marker = f"round-{r}-{secrets.token_hex(4)}"
             readers.expect(marker.encode())
             start = time.perf_counter()
@@ -189,7 +196,7 @@ async def measure_hub(hub: Hub, n: int, rounds: int, result: Result) -> Readers:
                   flush=True)
         result.cpu_per_change = (cpu_seconds(hub.proc.pid) - cpu_before) / (rounds * n)
     result.rss = rss_mib(hub.proc.pid)
-    return readers
+    return readers, spy
 
 
 # --- the floor ---------------------------------------------------------------------------------------
@@ -296,15 +303,10 @@ async def run_one(n: int, rounds: int, profile: Path | None) -> Result:
         hub = Hub(data_dir=base / "hub", port=free_port(), home=base / "home",
                   extra_args=["--sync-ping-interval", "300", "--syncer-heartbeat-timeout", "3600"])
         hub.start()
-        spy: subprocess.Popen[bytes] | None = None
         try:
             await prepare_hub(hub, n)
             print(f"N={n}: {n} clusters registered", flush=True)
-            if profile is not None:
-                assert hub.proc is not None
-                spy = subprocess.Popen([py_spy(), "record", "--pid", str(hub.proc.pid), "--format", "speedscope",
-                                        "--output", str(profile), "--rate", "200"])
-            readers = await measure_hub(hub, n, rounds, result)
+            readers, spy = await measure_hub(hub, n, rounds, result, profile)
             if spy is not None:
                 spy.send_signal(2)
                 spy.wait(timeout=60)

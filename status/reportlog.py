@@ -39,10 +39,10 @@ def _decode(value: bytes) -> tuple[str, ObjectRef, Report]:
 
 
 class ReportLog:
-    def __init__(self, objects: Objects, reports: ReportStore, applied: Callable[[ObjectRef], None]) -> None:
+    def __init__(self, objects: Objects, reports: ReportStore, applied: Callable[[ObjectRef, str], None]) -> None:
         self.records = Records(objects, "statusreports")
         self.reports = reports
-        self.applied = applied  # told of each report taken in (statuses and summaries look again)
+        self.applied = applied  # told of each report taken in, and its cluster (statuses and summaries look again)
         self.gate: Gate | None = None
         self._taking = False
         reports.on_drop = self._dropped
@@ -73,7 +73,7 @@ class ReportLog:
                     self.reports.drop(ref, target)
                 else:
                     self.reports.put(ref, target, report)
-                self.applied(ref)
+                self.applied(ref, target)
         finally:
             self._taking = False
 

@@ -137,9 +137,9 @@ class StatusService:
                               copy_error=self.placement.copy_error(ref, target))
         return CopyHealth(state.phase, state.current, state.message, report.status)
 
-    def _report_taken(self, ref: ObjectRef) -> None:
+    def _report_taken(self, ref: ObjectRef, target: str) -> None:
         self.object_status.on_report(ref)
-        self.summaries.schedule(ref)
+        self.summaries.schedule(ref, target)
 
     def reported(self, ref: ObjectRef) -> list[dict[str, Any]]:
         return self.reports.reported(ref)

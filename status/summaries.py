@@ -6,9 +6,12 @@ and how many of them applied it, run it ready, failed it or went stale, the wors
 and every cluster's state (``status.readiness``) with what the workload owns there. It is owned by the
 object (garbage-collected with it) and deleted when no placement selects the object any more.
 
-Recomputed when a report arrives, when placement changes the object's destinations, and when a cluster's
-syncer stops or resumes sending heartbeats; coalesced: a burst of reports on one object makes one write,
-at most ``DELAY`` seconds after the first. The same pass records the story as Events on the object:
+Kept as it goes (``status.tally``): a report or a cluster's heartbeats stopping or resuming recompute that one
+cluster's state, and the counts follow by deltas; placement changing the object's destinations, and a change
+of the object itself, recompute every cluster's. Written only when something a user sees changed (a change
+of the object that moves no cluster's state is not, unless some cluster is Ready: a Ready entry vouches for
+the revision written with it, which moves wait on); coalesced: a burst of reports on one object makes one
+write, at most ``DELAY`` seconds after the first. The same pass records the story as Events on the object:
 placed on and removed from clusters, apply failures and drift corrections with the cluster's message.
 """
 
@@ -32,8 +35,9 @@ from kubeclient.workqueue import Gate, WorkQueue
 from placement.model import ObjectRef
 from placement.service import PlacementService
 from status.combined import COLLECTORS, CombinedStatuses
-from status.readiness import KINDS_WITH_READINESS, ClusterState, cluster_state, worst
+from status.readiness import KINDS_WITH_READINESS, cluster_state
 from status.reports import Report, ReportStore
+from status.tally import Row, Tally, cluster_row
 
 log = logging.getLogger(__name__)
 # A report's error of this reason says the cluster does not serve the object's type (docs/sync-protocol.md).
@@ -80,6 +84,9 @@ class Summaries(WorkQueue):
         # What was last told per (object, cluster): copy error, unknown parameters, conflict.
         self._copy_told: dict[tuple[ObjectRef, str], tuple[str | None, frozenset[str], str | None]] = {}
         self._due: set[ObjectRef] = set()
+        # The clusters whose state each due summary must recompute (None: all of them).
+        self._recount: dict[ObjectRef, set[str] | None] = {}
+        self._tallies: dict[ObjectRef, Tally] = {}  # each summary as this process last computed it
         self._took: dict[ObjectRef, float] = {}  # seconds each summary's last recomputation took
         self._bodies: dict[ObjectRef, dict[str, Any]] = {}  # each summary as stored, for the REST API
         self._gate: Gate | None = None
@@ -96,6 +103,7 @@ class Summaries(WorkQueue):
         group, plural = str(obj.get("group") or ""), str(obj.get("resource") or "")
         resource = f"{plural}.{group}" if group else plural
         ref = ObjectRef(space, resource, str(obj.get("namespace") or ""), str(obj.get("name") or ""))
+        self._tallies.pop(ref, None)  # another process wrote it: compare with the stored one before writing
         if deleted:
             self._bodies.pop(ref, None)
             return
@@ -112,8 +120,15 @@ class Summaries(WorkQueue):
 
     # --- triggers ------------------------------------------------------------------------------
 
-    def schedule(self, ref: ObjectRef) -> None:
-        """Recompute ``ref``'s summary soon (the first trigger waits ``DELAY`` for others to join it)."""
+    def schedule(self, ref: ObjectRef, target: str | None = None) -> None:
+        """Recompute ``ref``'s summary soon: ``target``'s state only, or (None) every cluster's. The first trigger
+        waits ``DELAY`` for others to join it."""
+        if target is None:
+            self._recount[ref] = None
+        else:
+            dirty = self._recount.setdefault(ref, set())
+            if dirty is not None:
+                dirty.add(target)
         if ref not in self._due:
             self._due.add(ref)
             delay = min(MAX_DELAY, max(DELAY, LOAD_FACTOR * self._took.get(ref, 0.0)))
@@ -142,6 +157,8 @@ class Summaries(WorkQueue):
                 # write would only cost it time. The other processes follow what it wrote.
                 if self._gate is not None and not self._gate.held:
                     self._follow_stored(key.space, entry.obj(), entry.row.deleted)
+                elif entry.row.deleted:
+                    self._deleted_summary(key.space, key.namespace)
                 continue
             if key.resource == COLLECTORS:
                 for ref in self.combined.users(key.space, key.name):
@@ -152,9 +169,16 @@ class Summaries(WorkQueue):
                 self.schedule(ref)
 
     def on_cluster_health(self, target: str) -> None:
-        """A cluster went stale or came back: every object summarised on it changes."""
+        """A cluster went stale or came back: its state in every object summarised on it changes."""
         for ref in list(self._objects_on.get(target, ())):
-            self.schedule(ref)
+            self.schedule(ref, target)
+
+    def _deleted_summary(self, space: str, namespace: str) -> None:
+        """A summary was deleted by somebody else (its namespace went): the objects whose summaries live there
+        write theirs again at their next trigger, even one that changes nothing."""
+        for ref, tally in self._tallies.items():
+            if ref.space == space and (ref.namespace or REPORT_NAMESPACE) == namespace:
+                tally.unwritten = True
 
     # --- one object --------------------------------------------------------------------------------
 
@@ -171,6 +195,7 @@ class Summaries(WorkQueue):
                 self._took.pop(ref, None)
 
     async def _recompute(self, ref: ObjectRef) -> bool:
+        dirty = self._recount.pop(ref, None)  # also None when the key is retried: every cluster then
         engine = self.placement.engine
         info = self.placement.object_info(ref)
         if info is None or not engine.selecting(ref):
@@ -183,29 +208,58 @@ class Summaries(WorkQueue):
         if obj is None:
             await self._remove(ref, deleted=True)
             return False
-        targets = engine.object_destinations(ref)
-        leaving = engine.leaving_targets(ref)  # clusters keeping their copy until the move is done
-        revision = self.placement.object_revision(ref)
-        spec = obj.get("spec") if isinstance(obj.get("spec"), dict) else {}
-        reports = self.reports.of(ref)
-        shares = self.placement.copies.shares(ref)  # divided replicas: each cluster is asked for its share
-        states = {t: cluster_state(rtype.kind, spec if shares is None else {**spec, "replicas": shares.get(t, 0)},
-                                   reports.get(t), current_revision=self.placement.content_revision(ref, t),
-                                   stale=not self._healthy(t), copy_error=self.placement.copy_error(ref, t))
-                  for t in targets}
-        for t in leaving:  # a leaving copy runs what it was last sent: its own replicas, any revision
-            report = reports.get(t)
-            asked = spec if shares is None else {**spec, "replicas": _own_replicas(report)}
-            states[t] = cluster_state(rtype.kind, asked, report, stale=not self._healthy(t),
-                                      current_revision=report.applied_revision if report is not None else None)
+        tally = self._tallies.get(ref)
+        if tally is None:
+            tally = self._tallies[ref] = Tally()
+            dirty = None
         involved = Involved(ref.space, rtype.kind, rtype.api_version, ref.namespace, ref.name,
                             str(obj["metadata"].get("uid", "")))
-        await self._tell_story(ref, involved, targets + leaving, states, reports)
-        numbers = {t: self.placement.rollout_revision(ref, t) for t in targets}
-        await self._write(ref, obj, rtype, revision, states, reports, shares, set(leaving), numbers)
-        await self.combined.update(ref, obj, rtype, engine.status_wants(ref), reports)
-        self._track(ref, frozenset(targets + leaving))
+        spec = obj.get("spec") if isinstance(obj.get("spec"), dict) else {}
+        shares = self.placement.copies.shares(ref)  # divided replicas: each cluster is asked for its share
+        targets = engine.object_destinations(ref)
+        leaving = engine.leaving_targets(ref)  # clusters keeping their copy until the move is done
+        if dirty is not None and not tally.holds(targets, leaving):
+            dirty = None  # its clusters changed without a drain telling (a move let a leaving copy go, began one)
+        if dirty is None:
+            reports = self.reports.of(ref)
+            await self._tell_placement(ref, involved, targets + leaving)
+            for gone in set(tally.rows).difference(targets, leaving):
+                tally.remove(gone)
+            for t in targets:
+                tally.put(t, self._row(ref, rtype.kind, spec, shares, t, reports.get(t), leaving=False))
+            for t in leaving:
+                tally.put(t, self._row(ref, rtype.kind, spec, shares, t, reports.get(t), leaving=True))
+            await self._tell_reports(ref, involved, targets + leaving, reports)
+            self._track(ref, frozenset(targets + leaving))
+        else:
+            reports = {}
+            for t in sorted(dirty):
+                held = tally.rows.get(t)
+                if held is None:
+                    continue  # a report that came before its cluster was placed: the cluster is not the object's
+                report = self.reports.get(ref, t)
+                tally.put(t, self._row(ref, rtype.kind, spec, shares, t, report, leaving=held.leaving))
+                if report is not None:
+                    reports[t] = report
+            await self._tell_reports(ref, involved, sorted(reports), reports)
+        await self._write(ref, obj, rtype, tally)
+        await self.combined.update(ref, obj, rtype, engine.status_wants(ref), self.reports.of(ref))
         return False
+
+    def _row(self, ref: ObjectRef, kind: str, spec: dict[str, Any], shares: dict[str, int] | None, target: str,
+             report: Report | None, *, leaving: bool) -> Row:
+        """``target``'s state and entry as of now."""
+        if leaving:  # a leaving copy runs what it was last sent: its own replicas, any revision
+            asked = spec if shares is None else {**spec, "replicas": _own_replicas(report)}
+            state = cluster_state(kind, asked, report, stale=not self._healthy(target),
+                                  current_revision=report.applied_revision if report is not None else None)
+            return cluster_row(target, state, report, leaving=True, share=None, number=None)
+        share = None if shares is None else shares.get(target, 0)
+        state = cluster_state(kind, spec if share is None else {**spec, "replicas": share}, report,
+                              current_revision=self.placement.content_revision(ref, target),
+                              stale=not self._healthy(target), copy_error=self.placement.copy_error(ref, target))
+        return cluster_row(target, state, report, leaving=False, share=share,
+                           number=self.placement.rollout_revision(ref, target))
 
     def leaving(self) -> list[tuple[ObjectRef, str]]:
         """Every (object, cluster) a stored PlacementStatus shows ``Leaving``: the moves under way when the hub
@@ -231,8 +285,8 @@ class Summaries(WorkQueue):
     def _healthy(self, target: str) -> bool:
         return self.inventory.ready(target) is not False
 
-    async def _tell_story(self, ref: ObjectRef, involved: Involved, targets: list[str],
-                          states: dict[str, ClusterState], reports: dict[str, Report]) -> None:
+    async def _tell_placement(self, ref: ObjectRef, involved: Involved, targets: list[str]) -> None:
+        """Events for the clusters the object was placed on and removed from, and its copies' problems."""
         before = self._targets_of.get(ref, frozenset())
         for target in sorted(set(targets) - before):
             await self.events.record(involved, "Normal", "Placed", f"placed on cluster {target}", host=target)
@@ -245,6 +299,10 @@ class Summaries(WorkQueue):
                 for key in self.placement.engine.selecting(ref):
                     self.placement.refresh_status(*key)
         await self._tell_copy_problems(ref, involved, targets)
+
+    async def _tell_reports(self, ref: ObjectRef, involved: Involved, targets: list[str],
+                            reports: dict[str, Report]) -> None:
+        """Events for what these clusters' reports say that was not told yet: apply failures, drift."""
         for target in targets:
             report = reports.get(target)
             if report is None:
@@ -298,7 +356,13 @@ class Summaries(WorkQueue):
         conflicts: dict[str, list[str]] = {}
         for conflict in self.placement.copies.conflicts.of(ref):
             conflicts.setdefault(conflict.target, []).append(conflict.describe())
+        # Only clusters with a problem now or told of one before can need an Event (not every cluster, each time).
+        concerned = {t for r, t in self._copy_told if r == ref} | set(conflicts)
+        if problems is not None:
+            concerned |= problems.errors.keys() | problems.unknown.keys()
         for target in targets:
+            if target not in concerned:
+                continue
             error = problems.errors.get(target) if problems is not None else None
             unknown = problems.unknown.get(target, frozenset()) if problems is not None else frozenset()
             conflict = "; ".join(conflicts.get(target, [])) or None
@@ -317,11 +381,16 @@ class Summaries(WorkQueue):
             else:
                 self._copy_told[(ref, target)] = (error, unknown, conflict)
 
-    async def _write(self, ref: ObjectRef, obj: dict[str, Any], rtype: ResourceType, revision: str | None,
-                     states: dict[str, ClusterState], reports: dict[str, Report],
-                     shares: dict[str, int] | None, leaving: set[str], numbers: dict[str, int | None]) -> None:
+    async def _write(self, ref: ObjectRef, obj: dict[str, Any], rtype: ResourceType, tally: Tally) -> None:
         meta = obj["metadata"]
-        body = _summary(ref, rtype, meta, revision, states, reports, shares, leaving, numbers)
+        header = {"group": ref.group, "resource": ref.plural, "kind": rtype.kind, "namespace": ref.namespace,
+                  "name": ref.name, "uid": str(meta.get("uid", "")), "generation": int(meta.get("generation") or 0),
+                  "revision": self.placement.object_revision(ref) or ""}
+        written = tally.written_object
+        if not tally.unwritten and written is not None and \
+                (written == header or (not tally.ready and _identity(written) == _identity(header))):
+            return  # nothing a user sees changed (a new revision of the object alone vouches for nothing Ready)
+        body = tally.body(header)
         self._bodies[ref] = body
         namespace = ref.namespace or REPORT_NAMESPACE
         if not ref.namespace:
@@ -335,25 +404,31 @@ class Summaries(WorkQueue):
             document = {"apiVersion": f"{GROUP}/{VERSION}", "kind": "PlacementStatus",
                         "metadata": {"name": name, "namespace": namespace, "labels": _labels(ref),
                                      **({"ownerReferences": [owner]} if ref.namespace else {})}, **body}
-            await self._quietly(self.objects.create(ref.space, stype, namespace, document, opts))
-            return
-        if all(current.get(k) == v for k, v in body.items()):
-            return
+            done = await self._quietly(self.objects.create(ref.space, stype, namespace, document, opts))
+        elif all(current.get(k) == v for k, v in body.items()):
+            done = True
+        else:
+            def replace(doc: dict[str, Any]) -> dict[str, Any]:
+                doc.update(body)
+                return doc
 
-        def replace(doc: dict[str, Any]) -> dict[str, Any]:
-            doc.update(body)
-            return doc
+            done = await self._quietly(self.objects.guaranteed_update(ref.space, stype, namespace, name, replace,
+                                                                      opts))
+        if done:
+            tally.unwritten = False
+            tally.written_object = header
 
-        await self._quietly(self.objects.guaranteed_update(ref.space, stype, namespace, name, replace, opts))
-
-    async def _quietly(self, write: Any) -> None:
-        """A summary that cannot be written (its namespace is being deleted) waits for the next trigger."""
+    async def _quietly(self, write: Any) -> bool:
+        """Whether the summary was written; one that cannot be (its namespace is being deleted) waits for the next
+        trigger."""
         try:
             await write
         except StatusError as exc:
             if exc.code == 409 and exc.reason == "AlreadyExists":
                 raise  # a concurrent create: retry the whole object
             log.info("placement summary not written: %s", exc)
+            return False
+        return True
 
     async def _remove(self, ref: ObjectRef, *, deleted: bool) -> None:
         """No placement selects the object (or it is gone): its summary goes too."""
@@ -363,6 +438,7 @@ class Summaries(WorkQueue):
         await self.objects.delete_if_present(ref.space, stype, ref.namespace or REPORT_NAMESPACE, summary_name(ref))
         self._track(ref, None)
         self._bodies.pop(ref, None)
+        self._tallies.pop(ref, None)
         await self.combined.forget(ref)
         for key in [k for k in self._seen if k[0] == ref]:
             del self._seen[key]
@@ -373,6 +449,8 @@ class Summaries(WorkQueue):
             self.events.forget(ref.space, ref.namespace, ref.name)
 
     def _track(self, ref: ObjectRef, targets: frozenset[str] | None) -> None:
+        if targets is not None and self._targets_of.get(ref) == targets:
+            return  # the same clusters (every change of the object): nothing to move in the reverse index
         for target in self._targets_of.get(ref, frozenset()):
             on = self._objects_on.get(target)
             if on is not None:
@@ -403,51 +481,9 @@ def _labels(ref: ObjectRef) -> dict[str, str]:
     return {f"{GROUP}/{key}": values[key][:63].strip("-_.") or "x" for key in OBJECT_LABELS}
 
 
-def _summary(ref: ObjectRef, rtype: ResourceType, meta: dict[str, Any], revision: str | None,
-             states: dict[str, ClusterState], reports: dict[str, Report],
-             shares: dict[str, int] | None, leaving: set[str], numbers: dict[str, int | None]) -> dict[str, Any]:
-    """``numbers``: each cluster's revision number of the object (None: not recorded)."""
-    # A leaving copy counts only among the ready (while it is): the fleet still runs it.
-    placed = {t: s for t, s in states.items() if t not in leaving}
-    phases = [s.phase for s in placed.values()]
-    summary = {"targeted": len(placed), "applied": sum(p in ("Applied", "Ready") for p in phases),
-               "ready": [s.phase for s in states.values()].count("Ready"), "failed": phases.count("Failed"),
-               "stale": phases.count("Stale"), "pending": phases.count("Pending"),
-               "current": sum(s.current for s in placed.values()), "leaving": len(leaving)}
-    clusters = []
-    for target in sorted(states):
-        state, report = states[target], reports.get(target)
-        entry: dict[str, Any] = {"name": target, "phase": "Leaving" if target in leaving else state.phase,
-                                 "current": state.current}
-        if target in leaving:
-            entry["ready"] = state.phase == "Ready"
-        if shares is not None and target not in leaving:
-            entry["replicas"] = shares.get(target, 0)
-        if numbers.get(target) is not None:
-            entry["revision"] = numbers[target]
-        if state.message:
-            entry["message"] = state.message
-        if report is not None:
-            entry["reportedAt"] = report.reported_at
-            if report.drift_corrections:
-                entry["driftCorrections"] = report.drift_corrections
-            if report.associated:
-                entry["associated"] = report.associated
-            if report.drift:
-                entry["drift"] = list(report.drift)
-        clusters.append(entry)
-    body: dict[str, Any] = {
-        "object": {"group": ref.group, "resource": ref.plural, "kind": rtype.kind, "namespace": ref.namespace,
-                   "name": ref.name, "uid": str(meta.get("uid", "")), "generation": int(meta.get("generation") or 0),
-                   "revision": revision or ""},
-        "summary": summary, "clusters": clusters, "worstCondition": {}}
-    bad = worst(placed)
-    if bad is not None:
-        cluster, state = bad
-        condition = state.condition or {}
-        body["worstCondition"] = {"cluster": cluster, "phase": state.phase, "message": state.message,
-                                  **{k: str(condition[k]) for k in ("type", "status", "reason") if condition.get(k)}}
-    return body
+def _identity(obj: dict[str, Any]) -> dict[str, Any]:
+    """The ``object`` part of a summary without what changes with the object's content."""
+    return {k: v for k, v in obj.items() if k not in ("generation", "revision")}
 
 
 def _drift_message(change: dict[str, Any], target: str) -> str:
