@@ -177,10 +177,6 @@ class Objects:
         """Every live object of one kind (storage resource) in every space."""
         return self.store.list_resource_everywhere(resource)
 
-    def rows_in_space(self, space: str) -> list[LogRow]:
-        """Every live object of one space (a component that keeps one space in memory, loading it)."""
-        return self.store.list(space, None, None)[1]
-
     def rows_in_spaces(self) -> Iterator[LogRow]:
         """Every live object in every space, the hub's internal records excepted."""
         return self.store.list_spaces_rows()

@@ -81,7 +81,7 @@ class Inventory:
 
     def load(self) -> None:
         """Read the inventory space (blocking; call at startup, before ``start``)."""
-        for row in self.objects.rows_in_space(self.space):
+        for row in self.objects.rows_in(self.space):
             self._observe(row, orjson.loads(row.value))
 
     def start(self) -> None:
