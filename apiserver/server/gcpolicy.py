@@ -80,13 +80,15 @@ def tune_for_long_lived_heap() -> CollectorPolicy:
 
 @contextlib.contextmanager
 def loading() -> Iterator[None]:
-    """No collections while a server loads its state; what it loaded frozen afterwards (reference cycles made
-    meanwhile, if any, wait for the next :data:`SWEEP_EVERY` sweep)."""
+    """No collections while a server loads its state; what it loaded frozen afterwards when the process runs a
+    :class:`CollectorPolicy`, whose sweeps hand frozen objects back (reference cycles made meanwhile, if any,
+    wait for the next one). Without it (a test's in-process hub) nothing is frozen: nothing would sweep."""
     was_enabled = gc.isenabled()
     gc.disable()
     try:
         yield
     finally:
-        gc.freeze()
+        if any(isinstance(getattr(callback, "__self__", None), CollectorPolicy) for callback in gc.callbacks):
+            gc.freeze()
         if was_enabled:
             gc.enable()
