@@ -85,9 +85,10 @@ class ObjectReads:
         """Every live object of one kind (storage resource) in every space."""
         return self.store.list_resource_everywhere(resource)
 
-    def rows_in_spaces(self) -> Iterator[LogRow]:
-        """Every live object in every space, the hub's internal records excepted."""
-        return self.store.list_spaces_rows()
+    def rows_in_spaces(self, containing: bytes | None = None) -> Iterator[LogRow]:
+        """Every live object in every space, the hub's internal records excepted; ``containing``: only those
+        whose stored JSON holds these bytes."""
+        return self.store.list_spaces_rows(containing)
 
     def count_in(self, space: str, resource: str) -> int:
         """How many live objects of one kind (storage resource) one space holds now."""

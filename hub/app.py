@@ -32,6 +32,7 @@ from apiserver.api.asgi import (
 from apiserver.api.handlers import SpaceAPI
 from apiserver.controllers.serviceaccounts import NamespaceDefaults
 from apiserver.identity import ADMINS
+from apiserver.server.gcpolicy import loading
 from debug.fleet import ClusterPods
 from debug.routes import claims, pod_routes, space_pod_type
 from hub.access import EndpointAuthorization
@@ -101,6 +102,10 @@ class HubCore:
         self.providers: KubeSpaceProviders | None = None  # kube spaces, once started
 
     async def start(self) -> None:
+        with loading():
+            await self._start()
+
+    async def _start(self) -> None:
         runtime = self.runtime
         await runtime.open()
         self.objects, self.bus = runtime.objects, runtime.bus

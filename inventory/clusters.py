@@ -81,9 +81,8 @@ class Inventory:
 
     def load(self) -> None:
         """Read the inventory space (blocking; call at startup, before ``start``)."""
-        for row in self.objects.rows_in_spaces():
-            if row.key.space == self.space:
-                self._observe(row, orjson.loads(row.value))
+        for row in self.objects.rows_in(self.space):
+            self._observe(row, orjson.loads(row.value))
 
     def start(self) -> None:
         self.objects.bus.add_listener(self._on_commit)

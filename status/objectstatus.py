@@ -74,14 +74,12 @@ class ObjectStatus(WorkQueue):
             self.add(ref)
 
     def _annotated(self) -> dict[ObjectRef, str]:
-        marker = ANNOTATION.encode()
         found = {}
-        for row in self.objects.rows_in_spaces():
-            if marker in row.value:
-                annotations = (orjson.loads(row.value).get("metadata") or {}).get("annotations") or {}
-                if ANNOTATION in annotations:
-                    key = row.key
-                    found[ObjectRef(key.space, key.resource, key.namespace, key.name)] = str(annotations[ANNOTATION])
+        for row in self.objects.rows_in_spaces(containing=ANNOTATION.encode()):
+            annotations = (orjson.loads(row.value).get("metadata") or {}).get("annotations") or {}
+            if ANNOTATION in annotations:
+                key = row.key
+                found[ObjectRef(key.space, key.resource, key.namespace, key.name)] = str(annotations[ANNOTATION])
         return found
 
     # --- triggers --------------------------------------------------------------------------------

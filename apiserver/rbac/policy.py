@@ -9,7 +9,7 @@ controller: authorization sees an aggregation the moment a labelled role is writ
 
 from __future__ import annotations
 
-import functools
+import weakref
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -20,7 +20,6 @@ from apimachinery.errors import StatusError
 from apimachinery.selectors import LabelSelector, label_selector_from_object
 from apiserver.access import NonResourceRule, ResourceRule
 from apiserver.identity import Identity
-from apiserver.rbac import bootstrap
 from apiserver.rbac.rules import Rule, rules_of
 from apiserver.store import LogRow
 from apiserver.watch import Entry
@@ -83,18 +82,6 @@ class _SpacePolicy:
         self.granted.clear()
 
 
-@functools.cache
-def _default_rules() -> dict[tuple[Rule, ...], tuple[Rule, ...]]:
-    """The default ClusterRoles' rules (``bootstrap``): every space has its copy of each, so the index keeps one."""
-    return {rules: rules for rules in (rules_of(role) for role in bootstrap.cluster_roles())}
-
-
-def _shared_rules(obj: dict[str, Any]) -> tuple[Rule, ...]:
-    """A role's rules; the one shared tuple when they are a default role's (until a space changes its copy)."""
-    rules = rules_of(obj)
-    return _default_rules().get(rules, rules)
-
-
 def _labels(obj: dict[str, Any]) -> dict[str, str]:
     labels = (obj.get("metadata") or {}).get("labels")
     return {str(k): str(v) for k, v in labels.items()} if isinstance(labels, dict) else {}
@@ -128,6 +115,9 @@ class PolicyIndex:
 
     def __init__(self) -> None:
         self._spaces: dict[str, _SpacePolicy] = {}
+        # Every space holds a copy of each default ClusterRole: identical roles share one record, compiled once
+        # (at startup, once per distinct role rather than once per space), until a space changes its copy.
+        self._roles_by_content: weakref.WeakValueDictionary[bytes, _ClusterRole] = weakref.WeakValueDictionary()
 
     def load(self, list_resource: Callable[[str], Iterable[LogRow]]) -> None:
         """Read every space's RBAC objects (blocking; at startup, before the bus delivers commits)."""
@@ -148,7 +138,7 @@ class PolicyIndex:
             if obj is None:
                 policy.cluster_roles.pop(key.name, None)
             else:
-                policy.cluster_roles[key.name] = _ClusterRole(_shared_rules(obj), _labels(obj), _selectors(obj))
+                policy.cluster_roles[key.name] = self._cluster_role(obj)
         elif key.resource == ROLES:
             if obj is None:
                 policy.roles.pop((key.namespace, key.name), None)
@@ -162,6 +152,15 @@ class PolicyIndex:
                 policy.bindings[(kind, key.namespace, key.name)] = _binding(kind, obj)
         if obj is None and not (policy.cluster_roles or policy.roles or policy.bindings):
             del self._spaces[key.space]
+
+    def _cluster_role(self, obj: dict[str, Any]) -> _ClusterRole:
+        content = orjson.dumps([obj.get("rules"), (obj.get("metadata") or {}).get("labels"),
+                                obj.get("aggregationRule")])
+        role = self._roles_by_content.get(content)
+        if role is None:
+            role = _ClusterRole(rules_of(obj), _labels(obj), _selectors(obj))
+            self._roles_by_content[content] = role
+        return role
 
     # --- queries ---------------------------------------------------------------------------------
 

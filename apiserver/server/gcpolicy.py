@@ -13,13 +13,19 @@ use, so once every :data:`SWEEP_EVERY` seconds the frozen objects are handed bac
 collection walks everything (one long pause an hour bounds what such cycles can hold). The young-generation
 threshold is raised too, so the collector runs less often under allocation bursts (decoding a thousand
 reports). Pauses over :data:`SLOW_PAUSE` are logged.
+
+While a server loads its state at start-up (:func:`loading`), the collector does not run at all: every
+collection would walk the growing heap of objects that all stay, and a hub's restart with thousands of spaces
+spent seconds in them. What the load built is frozen at its end, as a full collection's survivors are.
 """
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import logging
 import time
+from collections.abc import Iterator
 from typing import Any
 
 log = logging.getLogger(__name__)
@@ -70,3 +76,19 @@ def tune_for_long_lived_heap() -> CollectorPolicy:
     policy = CollectorPolicy()
     policy.install()
     return policy
+
+
+@contextlib.contextmanager
+def loading() -> Iterator[None]:
+    """No collections while a server loads its state; what it loaded frozen afterwards when the process runs a
+    :class:`CollectorPolicy`, whose sweeps hand frozen objects back (reference cycles made meanwhile, if any,
+    wait for the next one). Without it (a test's in-process hub) nothing is frozen: nothing would sweep."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if any(isinstance(getattr(callback, "__self__", None), CollectorPolicy) for callback in gc.callbacks):
+            gc.freeze()
+        if was_enabled:
+            gc.enable()

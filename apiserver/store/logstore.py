@@ -316,14 +316,21 @@ class LogStore:
                    "GROUP BY space, namespace, name) m ON l.id = m.mid WHERE l.deleted = :f")
             return [_row(r) for r in conn.execute(text(sql), {"r": resource, "rev": rev, "f": False})]
 
-    def list_spaces_rows(self) -> Iterator[LogRow]:
-        """Every live object in every space (startup indexing); not the hub's internal records."""
+    def list_spaces_rows(self, containing: bytes | None = None) -> Iterator[LogRow]:
+        """Every live object in every space (startup indexing); not the hub's internal records. ``containing``:
+        only those whose stored value holds these bytes (the database looks, the other rows are never read)."""
+        params: dict[str, Any] = {"f": False, "internal": INTERNAL_SPACE}
+        where = "l.deleted = :f"
+        if containing is not None:
+            where += (" AND position(:needle in l.value) > 0" if self.is_postgres
+                      else " AND instr(l.value, :needle) > 0")
+            params["needle"] = containing
         with self.engine.connect() as conn:
-            rev = self.current_revision(conn)
+            params["rev"] = self.current_revision(conn)
             sql = (f"SELECT {', '.join('l.' + c.strip() for c in _COLUMNS.split(','))} FROM kv_log l JOIN "
                    "(SELECT MAX(id) AS mid FROM kv_log WHERE id <= :rev AND space != :internal "
-                   "GROUP BY space, resource, namespace, name) m ON l.id = m.mid WHERE l.deleted = :f")
-            for r in conn.execute(text(sql), {"rev": rev, "f": False, "internal": INTERNAL_SPACE}):
+                   f"GROUP BY space, resource, namespace, name) m ON l.id = m.mid WHERE {where}")
+            for r in conn.execute(text(sql), params):
                 yield _row(r)
 
     def count_by_resource(self) -> dict[str, int]:

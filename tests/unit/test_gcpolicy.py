@@ -8,7 +8,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from apiserver.server.gcpolicy import CollectorPolicy
+from apiserver.server.gcpolicy import CollectorPolicy, loading
 
 
 class Node:
@@ -61,3 +61,24 @@ def test_once_a_sweep_is_due_the_frozen_objects_are_handed_back_to_the_collector
         policy.uninstall()
         gc.set_threshold(*thresholds)
         gc.unfreeze()
+
+
+def test_while_loading_nothing_is_collected_and_what_was_loaded_is_frozen_after(policy: CollectorPolicy) -> None:
+    assert gc.isenabled()
+    with loading():
+        assert not gc.isenabled()
+        before = gc.get_count()[0]
+        loaded = [Node() for _ in range(100_000)]  # well past the young generation's threshold
+        assert gc.get_count()[0] >= before + len(loaded)  # no collection ran
+    assert gc.isenabled()
+    assert gc.get_freeze_count() >= len(loaded)
+    with pytest.raises(RuntimeError), loading():
+        raise RuntimeError("a start-up that fails")
+    assert gc.isenabled()  # the process goes on collecting
+
+
+def test_without_the_policy_loading_freezes_nothing() -> None:
+    with loading():
+        assert not gc.isenabled()
+        loaded = [Node() for _ in range(1000)]
+    assert gc.isenabled() and gc.get_freeze_count() == 0 and loaded

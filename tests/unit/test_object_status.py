@@ -61,6 +61,8 @@ def test_singleton_status_is_the_one_clusters_status_and_the_count_follows_desti
             await placed_web(core, {"florin": "prod", "guilder": "test"}, wantSingletonReportedState=True,
                             wantMultiWECReportedState=False)
             await web_where(core, lambda o: count(o) == "1", "executing-count 1")
+            # What a restarted hub finds annotated (its placements may be gone meanwhile): web alone.
+            assert await core.runtime.run_sync(core.status.object_status._annotated) == {WEB: "1"}
             await report(core, "florin", ready(2))
             copied = await web_where(core, lambda o: o.get("status"), "florin's status copied")
             # The copy names the object's generation: every qualified cluster runs the current content.
