@@ -4,12 +4,11 @@ and how its PlacementStatus counts such a leaving copy."""
 
 from __future__ import annotations
 
-from apiserver.resourcetypes import ResourceType
 from placement.engine import PlacementEngine
 from placement.model import ObjectRef
 from placement.moves import MovePolicy, Moves
 from status.readiness import ClusterState
-from status.summaries import _summary
+from status.tally import Tally, cluster_row
 from tests.placement_world import location, ns_ref, placement, ref, refs, sync_target, wobj
 
 WEB = ref("app", "deployments.apps", "hello", "web")
@@ -127,9 +126,11 @@ def test_a_resync_of_the_losing_cluster_lists_its_leaving_copy() -> None:
 
 
 def test_a_placement_status_counts_a_ready_leaving_copy_among_the_ready_only() -> None:
-    deployments = ResourceType("apps", "v1", "Deployment", "deployments", "deployment", True)
     states = {"wec1": ClusterState("Ready", True), "wec2": ClusterState("Applied", True, "1 of 2 available")}
-    body = _summary(WEB, deployments, {"uid": "u"}, "7", states, {}, None, {"wec1"}, {})
+    tally = Tally()
+    for target, state in states.items():
+        tally.put(target, cluster_row(target, state, None, leaving=target == "wec1", share=None, number=None))
+    body = tally.body({"uid": "u"})
     assert body["summary"] == {"targeted": 1, "applied": 1, "ready": 1, "failed": 0, "stale": 0, "pending": 0,
                                "current": 1, "leaving": 1}
     assert [(c["name"], c["phase"], c.get("ready")) for c in body["clusters"]] == [
