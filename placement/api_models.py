@@ -93,6 +93,22 @@ LabelMap = Annotated[dict[str, str], AfterValidator(_check_label_map), WithJsonS
     "description": f"Labels. Keys: {_LABEL_KEY_RULE}. Values: {_LABEL_VALUE_RULE}.",
 })]
 
+_PATH_RE = re.compile(PATH_PATTERN)
+
+
+def _check_field_path(path: str) -> str:
+    # Python's reading of the pattern, as clients generating from the schema read it: its ``$`` also takes a
+    # final newline, which the path parser strips (a pydantic ``pattern`` is matched by another engine, which
+    # differs there and on a few control characters).
+    if not _PATH_RE.search(path):
+        raise PydanticCustomError("field_path", 'invalid field path "{path}": names joined by ".", list items as '
+                                  '[i], e.g. spec.replicas', {"path": path})
+    return path
+
+
+FieldPath = Annotated[str, AfterValidator(_check_field_path), WithJsonSchema({
+    "type": "string", "pattern": PATH_PATTERN, "description": "A field path as kubectl prints it."})]
+
 ClusterName = Annotated[str, AfterValidator(_check_cluster_name), WithJsonSchema({
     "type": "string", "pattern": CLUSTER_NAME_PATTERN, "minLength": 1, "maxLength": CLUSTER_NAME_MAX,
     "description": f"The name of the SyncTarget and the Location: {_CLUSTER_NAME_RULE}. It is also the "
@@ -405,7 +421,7 @@ class DownsyncObjectTest(StrictModel):
     label_selectors: list[LabelSelectorInput] = Field(default_factory=list)
     status_collectors: list[str] = Field(default_factory=list,
                                          description="StatusCollectors whose CombinedStatus the selected objects get.")
-    retain_fields: list[Annotated[str, Field(pattern=PATH_PATTERN)]] = Field(
+    retain_fields: list[FieldPath] = Field(
         default_factory=list, description="Fields the clusters own once the object is created there (dotted paths, "
                                           "[i] for list items, e.g. spec.replicas).")
     drift_mode: Literal["Correct", "ReportOnly"] | None = Field(None, description=(
