@@ -23,7 +23,6 @@ from apiserver.crdschema import (
 )
 from tests.crdschema_cases import check, field, render
 
-
 # --- Go renderings -------------------------------------------------------------------------------
 
 
