@@ -15,12 +15,18 @@ from typing import Any
 
 Path = tuple[str | int, ...]
 
-# A map key as a dotted path can hold one: anything but the separators (an annotation key such as
-# ``example.com/x`` cannot be named; ``metadata.annotations.x`` can).
-_SEGMENT = re.compile(r"([^.\[\]\s]+)((?:\[\d+\])*)")
-_INDEX = re.compile(r"\[(\d+)\]")
+# A map key as a dotted path can hold one: anything but the separators, ASCII control characters and the space
+# (an annotation key such as ``example.com/x`` cannot be named; ``metadata.annotations.x`` can). The class is
+# spelled out rather than written ``\s``: Python, ECMAScript, RE2 and Hypothesis each read ``\s`` differently
+# (Python's takes U+001C..U+001F, the others' do not), and clients generate from the schema with all of them.
+_NAME = r"[^.\[\]\x00-\x20\x7f]+"
+_SEGMENT = re.compile(rf"({_NAME})((?:\[[0-9]+\])*)")
+_INDEX = re.compile(r"\[([0-9]+)\]")
 # The whole grammar as one regular expression, for schemas (the EdgePlacement CRD's ``retainFields`` repeats it).
-PATH_PATTERN = r"^[^.\[\]\s]+(\[[0-9]+\])*(\.[^.\[\]\s]+(\[[0-9]+\])*)*$"
+PATH_PATTERN = rf"^{_NAME}(\[[0-9]+\])*(\.{_NAME}(\[[0-9]+\])*)*$"
+# What is trimmed around a path (an annotation's ``a, b``; the final newline Python's ``$`` lets through): ASCII
+# whitespace only, as ``str.strip()`` would also take characters a name may hold (U+3000, U+001C).
+_BLANKS = " \t\n\r\f\v"
 
 
 class PathError(ValueError):
@@ -28,10 +34,10 @@ class PathError(ValueError):
 
 
 def parse_path(text: str) -> Path:
-    if not isinstance(text, str) or not text.strip():
+    if not isinstance(text, str) or not text.strip(_BLANKS):
         raise PathError("a field path may not be empty")
     steps: list[str | int] = []
-    for segment in text.strip().split("."):
+    for segment in text.strip(_BLANKS).split("."):
         match = _SEGMENT.fullmatch(segment)
         if match is None:
             raise PathError(f'"{text}" is not a field path (names joined by ".", list items as [i], '
