@@ -20,6 +20,7 @@ import uvicorn
 
 from apiserver.server import wsmask
 from apiserver.server.certfiles import CertificateFiles, follow
+from apiserver.server.coalesce import CoalescingHttpToolsProtocol
 from apiserver.server.tls import ensure_pki
 
 GRACEFUL_SHUTDOWN_SECONDS = 3
@@ -44,10 +45,10 @@ class Endpoint:
         # log_config=None: uvicorn's loggers go through the process's own handler (kubeclient.logs). ws: kubectl
         # port-forward asks for the WebSocket subprotocol "SPDY/3.1+portforward.k8s.io", which the websockets
         # library refuses ("/" is no token character); wsproto takes it, as the Go servers kubectl talks to do,
-        # and unmasks in C (apiserver.server.wsmask).
+        # and unmasks in C (apiserver.server.wsmask). http: a response's head and body in one write.
         wsmask.install()
         return uvicorn.Config(app, host=self.host, port=self.port, log_level="warning", log_config=None,
-                              lifespan="on", ws="wsproto",
+                              lifespan="on", ws="wsproto", http=CoalescingHttpToolsProtocol,
                               timeout_keep_alive=IDLE_CONNECTION_SECONDS,
                               timeout_graceful_shutdown=GRACEFUL_SHUTDOWN_SECONDS,
                               **self.ssl)  # type: ignore[arg-type]
