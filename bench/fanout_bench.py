@@ -12,7 +12,8 @@ The floor, in the same run: a minimal asyncio TLS server (another process, the h
 event loop policy as the hub) holding N connections from the same readers writes one chunk of the same
 size to each of them per round, triggered over a control socket. The ratio hub / floor is what the hub
 adds to writing the bytes. Writes its section of docs/benchmarks.md; ``--chart`` also draws
-docs/fanout.png (needs matplotlib).
+docs/fanout.png (needs matplotlib). ``--retain-fields`` measures a variant (printed only): the placement's
+downsync test gives field ownership, so every copy carries the ownership annotations.
 """
 
 from __future__ import annotations
@@ -120,7 +121,14 @@ def configmap(marker: str) -> dict:
             "data": {"round": marker, "filler": "x" * PAYLOAD_BYTES}}
 
 
-async def prepare_hub(hub: Hub, n: int) -> None:
+def downsync(retain_fields: bool) -> list[dict]:
+    """The placement's downsync test; with ``retain_fields`` it gives field ownership, so that every copy carries
+    the ownership annotations (a copy made for the clusters, not the projection itself)."""
+    test = {"apiGroup": "", "resources": ["configmaps"], "namespaces": [NS]}
+    return [{**test, "retainFields": ["data.filler"]}] if retain_fields else [test]
+
+
+async def prepare_hub(hub: Hub, n: int, retain_fields: bool) -> None:
     hub.create_space(SPACE)
     async with httpx.AsyncClient(base_url=hub.base_url, verify=hub.ssl_context(), timeout=60,
                                  headers={"Authorization": f"Bearer {hub.token}"}) as c:
@@ -132,8 +140,7 @@ async def prepare_hub(hub: Hub, n: int) -> None:
                             {"apiVersion": "edge.kubestellar.io/v2alpha1", "kind": "EdgePlacement",
                              "metadata": {"name": "everywhere"},
                              "spec": {"locationSelectors": [{"matchLabels": {"env": "bench"}}],
-                                      "downsync": [{"apiGroup": "", "resources": ["configmaps"],
-                                                    "namespaces": [NS]}]}})):
+                                      "downsync": downsync(retain_fields)}})):
             r = await c.post(path, json=body)
             assert r.status_code == 201, r.text
         gate = asyncio.Semaphore(16)
@@ -293,7 +300,7 @@ def _listening(port: int) -> bool:
 # --- the run -------------------------------------------------------------------------------------
 
 
-async def run_one(n: int, rounds: int, profile: Path | None) -> Result:
+async def run_one(n: int, rounds: int, profile: Path | None, retain_fields: bool) -> Result:
     result = Result(n)
     with tempfile.TemporaryDirectory(prefix=f"fanout-bench-{n}-") as tmp:
         base = Path(tmp)
@@ -304,7 +311,7 @@ async def run_one(n: int, rounds: int, profile: Path | None) -> Result:
                   extra_args=["--sync-ping-interval", "300", "--syncer-heartbeat-timeout", "3600"])
         hub.start()
         try:
-            await prepare_hub(hub, n)
+            await prepare_hub(hub, n, retain_fields)
             print(f"N={n}: {n} clusters registered", flush=True)
             readers, spy = await measure_hub(hub, n, rounds, result, profile)
             if spy is not None:
@@ -355,16 +362,19 @@ def chart(results: Sequence[Result]) -> None:
     fig.savefig(CHART, dpi=100)
 
 
-async def main_async(ns: list[int], rounds: int, profile_dir: Path | None, draw: bool) -> None:
+async def main_async(ns: list[int], rounds: int, profile_dir: Path | None, draw: bool, retain_fields: bool) -> None:
     raise_open_files_limit()
     results = []
     for n in ns:
         profile = profile_dir / f"fanout-{n}.speedscope.json" if profile_dir is not None else None
-        results.append(await run_one(n, rounds, profile))
+        results.append(await run_one(n, rounds, profile, retain_fields))
         r = results[-1]
         print(f"N={n}: last p50 {pct(r.last, 50) * 1000:.0f} ms p99 {pct(r.last, 99) * 1000:.0f} ms, floor p99 "
               f"{pct(r.floor_last, 99) * 1000:.0f} ms, {r.cpu_per_change * 1e6:.0f} µs/cluster-change, "
               f"RSS {r.rss:.0f} MiB", flush=True)
+    if retain_fields:
+        print("--retain-fields: a variant, not the table's workload; docs/benchmarks.md left as it is")
+        return
     if draw:
         chart(results)
     write_section(report(results, rounds))
@@ -380,8 +390,12 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=20)
     parser.add_argument("--profile-dir", type=Path, help="record a py-spy profile of the hub per N here")
     parser.add_argument("--chart", action="store_true", help="draw docs/fanout.png (needs matplotlib)")
+    parser.add_argument("--retain-fields", action="store_true",
+                        help="the placement gives field ownership (retainFields), so every copy carries annotations; "
+                             "printed only, not written to docs/benchmarks.md")
     args = parser.parse_args()
-    _uvloop_run(main_async([int(n) for n in args.clusters.split(",")], args.rounds, args.profile_dir, args.chart))
+    _uvloop_run(main_async([int(n) for n in args.clusters.split(",")], args.rounds, args.profile_dir, args.chart,
+                           args.retain_fields))
 
 
 if __name__ == "__main__":

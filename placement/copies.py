@@ -54,10 +54,14 @@ class ClusterCopies:
         self.wake = False  # clusters were given objects again since the last look: their streams must wake
         # Set by the hub: the kept revision a staged rollout keeps a cluster at (None: the current content).
         self.pinned: Callable[[ObjectRef, str], Revision | None] = lambda _ref, _target: None
+        # Per object, the copy of every cluster without one of its own (see _common_copy): the object's revision
+        # and the ownership annotations it was made from, and the outcome all those clusters share.
+        self._common: dict[ObjectRef, tuple[int, Mapping[str, str], Outcome]] = {}
 
     # --- inputs -------------------------------------------------------------------------------
 
     def object_changed(self, ref: ObjectRef, obj: Mapping[str, Any] | None) -> None:
+        self._common.pop(ref, None)
         self.conflicts.object_changed(ref, obj)
         self.shaping.object_changed(ref, obj)
         if self.shaping.shapes(ref):
@@ -103,6 +107,7 @@ class ClusterCopies:
 
     def forget_space(self, space: str, refs: Iterable[ObjectRef]) -> None:
         for ref in refs:
+            self._common.pop(ref, None)
             self.conflicts.object_changed(ref, None)
         self.shaping.forget_space(space)
 
@@ -274,14 +279,41 @@ class ClusterCopies:
             revision = self._revision_of(ref)
             return None if revision is None else Outcome(None, str(revision), "leaving: kept until the object's "
                                                           "other clusters run it Ready")
-        outcome = await self._shaped(ref, target)
+        if self._own_copy(ref, target):
+            outcome = await self._shaped(ref, target)
+            if outcome is not None and outcome.obj is not None and (ownership := self.engine.ownership(ref)):
+                outcome = Outcome(_with_ownership(outcome.obj, ownership), outcome.revision, None,
+                                  outcome.unknown_keys)
+        else:
+            outcome = await self._common_copy(ref)
         conflict = self.conflicts.lost(ref, target)
         if outcome is not None and conflict is not None:
             return Outcome(None, outcome.revision, f"conflict: {conflict.describe()}")
-        ownership = self.engine.ownership(ref) if outcome is not None and outcome.obj is not None else None
-        if outcome is None or outcome.obj is None or not ownership:
-            return outcome
-        return Outcome(_with_ownership(outcome.obj, ownership), outcome.revision, None, outcome.unknown_keys)
+        return outcome
+
+    def _own_copy(self, ref: ObjectRef, target: str) -> bool:
+        """Whether ``target``'s copy of ``ref`` may differ from the other clusters': customized, divided (or not
+        divisible) or kept at a rollout's revision."""
+        return self.shaping.shapes(ref) or ref in self._divisions or ref in self._division_errors or \
+            self.pinned(ref, target) is not None
+
+    async def _common_copy(self, ref: ObjectRef) -> Outcome | None:
+        """The copy every cluster without one of its own gets: the projection with its ownership annotations.
+        Made once per (revision, ownership) and shared, because a change asks it for every cluster at once and
+        the streams' shared line (sync/frames.py) is reused only for the very same object."""
+        revision = self._revision_of(ref)
+        if revision is None:
+            return None
+        ownership = self.engine.ownership(ref)
+        cached = self._common.get(ref)
+        if cached is not None and cached[0] == revision and cached[1] is ownership:
+            return cached[2]
+        projected = await self._projected(ref)
+        if projected is None:
+            return None
+        outcome = Outcome(_with_ownership(projected, ownership) if ownership else projected, str(revision))
+        self._common[ref] = (revision, ownership, outcome)
+        return outcome
 
     def revision(self, ref: ObjectRef, target: str) -> str | None:
         revision: int | str | None = self._revision_of(ref)
@@ -374,7 +406,7 @@ def _snapshot(problems: Problems | None) -> tuple[dict[str, str], dict[str, froz
     return ({}, {}) if problems is None else (dict(problems.errors), dict(problems.unknown))
 
 
-def _with_ownership(obj: dict[str, Any], ownership: dict[str, str]) -> dict[str, Any]:
+def _with_ownership(obj: dict[str, Any], ownership: Mapping[str, str]) -> dict[str, Any]:
     """The copy with its downsync tests' field ownership as annotations: retained fields are the union of the
     object's own annotation and the tests'; a drift mode the object names itself wins over the tests'."""
     meta = dict(obj.get("metadata") or {})

@@ -43,7 +43,6 @@ from apiserver.builtin.kinds import builtin_types
 from placement.changelog import ChangeLog, ChangeLogs
 from placement.covering import Coverage
 from placement.desired import DesiredSets
-from placement.downsync import ownership_annotations
 from placement.explain import TargetView, explain_spec
 from placement.kinds import placement_types
 from placement.leaving import LeavingCopies
@@ -143,6 +142,7 @@ class PlacementEngine:
             kept = set(p.selected) if ownership_changed else set()
             mapping_changed = p.spec.namespace_mapping != spec.namespace_mapping
             p.spec = spec
+            self._selections.spec_changed()
         self._dirty_placements.add(key)
         new_locations = p.locations
         if where_changed:
@@ -490,15 +490,10 @@ class PlacementEngine:
                 return p.spec.namespace_mapping
         return None
 
-    def ownership(self, ref: ObjectRef) -> dict[str, str]:
+    def ownership(self, ref: ObjectRef) -> Mapping[str, str]:
         """The field-ownership annotations (``retainFields``, ``driftMode``) the tests selecting ``ref`` give its
-        copies (placement/downsync.py)."""
-        tests = []
-        for key in self._selections.selecting(ref):
-            p = self._placements[key]
-            by_index = {t.index: t for t in p.spec.tests}
-            tests += [by_index[i] for i in p.selected.get(ref, ()) if i in by_index]
-        return ownership_annotations(tests)
+        copies (placement/downsync.py); the same mapping while they stay the same."""
+        return self._selections.ownership(ref)
 
     def status_wants(self, ref: ObjectRef) -> StatusWants:
         """Which clusters' reports the object's status is made of (KubeStellar's qualified sets: the clusters

@@ -24,7 +24,7 @@ from collections.abc import Iterable, Mapping
 
 from placement.dependencies import Because, DependencyGraph
 from placement.desired import DesiredSets
-from placement.downsync import DEPENDENCY, FOLLOWED, matching_tests, unserved_resources
+from placement.downsync import DEPENDENCY, FOLLOWED, matching_tests, ownership_annotations, unserved_resources
 from placement.model import ObjectRef, WorkloadObject
 from placement.ordering import NAMESPACE_RESOURCE, RANK
 from placement.records import NsKey, PKey, PlacementRecord, decrement, entry_kind, namespace_ref
@@ -56,6 +56,9 @@ class Selections:
         # Placements whose selection (objects or the indexes of the tests they match) or missing CRDs
         # changed since the last drain.
         self.dirty_placements: set[PKey] = set()
+        # ownership() per object, asked for every cluster's copy of it on every change: kept until the object's
+        # selection (its placements or the tests it passes) or any placement's spec changes.
+        self._ownership: dict[ObjectRef, Mapping[str, str]] = {}
 
     # ------------------------------------------------------------------------------------------
     # Inputs: workload objects and placements
@@ -159,6 +162,24 @@ class Selections:
     def selecting(self, ref: ObjectRef) -> list[PKey]:
         """The placements whose downsync tests select ``ref`` itself, in key order."""
         return sorted(self._selectors_of.get(ref, ()))
+
+    def ownership(self, ref: ObjectRef) -> Mapping[str, str]:
+        """The field-ownership annotations the tests selecting ``ref`` give its copies: the same mapping (not to
+        be changed) for as long as they stay the same, so that callers can tell by identity."""
+        found = self._ownership.get(ref)
+        if found is None:
+            tests = []
+            for key in self.selecting(ref):
+                p = self._placements[key]
+                by_index = {t.index: t for t in p.spec.tests}
+                tests += [by_index[i] for i in p.selected.get(ref, ()) if i in by_index]
+            found = self._ownership[ref] = ownership_annotations(tests)
+        return found
+
+    def spec_changed(self) -> None:
+        """A placement's spec changed: the tests behind the indexes it selects objects with may give another
+        ownership."""
+        self._ownership.clear()
 
     def namespace_labels(self, space: str, name: str) -> Mapping[str, str] | None:
         return self.labels.get(namespace_ref((space, name)))
@@ -374,6 +395,7 @@ class Selections:
         if old == indexes or (old is None and not indexes):
             return
         self.dirty_placements.add(p.key)
+        self._ownership.pop(ref, None)
         if old is not None and indexes:
             p.selected[ref] = indexes  # other tests matched; the desired sets are unchanged
             return

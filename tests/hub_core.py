@@ -41,6 +41,12 @@ async def create(core: HubCore, space: str, *objs: dict[str, Any]) -> None:
                                   WriteOptions(manager="test"))
 
 
+async def update(core: HubCore, space: str, obj: dict[str, Any]) -> None:
+    """Replace the object with ``obj`` (no resourceVersion precondition)."""
+    await core.objects.update(space, _rtype(core, space, obj), obj["metadata"].get("namespace", ""),
+                              obj["metadata"]["name"], obj, WriteOptions(manager="test"))
+
+
 async def get(core: HubCore, space: str, api_version: str, kind: str, name: str,
               namespace: str = "") -> dict[str, Any] | None:
     """The object, or None when it does not exist."""
