@@ -1,7 +1,8 @@
 """The hub side of placement: feeds the engine from the store and writes what it resolves.
 
 Hears of Locations and SyncTargets from the inventory (``inventory.clusters``), loads placements and
-workload objects at startup, then follows the watch bus. After every batch of changes it writes each
+the objects of the spaces that have some at startup, then follows the watch bus (a space's objects are
+recorded only while something places them: ``placement.recording``). After every batch of changes it writes each
 affected EdgePlacement's SinglePlacementSlices and status, and Locations' ``status.instances``, and
 records which SyncTargets' desired sets changed (for their syncers). It serves the placement results
 the REST API and the sync server read.
@@ -41,6 +42,7 @@ from placement.moves import MovePolicy, Moves, move_policy
 from placement.nsplacing import NamespacePlacing
 from placement.nswatch import NamespaceWatch
 from placement.projection import CHILD_HUB_PLACEMENT, ProjectedObjects, child_hub_levels, content_digest
+from placement.recording import SpaceRecording
 from placement.references import pod_labels, references, service_selector
 from placement.results import PLACEMENTS, SLICE_SIZE, SLICES, ResultWriter
 from placement.rollout_runner import POLL, RolloutRunner
@@ -74,6 +76,22 @@ def _for_child_hubs(placement: dict[str, Any]) -> bool:
     return child_hub_levels(((placement.get("metadata") or {}).get("annotations") or {}).get(CHILD_HUB_PLACEMENT)) > 0
 
 
+def _records_space(entry: Entry) -> bool:
+    """Whether a change is an EdgePlacement that makes its space's objects worth recording (one for child hubs is
+    itself an object to place)."""
+    if entry.row.deleted:
+        return False
+    obj = entry.obj()
+    return not (obj.get("metadata") or {}).get("deletionTimestamp") and not _for_child_hubs(obj)
+
+
+def _workload(obj: dict[str, Any]) -> bool:
+    """Whether an object of a placed kind is a workload: not being deleted, not brought up from clusters by
+    upsync (upsync wins: it is never placed back down)."""
+    meta = obj.get("metadata") or {}
+    return not meta.get("deletionTimestamp") and (meta.get("labels") or {}).get(UPSYNCED_LABEL) != "true"
+
+
 def _labels(obj: dict[str, Any]) -> tuple[tuple[str, str], ...]:
     return tuple(sorted(((obj.get("metadata") or {}).get("labels") or {}).items()))
 
@@ -100,6 +118,9 @@ class PlacementService(WorkQueue):
         self._workload: dict[ObjectRef, WorkloadObject] = {}
         self._upsync: dict[tuple[str, str], bool] = {}  # placements that have upsync items
         self._digests: dict[ObjectRef, bytes] = {}  # what clusters get of each object, to skip status-only writes
+        # The store-backed spaces whose objects are recorded: those with EdgePlacements or bound by APIBindings.
+        self.recording = SpaceRecording(self._space_rows, objects.run_sync, self._space_read)
+        self._providers: dict[str, frozenset[str]] = {}  # space -> the spaces whose CRDs its APIBindings serve
         self.projections = ProjectedObjects(self._revision, self._stored_object)
         # Per SyncTarget, bumped whenever its desired set changes (syncer streams wait on it).
         self.target_versions: dict[str, int] = {}
@@ -220,14 +241,15 @@ class PlacementService(WorkQueue):
                     self._workload[ref] = w = dataclasses.replace(w, shaping=self.copies.token(ref))
                     self.engine.upsert_object(w)
             return
-        if key.resource in self.not_placed or namespace_default(key.resource, key.name):
+        if not self._placed_kind(row):
             return
-        if not gone and ((obj.get("metadata") or {}).get("labels") or {}).get(UPSYNCED_LABEL) == "true":  # type: ignore
-            gone = True  # an upsynced object is the clusters', not a workload to place
-        if gone:
+        if gone or not _workload(obj):  # type: ignore[arg-type]
             self._drop_object(ref)
             return
         self._place_object(row, ref, obj)  # type: ignore[arg-type]
+
+    def _placed_kind(self, row: LogRow) -> bool:
+        return row.key.resource not in self.not_placed and not namespace_default(row.key.resource, row.key.name)
 
     def _drop_object(self, ref: ObjectRef) -> None:
         self._digests.pop(ref, None)
@@ -260,16 +282,57 @@ class PlacementService(WorkQueue):
         self.engine.narrow(ref, _target_clusters(obj))
 
     def load(self) -> None:
-        """Read the workload spaces' placements and objects from the store (blocking; call at startup)."""
+        """Read the Spaces, the EdgePlacements and the objects of the spaces that have EdgePlacements from the
+        store (blocking; call at startup). The other spaces' objects are read when they get their first one."""
         self.rollouts.history.load()
-        for row in self.objects.rows_in_spaces():
-            if row.key.resource == SPACES:
-                self.namespaces.space_changed(child_id(row.key.space, row.key.name), orjson.loads(row.value))
-            elif self.is_workload_space(row.key.space):
+        for row in self.objects.rows_of_resource(SPACES):
+            self.namespaces.space_changed(child_id(row.key.space, row.key.name), orjson.loads(row.value))
+        placed = {row.key.space for row in self.objects.rows_of_resource(PLACEMENTS)
+                  if self.is_workload_space(row.key.space) and _records_space(Entry(row))}
+        for space in sorted(placed):
+            for row in self.recording.read_now(space):
                 self._observe(row, orjson.loads(row.value))
+
+    def _space_rows(self, space: str) -> tuple[int, list[LogRow]]:
+        """Every live object of a space, and the revision of the store they are a snapshot of (blocking)."""
+        return self.objects.store.list(space, None, None)
+
+    def _space_read(self, space: str, rows: list[LogRow], held: list[Entry]) -> None:
+        """A space's objects were read (its first EdgePlacement, or an APIBinding, wants them): record them, then
+        the changes held during the read (those the read holds already are skipped as stale)."""
+        for row in rows:
+            self._observe(row, orjson.loads(row.value))
+        self.on_commit(held)
+        self._settle(space)
+
+    def _wants_objects(self, space: str) -> bool:
+        return bool(self._placements.get(space)) or any(space in p for p in self._providers.values())
+
+    def _settle(self, space: str) -> None:
+        """Start recording a store-backed workload space's objects when something needs them; forget them when
+        nothing does any more (its last EdgePlacement went)."""
+        if space in self.external or not self.is_workload_space(space) or self.recording.reading(space):
+            return
+        wanted = self._wants_objects(space)
+        if wanted and not self.recording.recorded(space):
+            self.recording.start(space, None)
+        elif not wanted and self.recording.recorded(space):
+            self._forget_space(space)
+
+    def _forget_space(self, space: str) -> None:
+        """Drop every record of a space's objects (deleted, or no longer placed: nothing in the store changes)."""
+        refs = [r for r in self._workload if r.space == space]
+        self.copies.forget_space(space, refs)
+        for ref in refs:
+            del self._workload[ref]
+            self._digests.pop(ref, None)
+            self.projections.forget(ref)
+        self.engine.delete_space(space)
+        self.recording.forget(space)
 
     def on_commit(self, entries: Sequence[Entry]) -> None:
         spaces_gone = []
+        placements_changed: set[str] = set()  # recorded spaces whose EdgePlacements changed
         for entry in entries:
             key = entry.row.key
             if key.resource == SPACES:
@@ -282,13 +345,22 @@ class PlacementService(WorkQueue):
                 continue
             if not self.is_workload_space(key.space):
                 continue
-            self._observe(entry.row, None if entry.row.deleted else entry.obj())
+            if key.space in self.external:  # a kube space's mirror holds only what placement needs
+                self._observe(entry.row, None if entry.row.deleted else entry.obj())
+            elif self.recording.recorded(key.space):
+                if not self.recording.stale(entry):
+                    self._observe(entry.row, None if entry.row.deleted else entry.obj())
+                    if key.resource == PLACEMENTS:
+                        placements_changed.add(key.space)
+            elif self.recording.hold(entry):
+                continue  # the space's objects are being read: after them
+            elif key.resource == PLACEMENTS and _records_space(entry):
+                self.recording.start(key.space, entry)  # its objects first, then this placement
         for space in spaces_gone:
             self._placements.pop(space, None)
-            self.copies.forget_space(space, [r for r in self._workload if r.space == space])
-            self._workload = {r: w for r, w in self._workload.items() if r.space != space}
-            self._digests = {r: d for r, d in self._digests.items() if r.space != space}
-            self.engine.delete_space(space)
+            self._forget_space(space)
+        for space in placements_changed - set(spaces_gone):
+            self._settle(space)
         self.moves.look()  # before any stream can send the DELETEs of copies that must stay
         if self.engine.has_dirty_targets():
             self.add(DRAIN)  # clusters' desired sets changed: their streams hear of it now
@@ -350,7 +422,13 @@ class PlacementService(WorkQueue):
     def set_bound(self, space: str, bound: Mapping[tuple[str, str], str]) -> None:
         """What ``space`` serves through APIBindings, (group, plural) -> provider space: served there for downsync
         tests, and the provider's CRD sent along by ``crdFollow`` placements (``placement.workloads``)."""
+        providers = frozenset(bound.values())
+        before = self._providers.pop(space, frozenset())
+        if providers:
+            self._providers[space] = providers
         self.engine.set_bound(space, bound)
+        for provider in sorted(before ^ providers):  # their CRDs are recorded while a binding serves them
+            self._settle(provider)
         self.moves.look()
         self.add(DRAIN)
 
@@ -386,6 +464,10 @@ class PlacementService(WorkQueue):
         self.objects.bus.add_listener(self.on_commit)
         super().start()
         self.add(DRAIN)
+
+    async def stop(self) -> None:
+        await self.recording.stop()
+        await super().stop()
 
     # --- writing results -----------------------------------------------------------------------
 
@@ -552,6 +634,24 @@ class PlacementService(WorkQueue):
             return None
         return {"kind": w.kind, "apiVersion": w.api_version, "labels": dict(w.labels),
                 "resourceVersion": str(w.revision)}
+
+    async def find_object_info(self, ref: ObjectRef) -> dict[str, Any] | None:
+        if ref.space in self.external or self.recording.recorded(ref.space) or not self.is_workload_space(ref.space):
+            return self.object_info(ref)
+        row = await self.objects.find_row(Key(ref.space, ref.resource, ref.namespace, ref.name))
+        if row is None or row.deleted:
+            return None
+        obj = orjson.loads(row.value)
+        if row.key.resource == PLACEMENTS:  # one for child hubs is an object to place
+            placed = _for_child_hubs(obj) and not (obj.get("metadata") or {}).get("deletionTimestamp")
+        else:
+            placed = self._placed_kind(row) and _workload(obj)
+        if not placed:
+            return None
+        # The row's revision: a recorded object shows the revision of its content's latest change, which only a
+        # record kept since then knows (here a later change to its status alone shows too).
+        return {"kind": obj.get("kind", ""), "apiVersion": obj.get("apiVersion", ""), "labels": dict(_labels(obj)),
+                "resourceVersion": str(row.revision)}
 
     def object_revision(self, ref: ObjectRef) -> str | None:
         """The revision of the object's content in its space (status-only revisions do not count)."""

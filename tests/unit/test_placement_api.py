@@ -110,6 +110,9 @@ class FakeView:
         return {"kind": w.kind, "apiVersion": w.api_version, "labels": dict(w.labels),
                 "resourceVersion": str(w.revision)}
 
+    async def find_object_info(self, ref: ObjectRef) -> dict[str, Any] | None:
+        return self.object_info(ref)
+
     def content_revision(self, ref: ObjectRef, target: str) -> str | None:
         w = self._objects.get(ref)
         return None if w is None else str(w.revision)
