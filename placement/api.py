@@ -12,6 +12,7 @@ so reading it from the loop (never from a worker thread) always sees a consisten
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Annotated, Any, Protocol
@@ -66,6 +67,11 @@ class PlacementView(Protocol):
 
     def object_info(self, ref: ObjectRef) -> dict[str, Any] | None:
         """``{"kind", "apiVersion", "labels", "resourceVersion"}`` of a workload object placement records, or None."""
+        ...
+
+    def objects_of(self, space: str) -> contextlib.AbstractAsyncContextManager[None]:
+        """The space's objects in ``engine`` while the block runs (placement records only those of spaces with
+        EdgePlacements)."""
         ...
 
     async def find_object_info(self, ref: ObjectRef) -> dict[str, Any] | None:
@@ -395,7 +401,9 @@ def _add_placement_routes(app: FastAPI, view: PlacementView) -> None:
         does not select, why: each Location's and object's reasons per selector and test."""
         _space_placements(view, space)
         spec = body.spec if isinstance(body, m.EdgePlacement) else body
-        result = view.engine.explain(space, check_scheduling(spec.model_dump(by_alias=True, exclude_unset=True)))
+        checked = check_scheduling(spec.model_dump(by_alias=True, exclude_unset=True))
+        async with view.objects_of(space):
+            result = view.engine.explain(space, checked)
         return m.PlacementExplanation(
             destinations=[m.destination(d) for d in result.destinations],
             matched_locations=[m.MatchedLocation(location=name, selector_indexes=sorted(indexes))

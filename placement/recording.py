@@ -43,7 +43,7 @@ class SpaceRecording:
         self._recorded_listener = recorded
         self._snapshots: dict[str, int] = {}  # recorded space -> revision of the read that started it
         self._held: dict[str, list[Entry]] = {}  # space being read -> changes that arrived meanwhile
-        self._reads: set[asyncio.Task[None]] = set()
+        self._reads: dict[str, asyncio.Task[None]] = {}  # space -> its read under way
 
     def recorded(self, space: str) -> bool:
         return space in self._snapshots
@@ -77,8 +77,14 @@ class SpaceRecording:
         changes that arrive during the read. On the event loop."""
         held = self._held[space] = [] if first is None else [first]
         task = asyncio.get_running_loop().create_task(self._read_space(space, held), name=f"placement-read-{space}")
-        self._reads.add(task)
-        task.add_done_callback(self._reads.discard)
+        self._reads[space] = task
+        task.add_done_callback(lambda done: self._reads.pop(space, None) if self._reads.get(space) is done else None)
+
+    async def wait(self, space: str) -> None:
+        """Until the read of the space under way, if any, is done (its objects recorded) or dropped."""
+        task = self._reads.get(space)
+        if task is not None:
+            await asyncio.wait({task})
 
     def forget(self, space: str) -> None:
         """Stop recording a space (or reading it: a read under way is then dropped when it returns)."""
@@ -102,7 +108,7 @@ class SpaceRecording:
         self._recorded_listener(space, rows, held)
 
     async def stop(self) -> None:
-        reads, self._reads = list(self._reads), set()
+        reads, self._reads = list(self._reads.values()), {}
         for task in reads:
             task.cancel()
         for task in reads:

@@ -11,11 +11,12 @@ the REST API and the sync server read.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import datetime as dt
 import logging
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from typing import Any
 
 import orjson
@@ -31,7 +32,7 @@ from apiserver.store import Key, LogRow
 from apiserver.store.lease import Leadership
 from apiserver.watch import Entry
 from inventory.clusters import Inventory
-from inventory.kinds import EDGE_GROUP, LOCATIONS, SYNC_TARGETS
+from inventory.kinds import EDGE_GROUP
 from kubeclient.workqueue import WorkQueue
 from placement.choices import RESCHEDULE_ANNOTATION, Choices
 from placement.conflicts import Conflict
@@ -41,17 +42,26 @@ from placement.model import ObjectRef, WorkloadObject
 from placement.moves import MovePolicy, Moves, move_policy
 from placement.nsplacing import NamespacePlacing
 from placement.nswatch import NamespaceWatch
-from placement.projection import CHILD_HUB_PLACEMENT, ProjectedObjects, child_hub_levels, content_digest
+from placement.placed import (
+    CUSTOMIZERS,
+    NOT_PLACED,
+    SPACES,
+    for_child_hubs,
+    is_workload,
+    labels_of,
+    records_space,
+    target_clusters,
+)
+from placement.projection import ProjectedObjects, content_digest
 from placement.recording import SpaceRecording
 from placement.references import pod_labels, references, service_selector
-from placement.results import PLACEMENTS, SLICE_SIZE, SLICES, ResultWriter
+from placement.results import PLACEMENTS, SLICE_SIZE, ResultWriter
 from placement.rollout_runner import POLL, RolloutRunner
 from placement.shaping import Outcome
 from placement.spec import failover_after
 
 log = logging.getLogger(__name__)
 
-CUSTOMIZERS = f"customizers.{EDGE_GROUP}"
 # Slices and statuses are written at most this often: a burst of object changes (an apply of many
 # objects) becomes one status write per placement instead of one per object. Desired sets change, and
 # the clusters' streams hear of it, at once; only these written results wait.
@@ -59,43 +69,6 @@ WRITE_DELAY = 0.05
 DRAIN, WRITE = "drain", "write"  # the work queue's two keys
 LEAVING_POLL = 1.0  # seconds between looks while a cluster is lost (its divided replicas' failover)
 MOVE_POLL = 0.5  # seconds between looks while clusters keep leaving copies (their replacements' readiness)
-TARGET_CLUSTERS_ANNOTATION = "spacehub.io/target-clusters"
-# Objects upsync brought up from clusters carry this label; they are never placed back down (upsync wins).
-UPSYNCED_LABEL = "spacehub.io/upsynced"
-SPACES = "spaces.spacehub.io"
-# Placement machinery, events and the spaces nested in a space are never placed on clusters; nor are a space's
-# Leases, its own controllers' leader election: a copy in a cluster would mislead the cluster's controllers. Nor
-# are the kinds a space serves read-only (Catalog.served_read_only): the hub's own reports about placed objects
-# (a PlacementStatus placed would get a PlacementStatus in turn, without end).
-NOT_PLACED = frozenset({PLACEMENTS, SLICES, CUSTOMIZERS, LOCATIONS, SYNC_TARGETS, "events", SPACES,
-                        "leases.coordination.k8s.io"})
-
-
-
-def _for_child_hubs(placement: dict[str, Any]) -> bool:
-    return child_hub_levels(((placement.get("metadata") or {}).get("annotations") or {}).get(CHILD_HUB_PLACEMENT)) > 0
-
-
-def _records_space(entry: Entry) -> bool:
-    """Whether a change is an EdgePlacement that makes its space's objects worth recording (one for child hubs is
-    itself an object to place)."""
-    if entry.row.deleted:
-        return False
-    obj = entry.obj()
-    return not (obj.get("metadata") or {}).get("deletionTimestamp") and not _for_child_hubs(obj)
-
-
-def _workload(obj: dict[str, Any]) -> bool:
-    """Whether an object of a placed kind is a workload: not being deleted, not brought up from clusters by
-    upsync (upsync wins: it is never placed back down)."""
-    meta = obj.get("metadata") or {}
-    return not meta.get("deletionTimestamp") and (meta.get("labels") or {}).get(UPSYNCED_LABEL) != "true"
-
-
-def _labels(obj: dict[str, Any]) -> tuple[tuple[str, str], ...]:
-    return tuple(sorted(((obj.get("metadata") or {}).get("labels") or {}).items()))
-
-
 class PlacementService(WorkQueue):
     def __init__(self, objects: Objects, catalog: Catalog, inventory: Inventory,
                  space_phase: Callable[[str], str | None], first_seq: int = 0, slice_size: int = SLICE_SIZE) -> None:
@@ -121,6 +94,7 @@ class PlacementService(WorkQueue):
         # The store-backed spaces whose objects are recorded: those with EdgePlacements or bound by APIBindings.
         self.recording = SpaceRecording(self._space_rows, objects.run_sync, self._space_read)
         self._providers: dict[str, frozenset[str]] = {}  # space -> the spaces whose CRDs its APIBindings serve
+        self._explaining: dict[str, int] = {}  # space -> explains of a placement in it under way
         self.projections = ProjectedObjects(self._revision, self._stored_object)
         # Per SyncTarget, bumped whenever its desired set changes (syncer streams wait on it).
         self.target_versions: dict[str, int] = {}
@@ -212,14 +186,14 @@ class PlacementService(WorkQueue):
         ref = ObjectRef(key.space, key.resource, key.namespace, key.name)
         if key.resource == PLACEMENTS:
             placements = self._placements.setdefault(key.space, {})
-            for_child_hubs = not gone and _for_child_hubs(obj)  # type: ignore[arg-type]
-            self.rollouts.placement_changed((key.space, key.name), None if gone or for_child_hubs else obj)
-            if gone or for_child_hubs:
+            child_hubs = not gone and for_child_hubs(obj)  # type: ignore[arg-type]
+            self.rollouts.placement_changed((key.space, key.name), None if gone or child_hubs else obj)
+            if gone or child_hubs:
                 placements.pop(key.name, None)
                 self.results.forget(key.space, key.name)
                 self.choices.forget((key.space, key.name))
                 self.engine.delete_placement(key.space, key.name)
-            if for_child_hubs:
+            if child_hubs:
                 self._place_object(row, ref, obj)  # type: ignore[arg-type]
                 return
             if ref in self._workload:  # gone, or no longer for child hubs
@@ -243,7 +217,7 @@ class PlacementService(WorkQueue):
             return
         if not self._placed_kind(row):
             return
-        if gone or not _workload(obj):  # type: ignore[arg-type]
+        if gone or not is_workload(obj):  # type: ignore[arg-type]
             self._drop_object(ref)
             return
         self._place_object(row, ref, obj)  # type: ignore[arg-type]
@@ -268,18 +242,18 @@ class PlacementService(WorkQueue):
             defines = (spec.get("group", ""), (spec.get("names") or {}).get("plural", ""))
         digest = content_digest(obj)
         previous = self._workload.get(ref)
-        if previous is not None and self._digests.get(ref) == digest and previous.labels == _labels(obj):
+        if previous is not None and self._digests.get(ref) == digest and previous.labels == labels_of(obj):
             return  # status or server fields only: clusters get nothing new
         self._digests[ref] = digest
         self.copies.object_changed(ref, obj)
         self.rollouts.object_changed(ref)
-        workload = WorkloadObject(ref, obj.get("kind", ""), obj.get("apiVersion", ""), _labels(obj),
+        workload = WorkloadObject(ref, obj.get("kind", ""), obj.get("apiVersion", ""), labels_of(obj),
                                   row.revision, bool(key.namespace), defines, self.copies.token(ref),
                                   references(key.resource, obj), pod_labels(key.resource, obj),
                                   service_selector(key.resource, obj))
         self._workload[ref] = workload
         self.engine.upsert_object(workload)
-        self.engine.narrow(ref, _target_clusters(obj))
+        self.engine.narrow(ref, target_clusters(obj))
 
     def load(self) -> None:
         """Read the Spaces, the EdgePlacements and the objects of the spaces that have EdgePlacements from the
@@ -288,7 +262,7 @@ class PlacementService(WorkQueue):
         for row in self.objects.rows_of_resource(SPACES):
             self.namespaces.space_changed(child_id(row.key.space, row.key.name), orjson.loads(row.value))
         placed = {row.key.space for row in self.objects.rows_of_resource(PLACEMENTS)
-                  if self.is_workload_space(row.key.space) and _records_space(Entry(row))}
+                  if self.is_workload_space(row.key.space) and records_space(Entry(row))}
         for space in sorted(placed):
             for row in self.recording.read_now(space):
                 self._observe(row, orjson.loads(row.value))
@@ -306,7 +280,22 @@ class PlacementService(WorkQueue):
         self._settle(space)
 
     def _wants_objects(self, space: str) -> bool:
-        return bool(self._placements.get(space)) or any(space in p for p in self._providers.values())
+        return bool(self._placements.get(space)) or space in self._explaining or \
+            any(space in p for p in self._providers.values())
+
+    @contextlib.asynccontextmanager
+    async def objects_of(self, space: str) -> AsyncIterator[None]:
+        """The space's objects recorded while the block runs (to explain a placement in a space that has none)."""
+        self._explaining[space] = self._explaining.get(space, 0) + 1
+        try:
+            self._settle(space)
+            await self.recording.wait(space)
+            yield
+        finally:
+            self._explaining[space] -= 1
+            if not self._explaining[space]:
+                del self._explaining[space]
+            self._settle(space)
 
     def _settle(self, space: str) -> None:
         """Start recording a store-backed workload space's objects when something needs them; forget them when
@@ -354,7 +343,7 @@ class PlacementService(WorkQueue):
                         placements_changed.add(key.space)
             elif self.recording.hold(entry):
                 continue  # the space's objects are being read: after them
-            elif key.resource == PLACEMENTS and _records_space(entry):
+            elif key.resource == PLACEMENTS and records_space(entry):
                 self.recording.start(key.space, entry)  # its objects first, then this placement
         for space in spaces_gone:
             self._placements.pop(space, None)
@@ -643,14 +632,14 @@ class PlacementService(WorkQueue):
             return None
         obj = orjson.loads(row.value)
         if row.key.resource == PLACEMENTS:  # one for child hubs is an object to place
-            placed = _for_child_hubs(obj) and not (obj.get("metadata") or {}).get("deletionTimestamp")
+            placed = for_child_hubs(obj) and not (obj.get("metadata") or {}).get("deletionTimestamp")
         else:
-            placed = self._placed_kind(row) and _workload(obj)
+            placed = self._placed_kind(row) and is_workload(obj)
         if not placed:
             return None
         # The row's revision: a recorded object shows the revision of its content's latest change, which only a
         # record kept since then knows (here a later change to its status alone shows too).
-        return {"kind": obj.get("kind", ""), "apiVersion": obj.get("apiVersion", ""), "labels": dict(_labels(obj)),
+        return {"kind": obj.get("kind", ""), "apiVersion": obj.get("apiVersion", ""), "labels": dict(labels_of(obj)),
                 "resourceVersion": str(row.revision)}
 
     def object_revision(self, ref: ObjectRef) -> str | None:
@@ -689,11 +678,3 @@ class PlacementService(WorkQueue):
         row = read(key) if read is not None else await self.objects.find_row(key)
         return None if row is None else orjson.loads(row.value)
 
-
-def _target_clusters(obj: dict[str, Any]) -> frozenset[str] | None:
-    """``spacehub.io/target-clusters: a,b``: the object goes only to these of the clusters its placements reach
-    (kcp's per-object target annotation); absent, to all of them."""
-    value = ((obj.get("metadata") or {}).get("annotations") or {}).get(TARGET_CLUSTERS_ANNOTATION)
-    if not isinstance(value, str):
-        return None
-    return frozenset(name.strip() for name in value.split(",") if name.strip())

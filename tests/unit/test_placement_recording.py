@@ -78,6 +78,18 @@ def test_a_space_without_placements_is_not_recorded_until_its_first_placement_an
     asyncio.run(scenario())
 
 
+def test_explaining_a_placement_in_a_space_without_one_sees_its_objects_and_keeps_no_record(tmp_path: Path) -> None:
+    async def scenario() -> None:
+        async with hub_core(tmp_path) as core:
+            await core.runtime.ensure_space("team", manager="test")
+            await create(core, "team", namespace("app"), configmap("settings", "app"))
+            async with core.placement.objects_of("team"):
+                explained = core.placement.engine.explain("team", placement("p", {"env": "prod"}, CONFIGMAPS)["spec"])
+            assert SETTINGS in explained.objects
+            assert not core.placement.recording.recorded("team") and core.placement.object_info(SETTINGS) is None
+    asyncio.run(scenario())
+
+
 def test_a_placement_for_child_hubs_is_an_object_not_a_reason_to_record_its_space(tmp_path: Path) -> None:
     async def scenario() -> None:
         async with hub_core(tmp_path) as core:
