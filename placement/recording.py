@@ -1,9 +1,10 @@
 """Which workload spaces placement records the objects of, and the reads that start recording one.
 
 Placement records a space's objects (``PlacementService._observe``: digests, engine entries, copies' and
-conflicts' records) only while something needs them: an EdgePlacement in the space, or an APIBinding whose
-provider it is (its CRDs). An empty space, or one holding objects that nothing places, costs placement no
-record at all: neither at start (the hub reads only the spaces that have EdgePlacements) nor as it is written.
+conflicts' records) only while something needs them: an EdgePlacement in the space, an APIBinding whose
+provider it is (its CRDs), or an explain of a placement in it under way. An empty space, or one holding
+objects that nothing places, costs placement no record at all: neither at start (the hub reads only the spaces
+that have EdgePlacements) nor as it is written.
 
 When a space's first EdgePlacement arrives, the space's objects are read from the store in one query (a
 read thread) before that EdgePlacement is applied. Changes to the space that arrive meanwhile are held, and
