@@ -12,6 +12,7 @@ so reading it from the loop (never from a worker thread) always sees a consisten
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Annotated, Any, Protocol
@@ -65,7 +66,17 @@ class PlacementView(Protocol):
         ...
 
     def object_info(self, ref: ObjectRef) -> dict[str, Any] | None:
-        """``{"kind", "apiVersion", "labels", "resourceVersion"}`` of a workload object, or None."""
+        """``{"kind", "apiVersion", "labels", "resourceVersion"}`` of a workload object placement records, or None."""
+        ...
+
+    def objects_of(self, space: str) -> contextlib.AbstractAsyncContextManager[None]:
+        """The space's objects in ``engine`` while the block runs (placement records only those of spaces with
+        EdgePlacements)."""
+        ...
+
+    async def find_object_info(self, ref: ObjectRef) -> dict[str, Any] | None:
+        """``object_info``, or for an object of a space whose objects placement does not record (it has no
+        EdgePlacement), the same read from the store."""
         ...
 
     def content_revision(self, ref: ObjectRef, target: str) -> str | None:
@@ -390,7 +401,9 @@ def _add_placement_routes(app: FastAPI, view: PlacementView) -> None:
         does not select, why: each Location's and object's reasons per selector and test."""
         _space_placements(view, space)
         spec = body.spec if isinstance(body, m.EdgePlacement) else body
-        result = view.engine.explain(space, check_scheduling(spec.model_dump(by_alias=True, exclude_unset=True)))
+        checked = check_scheduling(spec.model_dump(by_alias=True, exclude_unset=True))
+        async with view.objects_of(space):
+            result = view.engine.explain(space, checked)
         return m.PlacementExplanation(
             destinations=[m.destination(d) for d in result.destinations],
             matched_locations=[m.MatchedLocation(location=name, selector_indexes=sorted(indexes))
@@ -428,20 +441,22 @@ def _add_object_routes(app: FastAPI, view: PlacementView, reports: ReportedState
              summary="Where a cluster-scoped object goes", responses={**NOT_FOUND, **INVALID})
     async def get_cluster_scoped_object(space: SpacePath, resource: ResourcePath,
                                         name: ObjectNamePath) -> m.ObjectPlacement:
-        return object_placement(view, ObjectRef(space, resource, "", name), reports)
+        ref = ObjectRef(space, resource, "", name)
+        return object_placement(view, ref, await view.find_object_info(ref), reports)
 
     @app.get("/spaces/{space}/namespaces/{namespace}/objects/{resource}/{name}", response_model=m.ObjectPlacement,
              tags=["objects"], summary="Where a namespaced object goes", responses={**NOT_FOUND, **INVALID})
     async def get_namespaced_object(space: SpacePath, namespace: NamespacePath, resource: ResourcePath,
                                     name: ObjectNamePath) -> m.ObjectPlacement:
-        return object_placement(view, ObjectRef(space, resource, namespace, name), reports)
+        ref = ObjectRef(space, resource, namespace, name)
+        return object_placement(view, ref, await view.find_object_info(ref), reports)
 
 
-def object_placement(view: PlacementView, ref: ObjectRef, reports: ReportedStates | None = None) -> m.ObjectPlacement:
+def object_placement(view: PlacementView, ref: ObjectRef, info: dict[str, Any] | None,
+                     reports: ReportedStates | None = None) -> m.ObjectPlacement:
     """One object's destinations, the placements selecting it, whether its status is singleton and what the
-    clusters reported."""
+    clusters reported; ``info``: the object's ``find_object_info`` (None: 404)."""
     placements = _space_placements(view, ref.space)
-    info = view.object_info(ref)
     if info is None:
         raise not_found(ref.plural, ref.group, ref.name)
     selecting = [p for p in placements if ref in view.engine.selected_objects(ref.space, _name(p))]

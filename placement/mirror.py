@@ -36,7 +36,9 @@ from kubeclient.backoff import Backoff
 from kubeclient.client import GVR, ClusterError, KubeClient
 from kubeclient.reflector import Reflector
 from placement.downsync import WILDCARD, compile_test
-from placement.service import NOT_PLACED, PLACEMENTS, PlacementService
+from placement.placed import NOT_PLACED
+from placement.results import PLACEMENTS
+from placement.service import PlacementService
 from spaces.providers.kubespaces import KubeSpace, KubeSpaces
 from spaces.providers.upstream import ProviderError
 

@@ -1,7 +1,8 @@
 """The hub side of placement: feeds the engine from the store and writes what it resolves.
 
 Hears of Locations and SyncTargets from the inventory (``inventory.clusters``), loads placements and
-workload objects at startup, then follows the watch bus. After every batch of changes it writes each
+the objects of the spaces that have some at startup, then follows the watch bus (a space's objects are
+recorded only while something places them: ``placement.recording``). After every batch of changes it writes each
 affected EdgePlacement's SinglePlacementSlices and status, and Locations' ``status.instances``, and
 records which SyncTargets' desired sets changed (for their syncers). It serves the placement results
 the REST API and the sync server read.
@@ -10,46 +11,54 @@ the REST API and the sync server read.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import datetime as dt
 import logging
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from typing import Any
 
 import orjson
 
 from apimachinery.errors import not_found
 from apiserver.catalog import Catalog
-from apiserver.controllers.serviceaccounts import namespace_default
 from apiserver.customresources import CRD_RESOURCE
-from apiserver.resourcetypes import ScalePaths
 from apiserver.service import Objects, WriteOptions
-from apiserver.spacepaths import ROOT, child_id
+from apiserver.spacepaths import child_id
 from apiserver.store import Key, LogRow
 from apiserver.store.lease import Leadership
 from apiserver.watch import Entry
 from inventory.clusters import Inventory
-from inventory.kinds import EDGE_GROUP, LOCATIONS, SYNC_TARGETS
+from inventory.kinds import EDGE_GROUP
 from kubeclient.workqueue import WorkQueue
 from placement.choices import RESCHEDULE_ANNOTATION, Choices
-from placement.conflicts import Conflict
 from placement.copies import ClusterCopies
 from placement.engine import PlacementEngine
 from placement.model import ObjectRef, WorkloadObject
 from placement.moves import MovePolicy, Moves, move_policy
 from placement.nsplacing import NamespacePlacing
 from placement.nswatch import NamespaceWatch
-from placement.projection import CHILD_HUB_PLACEMENT, ProjectedObjects, child_hub_levels, content_digest
+from placement.placed import (
+    CUSTOMIZERS,
+    NOT_PLACED,
+    SPACES,
+    for_child_hubs,
+    is_workload,
+    labels_of,
+    records_space,
+    target_clusters,
+)
+from placement.projection import ProjectedObjects, content_digest
+from placement.reads import PlacementReads
+from placement.recording import SpaceRecording
 from placement.references import pod_labels, references, service_selector
-from placement.results import PLACEMENTS, SLICE_SIZE, SLICES, ResultWriter
+from placement.results import PLACEMENTS, SLICE_SIZE, ResultWriter
 from placement.rollout_runner import POLL, RolloutRunner
-from placement.shaping import Outcome
 from placement.spec import failover_after
 
 log = logging.getLogger(__name__)
 
-CUSTOMIZERS = f"customizers.{EDGE_GROUP}"
 # Slices and statuses are written at most this often: a burst of object changes (an apply of many
 # objects) becomes one status write per placement instead of one per object. Desired sets change, and
 # the clusters' streams hear of it, at once; only these written results wait.
@@ -57,28 +66,7 @@ WRITE_DELAY = 0.05
 DRAIN, WRITE = "drain", "write"  # the work queue's two keys
 LEAVING_POLL = 1.0  # seconds between looks while a cluster is lost (its divided replicas' failover)
 MOVE_POLL = 0.5  # seconds between looks while clusters keep leaving copies (their replacements' readiness)
-TARGET_CLUSTERS_ANNOTATION = "spacehub.io/target-clusters"
-# Objects upsync brought up from clusters carry this label; they are never placed back down (upsync wins).
-UPSYNCED_LABEL = "spacehub.io/upsynced"
-SPACES = "spaces.spacehub.io"
-# Placement machinery, events and the spaces nested in a space are never placed on clusters; nor are a space's
-# Leases, its own controllers' leader election: a copy in a cluster would mislead the cluster's controllers. Nor
-# are the kinds a space serves read-only (Catalog.served_read_only): the hub's own reports about placed objects
-# (a PlacementStatus placed would get a PlacementStatus in turn, without end).
-NOT_PLACED = frozenset({PLACEMENTS, SLICES, CUSTOMIZERS, LOCATIONS, SYNC_TARGETS, "events", SPACES,
-                        "leases.coordination.k8s.io"})
-
-
-
-def _for_child_hubs(placement: dict[str, Any]) -> bool:
-    return child_hub_levels(((placement.get("metadata") or {}).get("annotations") or {}).get(CHILD_HUB_PLACEMENT)) > 0
-
-
-def _labels(obj: dict[str, Any]) -> tuple[tuple[str, str], ...]:
-    return tuple(sorted(((obj.get("metadata") or {}).get("labels") or {}).items()))
-
-
-class PlacementService(WorkQueue):
+class PlacementService(PlacementReads, WorkQueue):
     def __init__(self, objects: Objects, catalog: Catalog, inventory: Inventory,
                  space_phase: Callable[[str], str | None], first_seq: int = 0, slice_size: int = SLICE_SIZE) -> None:
         super().__init__("placement")
@@ -100,6 +88,10 @@ class PlacementService(WorkQueue):
         self._workload: dict[ObjectRef, WorkloadObject] = {}
         self._upsync: dict[tuple[str, str], bool] = {}  # placements that have upsync items
         self._digests: dict[ObjectRef, bytes] = {}  # what clusters get of each object, to skip status-only writes
+        # The store-backed spaces whose objects are recorded: those with EdgePlacements or bound by APIBindings.
+        self.recording = SpaceRecording(self._space_rows, objects.run_sync, self._space_read)
+        self._providers: dict[str, frozenset[str]] = {}  # space -> the spaces whose CRDs its APIBindings serve
+        self._explaining: dict[str, int] = {}  # space -> explains of a placement in it under way
         self.projections = ProjectedObjects(self._revision, self._stored_object)
         # Per SyncTarget, bumped whenever its desired set changes (syncer streams wait on it).
         self.target_versions: dict[str, int] = {}
@@ -160,9 +152,6 @@ class PlacementService(WorkQueue):
 
     # --- feeding the engine --------------------------------------------------------------------
 
-    def is_workload_space(self, space: str) -> bool:
-        return space not in (ROOT, self.inventory_space)
-
     def location_changed(self, name: str, location: dict[str, Any] | None) -> None:
         self._inventory_changed = True
         before = set(self.engine.location_instances(name))
@@ -191,14 +180,14 @@ class PlacementService(WorkQueue):
         ref = ObjectRef(key.space, key.resource, key.namespace, key.name)
         if key.resource == PLACEMENTS:
             placements = self._placements.setdefault(key.space, {})
-            for_child_hubs = not gone and _for_child_hubs(obj)  # type: ignore[arg-type]
-            self.rollouts.placement_changed((key.space, key.name), None if gone or for_child_hubs else obj)
-            if gone or for_child_hubs:
+            child_hubs = not gone and for_child_hubs(obj)  # type: ignore[arg-type]
+            self.rollouts.placement_changed((key.space, key.name), None if gone or child_hubs else obj)
+            if gone or child_hubs:
                 placements.pop(key.name, None)
                 self.results.forget(key.space, key.name)
                 self.choices.forget((key.space, key.name))
                 self.engine.delete_placement(key.space, key.name)
-            if for_child_hubs:
+            if child_hubs:
                 self._place_object(row, ref, obj)  # type: ignore[arg-type]
                 return
             if ref in self._workload:  # gone, or no longer for child hubs
@@ -220,11 +209,9 @@ class PlacementService(WorkQueue):
                     self._workload[ref] = w = dataclasses.replace(w, shaping=self.copies.token(ref))
                     self.engine.upsert_object(w)
             return
-        if key.resource in self.not_placed or namespace_default(key.resource, key.name):
+        if not self._placed_kind(row):
             return
-        if not gone and ((obj.get("metadata") or {}).get("labels") or {}).get(UPSYNCED_LABEL) == "true":  # type: ignore
-            gone = True  # an upsynced object is the clusters', not a workload to place
-        if gone:
+        if gone or not is_workload(obj):  # type: ignore[arg-type]
             self._drop_object(ref)
             return
         self._place_object(row, ref, obj)  # type: ignore[arg-type]
@@ -246,30 +233,86 @@ class PlacementService(WorkQueue):
             defines = (spec.get("group", ""), (spec.get("names") or {}).get("plural", ""))
         digest = content_digest(obj)
         previous = self._workload.get(ref)
-        if previous is not None and self._digests.get(ref) == digest and previous.labels == _labels(obj):
+        if previous is not None and self._digests.get(ref) == digest and previous.labels == labels_of(obj):
             return  # status or server fields only: clusters get nothing new
         self._digests[ref] = digest
         self.copies.object_changed(ref, obj)
         self.rollouts.object_changed(ref)
-        workload = WorkloadObject(ref, obj.get("kind", ""), obj.get("apiVersion", ""), _labels(obj),
+        workload = WorkloadObject(ref, obj.get("kind", ""), obj.get("apiVersion", ""), labels_of(obj),
                                   row.revision, bool(key.namespace), defines, self.copies.token(ref),
                                   references(key.resource, obj), pod_labels(key.resource, obj),
                                   service_selector(key.resource, obj))
         self._workload[ref] = workload
         self.engine.upsert_object(workload)
-        self.engine.narrow(ref, _target_clusters(obj))
+        self.engine.narrow(ref, target_clusters(obj))
 
     def load(self) -> None:
-        """Read the workload spaces' placements and objects from the store (blocking; call at startup)."""
+        """Read the Spaces, the EdgePlacements and the objects of the spaces that have EdgePlacements from the
+        store (blocking; call at startup). The other spaces' objects are read when they get their first one."""
         self.rollouts.history.load()
-        for row in self.objects.rows_in_spaces():
-            if row.key.resource == SPACES:
-                self.namespaces.space_changed(child_id(row.key.space, row.key.name), orjson.loads(row.value))
-            elif self.is_workload_space(row.key.space):
+        for row in self.objects.rows_of_resource(SPACES):
+            self.namespaces.space_changed(child_id(row.key.space, row.key.name), orjson.loads(row.value))
+        placed = {row.key.space for row in self.objects.rows_of_resource(PLACEMENTS)
+                  if self.is_workload_space(row.key.space) and records_space(Entry(row))}
+        for space in sorted(placed):
+            for row in self.recording.read_now(space):
                 self._observe(row, orjson.loads(row.value))
+
+    def _space_rows(self, space: str) -> tuple[int, list[LogRow]]:
+        """Every live object of a space, and the revision of the store they are a snapshot of (blocking)."""
+        return self.objects.store.list(space, None, None)
+
+    def _space_read(self, space: str, rows: list[LogRow], held: list[Entry]) -> None:
+        """A space's objects were read (its first EdgePlacement, or an APIBinding, wants them): record them, then
+        the changes held during the read (those the read holds already are skipped as stale)."""
+        for row in rows:
+            self._observe(row, orjson.loads(row.value))
+        self.on_commit(held)
+        self._settle(space)
+
+    def _wants_objects(self, space: str) -> bool:
+        return bool(self._placements.get(space)) or space in self._explaining or \
+            any(space in p for p in self._providers.values())
+
+    @contextlib.asynccontextmanager
+    async def objects_of(self, space: str) -> AsyncIterator[None]:
+        """The space's objects recorded while the block runs (to explain a placement in a space that has none)."""
+        self._explaining[space] = self._explaining.get(space, 0) + 1
+        try:
+            self._settle(space)
+            await self.recording.wait(space)
+            yield
+        finally:
+            self._explaining[space] -= 1
+            if not self._explaining[space]:
+                del self._explaining[space]
+            self._settle(space)
+
+    def _settle(self, space: str) -> None:
+        """Start recording a store-backed workload space's objects when something needs them; forget them when
+        nothing does any more (its last EdgePlacement went)."""
+        if space in self.external or not self.is_workload_space(space) or self.recording.reading(space):
+            return
+        wanted = self._wants_objects(space)
+        if wanted and not self.recording.recorded(space):
+            self.recording.start(space, None)
+        elif not wanted and self.recording.recorded(space):
+            self._forget_space(space)
+
+    def _forget_space(self, space: str) -> None:
+        """Drop every record of a space's objects (deleted, or no longer placed: nothing in the store changes)."""
+        refs = [r for r in self._workload if r.space == space]
+        self.copies.forget_space(space, refs)
+        for ref in refs:
+            del self._workload[ref]
+            self._digests.pop(ref, None)
+            self.projections.forget(ref)
+        self.engine.delete_space(space)
+        self.recording.forget(space)
 
     def on_commit(self, entries: Sequence[Entry]) -> None:
         spaces_gone = []
+        placements_changed: set[str] = set()  # recorded spaces whose EdgePlacements changed
         for entry in entries:
             key = entry.row.key
             if key.resource == SPACES:
@@ -282,13 +325,22 @@ class PlacementService(WorkQueue):
                 continue
             if not self.is_workload_space(key.space):
                 continue
-            self._observe(entry.row, None if entry.row.deleted else entry.obj())
+            if key.space in self.external:  # a kube space's mirror holds only what placement needs
+                self._observe(entry.row, None if entry.row.deleted else entry.obj())
+            elif self.recording.recorded(key.space):
+                if not self.recording.stale(entry):
+                    self._observe(entry.row, None if entry.row.deleted else entry.obj())
+                    if key.resource == PLACEMENTS:
+                        placements_changed.add(key.space)
+            elif self.recording.hold(entry):
+                continue  # the space's objects are being read: after them
+            elif key.resource == PLACEMENTS and records_space(entry):
+                self.recording.start(key.space, entry)  # its objects first, then this placement
         for space in spaces_gone:
             self._placements.pop(space, None)
-            self.copies.forget_space(space, [r for r in self._workload if r.space == space])
-            self._workload = {r: w for r, w in self._workload.items() if r.space != space}
-            self._digests = {r: d for r, d in self._digests.items() if r.space != space}
-            self.engine.delete_space(space)
+            self._forget_space(space)
+        for space in placements_changed - set(spaces_gone):
+            self._settle(space)
         self.moves.look()  # before any stream can send the DELETEs of copies that must stay
         if self.engine.has_dirty_targets():
             self.add(DRAIN)  # clusters' desired sets changed: their streams hear of it now
@@ -350,7 +402,13 @@ class PlacementService(WorkQueue):
     def set_bound(self, space: str, bound: Mapping[tuple[str, str], str]) -> None:
         """What ``space`` serves through APIBindings, (group, plural) -> provider space: served there for downsync
         tests, and the provider's CRD sent along by ``crdFollow`` placements (``placement.workloads``)."""
+        providers = frozenset(bound.values())
+        before = self._providers.pop(space, frozenset())
+        if providers:
+            self._providers[space] = providers
         self.engine.set_bound(space, bound)
+        for provider in sorted(before ^ providers):  # their CRDs are recorded while a binding serves them
+            self._settle(provider)
         self.moves.look()
         self.add(DRAIN)
 
@@ -386,6 +444,10 @@ class PlacementService(WorkQueue):
         self.objects.bus.add_listener(self.on_commit)
         super().start()
         self.add(DRAIN)
+
+    async def stop(self) -> None:
+        await self.recording.stop()
+        await super().stop()
 
     # --- writing results -----------------------------------------------------------------------
 
@@ -510,90 +572,3 @@ class PlacementService(WorkQueue):
 
         return await self.objects.guaranteed_update(space, rtype, "", name, annotate,
                                                     WriteOptions(manager="spacehub-reschedule"))
-
-    # --- per-cluster copies ----------------------------------------------------------------------
-
-    async def content_for(self, ref: ObjectRef, target: str) -> Outcome | None:
-        return await self.copies.content_for(ref, target)
-
-    def copy_error(self, ref: ObjectRef, target: str) -> str | None:
-        return self.copies.copy_error(ref, target)
-
-    def shares(self, ref: ObjectRef) -> dict[str, int] | None:
-        return self.copies.shares(ref)
-
-    def conflicts(self) -> list[Conflict]:
-        return self.copies.conflicts.all()
-
-    def target_changed(self, target: str) -> asyncio.Event:
-        """An event set at the next bump of ``target_versions[target]``; take it before reading the engine,
-        so that a change between the read and the wait is never missed."""
-        return self._target_waiters.setdefault(target, asyncio.Event())
-
-    # --- PlacementView ---------------------------------------------------------------------------
-
-    def placement(self, space: str, name: str) -> dict[str, Any] | None:
-        """An EdgePlacement object as stored (None: no such placement)."""
-        return self._placements.get(space, {}).get(name)
-
-    def placement_keys(self) -> list[tuple[str, str]]:
-        """Every EdgePlacement the engine knows, as (space, name)."""
-        return sorted((space, name) for space, items in self._placements.items() for name in items)
-
-    def placements(self, space: str) -> list[dict[str, Any]] | None:
-        if self.space_phase(space) is None:
-            return None
-        items = self._placements.get(space, {})
-        return [items[n] for n in sorted(items)]
-
-    def object_info(self, ref: ObjectRef) -> dict[str, Any] | None:
-        w = self._workload.get(ref)
-        if w is None:
-            return None
-        return {"kind": w.kind, "apiVersion": w.api_version, "labels": dict(w.labels),
-                "resourceVersion": str(w.revision)}
-
-    def object_revision(self, ref: ObjectRef) -> str | None:
-        """The revision of the object's content in its space (status-only revisions do not count)."""
-        w = self._workload.get(ref)
-        return None if w is None else str(w.revision)
-
-    def content_revision(self, ref: ObjectRef, target: str) -> str | None:
-        """The revision of ``target``'s copy of the object (status-only revisions do not count)."""
-        return self.copies.revision(ref, target)
-
-    def rollout_revision(self, ref: ObjectRef, target: str) -> int | None:
-        """The revision number of ``target``'s copy: the kept revision a rollout pins it to, else the newest."""
-        pinned = self.rollouts.pin(ref, target)
-        newest = self.rollouts.history.newest(ref)
-        return pinned.number if pinned is not None else (newest.number if newest is not None else None)
-
-    def _scale(self, ref: ObjectRef) -> ScalePaths | None:
-        """Where a kind with a scale subresource keeps its replicas (None: it has none to divide)."""
-        rtype = self.catalog.by_group_resource(ref.space, ref.resource)
-        if rtype is None or "scale" not in rtype.subresources:
-            return None
-        return rtype.scale or ScalePaths()  # built-in kinds keep the default paths
-
-    def _revision(self, ref: ObjectRef) -> int | None:
-        w = self._workload.get(ref)
-        return None if w is None else w.revision
-
-    async def projected(self, ref: ObjectRef) -> dict[str, Any] | None:
-        """The object as its destinations must have it (cached per revision)."""
-        return await self.projections.get(ref)
-
-    async def _stored_object(self, ref: ObjectRef) -> dict[str, Any] | None:
-        key = Key(ref.space, ref.resource, ref.namespace, ref.name)
-        read = self.external.get(ref.space)
-        row = read(key) if read is not None else await self.objects.find_row(key)
-        return None if row is None else orjson.loads(row.value)
-
-
-def _target_clusters(obj: dict[str, Any]) -> frozenset[str] | None:
-    """``spacehub.io/target-clusters: a,b``: the object goes only to these of the clusters its placements reach
-    (kcp's per-object target annotation); absent, to all of them."""
-    value = ((obj.get("metadata") or {}).get("annotations") or {}).get(TARGET_CLUSTERS_ANNOTATION)
-    if not isinstance(value, str):
-        return None
-    return frozenset(name.strip() for name in value.split(",") if name.strip())

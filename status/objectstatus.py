@@ -119,7 +119,7 @@ class ObjectStatus(WorkQueue):
     async def handle(self, ref: Any) -> bool:
         assert isinstance(ref, ObjectRef)
         engine = self.service.engine
-        if self.service.object_info(ref) is None:
+        if await self.service.find_object_info(ref) is None:  # gone (or never a workload object)
             self._forget(ref)
             return False
         wants = engine.status_wants(ref)

@@ -199,7 +199,8 @@ class Summaries(WorkQueue):
         engine = self.placement.engine
         info = self.placement.object_info(ref)
         if info is None or not engine.selecting(ref):
-            await self._remove(ref, deleted=info is None)
+            # Not recorded: gone, or in a space with no EdgePlacement any more (placement records no object there).
+            await self._remove(ref, deleted=info is None and await self.placement.find_object_info(ref) is None)
             return False
         rtype = self.catalog.by_group_resource(ref.space, ref.resource)
         if rtype is None:

@@ -32,7 +32,8 @@ from apiserver.store import Key
 from apiserver.watch import Entry
 from kubeclient.workqueue import Gate
 from placement.model import ObjectRef
-from placement.service import UPSYNCED_LABEL, PlacementService
+from placement.placed import UPSYNCED_LABEL
+from placement.service import PlacementService
 from status.records import Records
 
 log = logging.getLogger(__name__)

@@ -40,9 +40,9 @@ class GarbageCollector(WorkQueue):
         self._refs: dict[Key, list[dict[str, Any]]] = {}  # dependent → its ownerReferences
 
     def load(self) -> None:
-        for row in self.objects.store.list_spaces_rows():
-            if b'"ownerReferences"' in row.value:
-                self._index(row.key, orjson.loads(row.value))
+        # The database picks the rows holding ownerReferences: the others (most) are never copied out of it.
+        for row in self.objects.store.list_spaces_rows(containing=b'"ownerReferences"'):
+            self._index(row.key, orjson.loads(row.value))
 
     def _unindex(self, key: Key) -> None:
         for ref in self._refs.pop(key, []):

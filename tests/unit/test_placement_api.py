@@ -6,8 +6,9 @@ paths, the OpenAPI ``servers`` entry and the error bodies are the ones clients s
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 import pytest
@@ -109,6 +110,13 @@ class FakeView:
             return None
         return {"kind": w.kind, "apiVersion": w.api_version, "labels": dict(w.labels),
                 "resourceVersion": str(w.revision)}
+
+    async def find_object_info(self, ref: ObjectRef) -> dict[str, Any] | None:
+        return self.object_info(ref)
+
+    @contextlib.asynccontextmanager
+    async def objects_of(self, space: str) -> AsyncIterator[None]:
+        yield  # every object is in the engine here
 
     def content_revision(self, ref: ObjectRef, target: str) -> str | None:
         w = self._objects.get(ref)
