@@ -55,7 +55,7 @@ Index("kv_log_key", kv_log.c.space, kv_log.c.resource, kv_log.c.namespace, kv_lo
 # for the writer's look-up of a key's newest row whenever the table's statistics did not yet show the key's
 # namespace (a new database, a new space or namespace until autovacuum analyses again): both indexes then
 # estimate one row, the smaller wins, and every create read every row of its namespace (measured: 10 million
-# rows read for 4,500 creates, two thirds of PostgreSQL's CPU). Without it, appends also maintain one index less.
+# rows read for 4,500 creates, 95 % of PostgreSQL's CPU). Without it, appends also maintain one index less.
 OBSOLETE_INDEXES = ("kv_log_space_ns",)
 
 kv_state = Table(
