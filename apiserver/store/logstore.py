@@ -72,7 +72,7 @@ class Key(NamedTuple):
     name: str
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class LogRow:
     revision: int
     key: Key
