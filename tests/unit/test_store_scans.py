@@ -36,3 +36,13 @@ def test_a_scan_for_bytes_returns_the_live_objects_holding_them_in_every_space(s
     found = [r.key for r in store.list_spaces_rows(containing=b'"spacehub.io/mark"')]
     assert found == [Key("a", "configmaps", "x", "marked")]
     assert len(list(store.list_spaces_rows())) == 3
+
+
+def test_keys_read_share_their_strings_with_every_key_naming_the_same(store: LogStore) -> None:
+    """10,000 spaces each hold a ``default`` namespace: the keys that indexes keep of them hold one ``"default"``
+    and one ``"namespaces"``, not 10,000 of each."""
+    commit_one_batch(store, [Write(Key(space, "namespaces", "", "default"), b'{"metadata":{}}')
+                             for space in ("space-a", "space-b")])
+    a, b = (row.key for row in store.list_resource_everywhere("namespaces"))
+    assert a.space == "space-a" and b.space == "space-b"
+    assert a.resource is b.resource and a.name is b.name and a.namespace is b.namespace
