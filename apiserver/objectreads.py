@@ -19,7 +19,7 @@ from apimachinery.selectors import LabelSelector
 from apiserver.crdconversion import Converter
 from apiserver.listing import ListResult, list_page
 from apiserver.resourcetypes import ResourceType
-from apiserver.store import Key, LogRow, LogStore
+from apiserver.store import Key, LogRow, LogStore, shared_key
 from apiserver.store.recent import RecentRows
 from apiserver.watch import Entry, WatchBus, changes, decode_object
 from apiserver.webhookclient import WebhookClient
@@ -47,7 +47,7 @@ class ObjectReads:
 
     @staticmethod
     def key(space: str, rtype: ResourceType, namespace: str, name: str) -> Key:
-        return Key(space, rtype.storage_resource, namespace if rtype.namespaced else "", name)
+        return shared_key(space, rtype.storage_resource, namespace if rtype.namespaced else "", name)
 
     # --- reads ------------------------------------------------------------------------------
 

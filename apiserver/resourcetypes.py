@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 import orjson
@@ -166,9 +167,10 @@ class ResourceType:
     def api_version(self) -> str:
         return f"{self.group}/{self.version}" if self.group else self.version
 
-    @property
+    @cached_property
     def group_resource(self) -> str:
-        """Storage key of the kind, independent of the version served."""
+        """Storage key of the kind, independent of the version served. One string per type: every stored key
+        and every index entry of the kind (thousands per space) refers to it, rather than to a copy of its own."""
         return f"{self.plural}.{self.group}" if self.group else self.plural
 
     @property

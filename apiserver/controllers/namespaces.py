@@ -19,6 +19,7 @@ import orjson
 from apimachinery.errors import StatusError
 from apiserver.catalog import Catalog
 from apiserver.service import DeleteOptions, Objects, WriteOptions
+from apiserver.sharedtables import SharedTables
 from apiserver.store import Key, PreconditionFailed, Write
 from apiserver.watch import Entry, decode_object
 from kubeclient.workqueue import Gate, WorkQueue
@@ -50,16 +51,18 @@ class NamespaceController:
     def __init__(self, objects: Objects, catalog: Catalog) -> None:
         self.objects = objects
         self.catalog = catalog
-        self.phases: dict[tuple[str, str], str] = {}
+        # Each space's namespaces' phases: most spaces hold only their four default namespaces, all Active, in
+        # one table they share.
+        self.phases: SharedTables[str, str] = SharedTables()
         self.worker = _NamespaceWorker(self)
 
     def load(self) -> None:
         """Read current namespaces from the store (blocking; call at startup)."""
         for row in self.objects.store.list_resource_everywhere(NAMESPACES):
-            self.phases[(row.key.space, row.key.name)] = phase_of(orjson.loads(row.value))
+            self.phases.set(row.key.space, row.key.name, phase_of(orjson.loads(row.value)))
 
     def phase(self, space: str, namespace: str) -> str | None:
-        return self.phases.get((space, namespace))
+        return self.phases.get(space, namespace)
 
     def on_commit(self, entries: Sequence[Entry]) -> None:
         for entry in entries:
@@ -67,10 +70,10 @@ class NamespaceController:
             if key.resource != NAMESPACES:
                 continue
             if entry.row.deleted:
-                self.phases.pop((key.space, key.name), None)
+                self.phases.pop(key.space, key.name)
                 continue
             phase = phase_of(entry.obj())
-            self.phases[(key.space, key.name)] = phase
+            self.phases.set(key.space, key.name, phase)
             if phase == "Terminating":
                 self.worker.add((key.space, key.name))
 
@@ -79,7 +82,7 @@ class NamespaceController:
         self.objects.before_delete.setdefault(NAMESPACES, []).append(refuse_immortal)
         self.objects.namespace_phase = self.phase
         self.worker.start(gate)
-        for (space, ns), phase in list(self.phases.items()):
+        for space, ns, phase in self.phases.items():
             if phase == "Terminating":
                 self.worker.add((space, ns))
 

@@ -67,7 +67,7 @@ class NamespaceDefaults(WorkQueue):
     def start(self, gate: Gate | None = None) -> None:
         self.objects.bus.add_listener(self.on_commit)
         super().start(gate)
-        for space, namespace in list(self.namespaces.phases):
+        for space, namespace, _phase in self.namespaces.phases.items():
             self.add((space, namespace))
 
     async def handle(self, key: Any) -> bool:

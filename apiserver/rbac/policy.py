@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import weakref
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import orjson
@@ -31,9 +31,12 @@ ROLE_BINDINGS = f"rolebindings.{RBAC_GROUP}"
 CLUSTER_ROLE_BINDINGS = f"clusterrolebindings.{RBAC_GROUP}"
 RESOURCES = (ROLES, CLUSTER_ROLES, ROLE_BINDINGS, CLUSTER_ROLE_BINDINGS)
 MAX_CACHED = 4096  # identities x namespaces remembered per space before the memo starts over
+# Records of spaces with up to this many RBAC objects are shared between alike spaces. A change copies the record,
+# so a space with more keeps one of its own, changed in place (each write would copy thousands of entries).
+SHARED_MAX = 64
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Grant:
     """Rules one binding gives, and how to say so (kube's ``RBAC: allowed by …`` reason)."""
 
@@ -41,14 +44,14 @@ class Grant:
     via: str
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True, weakref_slot=True)
 class _ClusterRole:
     rules: tuple[Rule, ...]
     labels: dict[str, str]
     selectors: tuple[LabelSelector, ...] | None  # None: not aggregated
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class _Binding:
     kind: str  # RoleBinding | ClusterRoleBinding
     name: str
@@ -69,17 +72,37 @@ class _Binding:
         return None
 
 
-@dataclass
 class _SpacePolicy:
-    cluster_roles: dict[str, _ClusterRole] = field(default_factory=dict)
-    roles: dict[tuple[str, str], tuple[Rule, ...]] = field(default_factory=dict)
-    bindings: dict[tuple[str, str, str], _Binding] = field(default_factory=dict)  # (kind, namespace, name)
-    effective: dict[str, tuple[Rule, ...]] = field(default_factory=dict)  # ClusterRole rules, aggregation done
-    granted: dict[tuple[str, tuple[str, ...], str], tuple[Grant, ...]] = field(default_factory=dict)
+    """One space's roles and bindings, and what they were found to grant (memos, emptied on every change).
+
+    Every space holds the same default roles and bindings: spaces whose RBAC objects are alike share one record
+    (:meth:`PolicyIndex._shared`), memos included, so that 10,000 spaces cost one record, not 10,000. A shared
+    record never changes: a change to one space's objects gives that space a record of its own."""
+
+    __slots__ = ("__weakref__", "bindings", "cluster_roles", "effective", "granted", "roles", "shared")
+
+    def __init__(self, copied: _SpacePolicy | None = None) -> None:
+        self.cluster_roles: dict[str, _ClusterRole] = dict(copied.cluster_roles) if copied else {}
+        self.roles: dict[tuple[str, str], tuple[Rule, ...]] = dict(copied.roles) if copied else {}
+        # (kind, namespace, name)
+        self.bindings: dict[tuple[str, str, str], _Binding] = dict(copied.bindings) if copied else {}
+        self.effective: dict[str, tuple[Rule, ...]] = {}  # ClusterRole rules, aggregation done
+        self.granted: dict[tuple[str, tuple[str, ...], str], tuple[Grant, ...]] = {}
+        self.shared = False
 
     def changed(self) -> None:
         self.effective.clear()
         self.granted.clear()
+
+    def size(self) -> int:
+        return len(self.cluster_roles) + len(self.roles) + len(self.bindings)
+
+    def content(self) -> tuple[frozenset[Any], ...]:
+        """What makes two records alike. ClusterRole records are shared by content already (the index's
+        ``_roles_by_content``), so their identity stands for their content; the shared record holds them alive
+        for as long as its key is in use."""
+        return (frozenset((name, id(role)) for name, role in self.cluster_roles.items()),
+                frozenset(self.roles.items()), frozenset(self.bindings.items()))
 
 
 def _labels(obj: dict[str, Any]) -> dict[str, str]:
@@ -118,22 +141,32 @@ class PolicyIndex:
         # Every space holds a copy of each default ClusterRole: identical roles share one record, compiled once
         # (at startup, once per distinct role rather than once per space), until a space changes its copy.
         self._roles_by_content: weakref.WeakValueDictionary[bytes, _ClusterRole] = weakref.WeakValueDictionary()
+        # Likewise whole spaces' records (``_SpacePolicy``), by content.
+        self._policies_by_content: weakref.WeakValueDictionary[tuple[frozenset[Any], ...], _SpacePolicy] = \
+            weakref.WeakValueDictionary()
 
     def load(self, list_resource: Callable[[str], Iterable[LogRow]]) -> None:
-        """Read every space's RBAC objects (blocking; at startup, before the bus delivers commits)."""
+        """Read every space's RBAC objects (blocking; at startup, before the bus delivers commits). Each space's
+        record is built in place and shared once complete, not copied at every row."""
         for resource in RESOURCES:
             for row in list_resource(resource):
-                self._apply(row, orjson.loads(row.value))
+                self._apply(row, orjson.loads(row.value), share=False)
+        for space, policy in self._spaces.items():
+            self._spaces[space] = self._shared(policy)
 
     def on_commit(self, entries: Sequence[Entry]) -> None:
         for entry in entries:
             if entry.row.key.resource in RESOURCES:
                 self._apply(entry.row, None if entry.row.deleted else entry.obj())
 
-    def _apply(self, row: LogRow, obj: dict[str, Any] | None) -> None:
+    def _apply(self, row: LogRow, obj: dict[str, Any] | None, share: bool = True) -> None:
         key = row.key
-        policy = self._spaces.setdefault(key.space, _SpacePolicy())
-        policy.changed()
+        found = self._spaces.get(key.space)
+        if found is None or found.shared:
+            policy = _SpacePolicy(found)
+        else:
+            policy = found
+            policy.changed()
         if key.resource == CLUSTER_ROLES:
             if obj is None:
                 policy.cluster_roles.pop(key.name, None)
@@ -150,8 +183,23 @@ class PolicyIndex:
                 policy.bindings.pop((kind, key.namespace, key.name), None)
             else:
                 policy.bindings[(kind, key.namespace, key.name)] = _binding(kind, obj)
-        if obj is None and not (policy.cluster_roles or policy.roles or policy.bindings):
-            del self._spaces[key.space]
+        if not policy.size():
+            self._spaces.pop(key.space, None)
+        else:
+            self._spaces[key.space] = self._shared(policy) if share else policy
+
+    def _shared(self, policy: _SpacePolicy) -> _SpacePolicy:
+        """The record alike spaces share for ``policy``'s content (``policy`` itself, if it is the first); a
+        large one stays its space's own."""
+        if policy.shared or policy.size() > SHARED_MAX:
+            return policy
+        content = policy.content()
+        found = self._policies_by_content.get(content)
+        if found is not None:
+            return found
+        policy.shared = True
+        self._policies_by_content[content] = policy
+        return policy
 
     def _cluster_role(self, obj: dict[str, Any]) -> _ClusterRole:
         content = orjson.dumps([obj.get("rules"), (obj.get("metadata") or {}).get("labels"),

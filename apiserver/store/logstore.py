@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import sys
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -78,7 +79,15 @@ class Key(NamedTuple):
     name: str
 
 
-@dataclass(frozen=True)
+def shared_key(space: str, resource: str, namespace: str, name: str) -> Key:
+    """A key whose strings are the ones every other key naming the same space, kind, namespace or name holds
+    (``sys.intern``): indexes and caches keep thousands of keys per space, and every space holds objects of the same
+    names (its ``default`` namespace, its default roles), so a key read or written costs a tuple, not four strings
+    of its own."""
+    return Key(sys.intern(space), sys.intern(resource), sys.intern(namespace), sys.intern(name))
+
+
+@dataclass(frozen=True, slots=True)
 class LogRow:
     revision: int
     key: Key
@@ -113,7 +122,7 @@ _NEWEST_OF_KEY = "ORDER BY space DESC, resource DESC, namespace DESC, name DESC,
 
 
 def _row(r: Any) -> LogRow:
-    return LogRow(int(r[0]), Key(r[1], r[2], r[3], r[4]), bool(r[5]), bool(r[6]), int(r[7]), bytes(r[8]))
+    return LogRow(int(r[0]), shared_key(r[1], r[2], r[3], r[4]), bool(r[5]), bool(r[6]), int(r[7]), bytes(r[8]))
 
 
 def make_engine(url: str) -> Engine:

@@ -70,3 +70,13 @@ def test_the_writers_look_up_of_a_new_key_reads_no_other_row_of_its_namespace() 
         if node.get("Relation Name") == "kv_log":
             read += (node["Actual Rows"] + node.get("Rows Removed by Filter", 0)) * node["Actual Loops"]
     assert read == 0
+
+
+def test_keys_read_share_their_strings_with_every_key_naming_the_same(store: LogStore) -> None:
+    """10,000 spaces each hold a ``default`` namespace: the keys that indexes keep of them hold one ``"default"``
+    and one ``"namespaces"``, not 10,000 of each."""
+    commit_one_batch(store, [Write(Key(space, "namespaces", "", "default"), b'{"metadata":{}}')
+                             for space in ("space-a", "space-b")])
+    a, b = (row.key for row in store.list_resource_everywhere("namespaces"))
+    assert a.space == "space-a" and b.space == "space-b"
+    assert a.resource is b.resource and a.name is b.name and a.namespace is b.namespace
