@@ -78,8 +78,11 @@ class ObjectReads:
 
     def rows_in(self, space: str, resource: str | None = None) -> list[LogRow]:
         """Every live object of one space, of one kind (storage resource) or of all (None)."""
-        _revision, rows = self.store.list(space, resource, None)
-        return rows
+        return self.snapshot_of(space, resource)[1]
+
+    def snapshot_of(self, space: str, resource: str | None = None) -> tuple[int, list[LogRow]]:
+        """:meth:`rows_in`, and the store's revision they are a snapshot of (to order later changes against)."""
+        return self.store.list(space, resource, None)
 
     def rows_of_resource(self, resource: str) -> list[LogRow]:
         """Every live object of one kind (storage resource) in every space."""

@@ -1,4 +1,4 @@
-"""Small per-space tables that most spaces hold alike, kept once.
+"""Per-space records that most spaces hold alike, kept once.
 
 Every space holds the same few system objects (its ``default``, ``kube-system``, ``kube-public`` and
 ``kube-node-lease`` namespaces, all Active): an index with a table per space would hold 10,000 copies of one
@@ -11,12 +11,43 @@ every write would cost more than the sharing saves).
 from __future__ import annotations
 
 import weakref
-from collections.abc import Hashable, Iterator, Mapping
-from typing import Generic, TypeVar
+from collections.abc import Callable, Hashable, Iterator, Mapping
+from typing import Generic, Protocol, TypeVar
 
 K = TypeVar("K", bound=Hashable)
 V = TypeVar("V", bound=Hashable)
 SHARED_MAX = 64
+
+
+class Shareable(Protocol):
+    """A record that can be shared (then it must never change: a change goes to a copy)."""
+
+    shared: bool
+
+
+S = TypeVar("S", bound=Shareable)
+
+
+class ContentPool(Generic[S]):
+    """The rule both kinds of per-space records follow (these tables, the RBAC policy index's records): records alike
+    by content are one object, held weakly (the last space using one lets it go), and a record of more than
+    ``shared_max`` entries stays its space's own."""
+
+    def __init__(self, shared_max: int = SHARED_MAX) -> None:
+        self.shared_max = shared_max
+        self._by_content: weakref.WeakValueDictionary[Hashable, S] = weakref.WeakValueDictionary()
+
+    def share(self, record: S, size: int, content: Callable[[], Hashable]) -> S:
+        """The shared record alike ``record`` (``record`` itself, marked shared, if it is the first)."""
+        if record.shared or size > self.shared_max:
+            return record
+        key = content()
+        found = self._by_content.get(key)
+        if found is not None:
+            return found
+        record.shared = True
+        self._by_content[key] = record
+        return record
 
 
 class _Table(dict[K, V]):
@@ -34,10 +65,8 @@ class SharedTables(Generic[K, V]):
     """A table of ``K`` → ``V`` per space; tables alike are one object."""
 
     def __init__(self, shared_max: int = SHARED_MAX) -> None:
-        self.shared_max = shared_max
         self._tables: dict[str, _Table[K, V]] = {}
-        self._by_content: weakref.WeakValueDictionary[frozenset[tuple[K, V]], _Table[K, V]] = \
-            weakref.WeakValueDictionary()
+        self._pool: ContentPool[_Table[K, V]] = ContentPool(shared_max)
 
     def get(self, space: str, key: K) -> V | None:
         table = self._tables.get(space)
@@ -73,12 +102,4 @@ class SharedTables(Generic[K, V]):
         return _Table(table) if table.shared else table
 
     def _shared(self, table: _Table[K, V]) -> _Table[K, V]:
-        if table.shared or len(table) > self.shared_max:
-            return table
-        content = frozenset(table.items())
-        found = self._by_content.get(content)
-        if found is not None:
-            return found
-        table.shared = True
-        self._by_content[content] = table
-        return table
+        return self._pool.share(table, len(table), lambda: frozenset(table.items()))

@@ -260,7 +260,7 @@ class PlacementService(PlacementReads, WorkQueue):
 
     def _space_rows(self, space: str) -> tuple[int, list[LogRow]]:
         """Every live object of a space, and the revision of the store they are a snapshot of (blocking)."""
-        return self.objects.store.list(space, None, None)
+        return self.objects.snapshot_of(space)
 
     def _space_read(self, space: str, rows: list[LogRow], held: list[Entry]) -> None:
         """A space's objects were read (its first EdgePlacement, or an APIBinding, wants them): record them, then

@@ -21,6 +21,7 @@ from apimachinery.selectors import LabelSelector, label_selector_from_object
 from apiserver.access import NonResourceRule, ResourceRule
 from apiserver.identity import Identity
 from apiserver.rbac.rules import Rule, rules_of
+from apiserver.sharedtables import ContentPool
 from apiserver.store import LogRow
 from apiserver.watch import Entry
 
@@ -31,9 +32,6 @@ ROLE_BINDINGS = f"rolebindings.{RBAC_GROUP}"
 CLUSTER_ROLE_BINDINGS = f"clusterrolebindings.{RBAC_GROUP}"
 RESOURCES = (ROLES, CLUSTER_ROLES, ROLE_BINDINGS, CLUSTER_ROLE_BINDINGS)
 MAX_CACHED = 4096  # identities x namespaces remembered per space before the memo starts over
-# Records of spaces with up to this many RBAC objects are shared between alike spaces. A change copies the record,
-# so a space with more keeps one of its own, changed in place (each write would copy thousands of entries).
-SHARED_MAX = 64
 
 
 @dataclass(frozen=True, slots=True)
@@ -141,9 +139,9 @@ class PolicyIndex:
         # Every space holds a copy of each default ClusterRole: identical roles share one record, compiled once
         # (at startup, once per distinct role rather than once per space), until a space changes its copy.
         self._roles_by_content: weakref.WeakValueDictionary[bytes, _ClusterRole] = weakref.WeakValueDictionary()
-        # Likewise whole spaces' records (``_SpacePolicy``), by content.
-        self._policies_by_content: weakref.WeakValueDictionary[tuple[frozenset[Any], ...], _SpacePolicy] = \
-            weakref.WeakValueDictionary()
+        # Likewise whole spaces' records (``_SpacePolicy``), by content; a space with many RBAC objects keeps one of
+        # its own, changed in place (each write would copy them all).
+        self._policies: ContentPool[_SpacePolicy] = ContentPool()
 
     def load(self, list_resource: Callable[[str], Iterable[LogRow]]) -> None:
         """Read every space's RBAC objects (blocking; at startup, before the bus delivers commits). Each space's
@@ -191,15 +189,7 @@ class PolicyIndex:
     def _shared(self, policy: _SpacePolicy) -> _SpacePolicy:
         """The record alike spaces share for ``policy``'s content (``policy`` itself, if it is the first); a
         large one stays its space's own."""
-        if policy.shared or policy.size() > SHARED_MAX:
-            return policy
-        content = policy.content()
-        found = self._policies_by_content.get(content)
-        if found is not None:
-            return found
-        policy.shared = True
-        self._policies_by_content[content] = policy
-        return policy
+        return self._policies.share(policy, policy.size(), policy.content)
 
     def _cluster_role(self, obj: dict[str, Any]) -> _ClusterRole:
         content = orjson.dumps([obj.get("rules"), (obj.get("metadata") or {}).get("labels"),
