@@ -148,7 +148,7 @@ def write_report(baseline: float, marks: dict[int, float], per_space: dict[int, 
         f"Run {datetime.now(UTC):%Y-%m-%d %H:%M} UTC on {platform.machine()}, Python {platform.python_version()}, "
         f"SQLite with `synchronous=FULL`, HTTPS, one hub process. {CLIENTS} clients create {SPACES:,} empty "
         f"Spaces in root, then {NESTED:,} inside the first of them; each create returns once the space is Ready "
-        "(its system namespaces stored, its default RBAC roles after it).",
+        "(its system namespaces, their ServiceAccounts and root-CA ConfigMaps, its default RBAC roles stored).",
         "",
         "| spaces | hub RSS | over the 0-space baseline, per space |",
         "|---:|---:|---:|",
