@@ -11,11 +11,12 @@ spaces) use this same service, so every write follows the same rules whoever mak
 from __future__ import annotations
 
 import copy
+import dataclasses
 import os
 import secrets
 import time
 import uuid
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Collection, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -89,10 +90,12 @@ class DeleteOptions:
 
 
 class Creation(NamedTuple):
-    """One object for ``Objects.create_many``: its type, its namespace ("" when cluster-scoped) and its body."""
+    """One object for ``Objects.create_many``: its type, its namespace ("" when cluster-scoped), its body, and the
+    field manager it is recorded under when not the call's."""
     rtype: ResourceType
     namespace: str
     obj: dict[str, Any]
+    manager: str | None = None
 
 
 def _strip_for_compare(obj: dict[str, Any]) -> dict[str, Any]:
@@ -207,21 +210,28 @@ class Objects(ObjectReads):
                           opts: WriteOptions) -> list[dict[str, Any] | StatusError]:
         """Create several objects of one space in one store commit (a new space's default objects), each checked,
         mutated, validated and admitted exactly as ``create`` does; per object, in order, the object created or the
-        StatusError that refused it (409 AlreadyExists when it exists). A ``generateName`` is tried once. The
-        objects are admitted before any is written: none may need another of them to exist first (a namespaced
-        object needs its namespace committed, so namespaces go in an earlier call). Not for dry runs."""
+        StatusError that refused it (409 AlreadyExists when it exists). A ``generateName`` is tried once.
+
+        The objects are admitted before any is written, so none may need another to exist first, with one
+        exception: an object may go in a Namespace created earlier in the same call. Its namespace's row is written
+        before it in the same commit, and an object whose namespace turns out to exist already (409) is in that
+        namespace as well. Not for dry runs."""
         assert not opts.dry_run, "create_many writes; a dry run goes through create"
         outcomes: list[dict[str, Any] | StatusError] = []
         writes: list[Write] = []
         admitted: list[tuple[int, ResourceType, dict[str, Any]]] = []  # (index in outcomes, type, object)
-        for rtype, namespace, obj in creations:
+        new_namespaces: set[str] = set()
+        for rtype, namespace, obj, manager in creations:
+            item_opts = opts if manager is None else dataclasses.replace(opts, manager=manager)
             try:
-                if self._check_create(space, rtype, namespace, obj, opts):
+                if self._check_create(space, rtype, namespace, obj, item_opts, new_namespaces):
                     obj["metadata"]["name"] = _generated_name(obj["metadata"]["generateName"])
-                await self._admit_create(space, rtype, obj, opts)
+                await self._admit_create(space, rtype, obj, item_opts)
             except StatusError as exc:
                 outcomes.append(exc)
                 continue
+            if rtype.group_resource == "namespaces":
+                new_namespaces.add(obj["metadata"]["name"])
             writes.append(Write(self.key(space, rtype, namespace, obj["metadata"]["name"]),
                                 await self._stored(rtype, obj), expect=MUST_NOT_EXIST))
             admitted.append((len(outcomes), rtype, obj))
@@ -236,9 +246,9 @@ class Objects(ObjectReads):
         return outcomes
 
     def _check_create(self, space: str, rtype: ResourceType, namespace: str, obj: dict[str, Any],
-                      opts: WriteOptions) -> bool:
+                      opts: WriteOptions, new_namespaces: Collection[str] = ()) -> bool:
         """Refuse a create request kube refuses before it looks at the object's content; whether its name is to be
-        generated."""
+        generated. ``new_namespaces``: namespaces to be written in the same commit, before this object."""
         if not isinstance(obj, dict):
             raise errors.bad_request("the request body must be a JSON object")
         self._check_type_meta(rtype, obj)
@@ -248,7 +258,7 @@ class Objects(ObjectReads):
             raise errors.bad_request("resourceVersion should not be set on objects to be created")
         check_fields(self.catalog, rtype, obj, opts.field_validation, opts.warnings, patch=False)
         if rtype.namespaced:
-            phase = self.namespace_phase(space, namespace)
+            phase = "Active" if namespace in new_namespaces else self.namespace_phase(space, namespace)
             if phase is None:
                 raise errors.not_found("namespaces", "", namespace)
             if phase == "Terminating":

@@ -1,10 +1,10 @@
-"""A space's default objects, written in as few store commits as their order allows.
+"""A space's default objects, written in one store commit.
 
 A new space holds kube's system namespaces, and whatever components of the server add (the default RBAC roles
 and bindings, each namespace's ``default`` ServiceAccount and ``kube-root-ca.crt``) before its creator is told
-it is Ready. Written one create at a time they were about 25 sequential commits per space; here they are two
-``Objects.create_many`` calls: the namespaces with every cluster-scoped object, then the objects inside those
-namespaces (a namespaced create is admitted only once its namespace's commit reached the namespace index).
+it is Ready. Written one create at a time they were about 25 sequential commits per space; here they are one
+``Objects.create_many`` call, the namespaces first (the objects inside them are admitted as being in a namespace
+written before them in the same commit), each object recorded under its component's field manager.
 
 The same pass runs for every space when the server starts, so that a space made before a default was added (or
 whose creation stopped half-way) gets what it lacks; each component lists only what is missing.
@@ -12,7 +12,6 @@ whose creation stopped half-way) gets what it lacks; each component lists only w
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -60,37 +59,27 @@ class SpaceSeeder:
         self.seeding.add(space)
         try:
             new_namespaces = [name for name in DEFAULT_NAMESPACES if self.namespaces.phase(space, name) is None]
-            first = {self.manager: [(NAMESPACES, "", {"metadata": {"name": name}}) for name in new_namespaces]}
+            wanted = [(NAMESPACES, "", {"metadata": {"name": name}}, self.manager) for name in new_namespaces]
             for component in self.components:
-                first.setdefault(component.manager, []).extend(
-                    (resource, "", obj) for resource, obj in component.in_space(space))
-            await self._create(space, first)
-            # The namespaces tried just now (created, or created meanwhile by someone else) get their contents.
-            second: dict[str, list[tuple[str, str, dict[str, Any]]]] = {}
+                wanted.extend((resource, "", obj, component.manager) for resource, obj in component.in_space(space))
+            # The namespaces written now get their contents in the same commit, after them.
             for component in self.components:
                 for namespace in new_namespaces:
-                    if self.namespaces.phase(space, namespace) == "Active":
-                        second.setdefault(component.manager, []).extend(
-                            (resource, namespace, obj) for resource, obj in component.in_namespace(space, namespace))
-            await self._create(space, second)
+                    wanted.extend((resource, namespace, obj, component.manager)
+                                  for resource, obj in component.in_namespace(space, namespace))
+            if wanted:
+                await self._create(space, wanted)
         finally:
             self.seeding.discard(space)
 
-    async def _create(self, space: str, by_manager: dict[str, list[tuple[str, str, dict[str, Any]]]]) -> None:
-        """Create each manager's objects with one ``create_many``, all at once: they join one commit."""
-        calls, namespaces = [], []
-        for manager, items in by_manager.items():
-            if not items:
-                continue
-            creations = []
-            for resource, namespace, obj in items:
-                rtype = self.catalog.by_group_resource(space, resource)
-                assert rtype is not None, resource  # every space serves kube's core kinds and RBAC
-                creations.append(Creation(rtype, namespace, obj))
-                namespaces.append(namespace)
-            calls.append(self.objects.create_many(space, creations, WriteOptions(manager=manager)))
-        outcomes = [outcome for call in await asyncio.gather(*calls) for outcome in call]
-        for namespace, outcome in zip(namespaces, outcomes, strict=True):
+    async def _create(self, space: str, wanted: list[tuple[str, str, dict[str, Any], str]]) -> None:
+        creations = []
+        for resource, namespace, obj, manager in wanted:
+            rtype = self.catalog.by_group_resource(space, resource)
+            assert rtype is not None, resource  # every space serves kube's core kinds and RBAC
+            creations.append(Creation(rtype, namespace, obj, manager))
+        outcomes = await self.objects.create_many(space, creations, WriteOptions(manager=self.manager))
+        for (_resource, namespace, _obj, _manager), outcome in zip(wanted, outcomes, strict=True):
             if not isinstance(outcome, StatusError) or outcome.code == 409:
                 continue
             if namespace and outcome.code in (403, 404):  # its namespace went away meanwhile: nothing to keep
