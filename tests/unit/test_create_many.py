@@ -1,7 +1,7 @@
 """``Objects.create_many`` and a space's default objects (``spaces.seeding``), on a real SQLite log: every object
 prepared as ``create`` prepares it and all of them committed together, each refusal reported for its own object;
-a new space's namespaces and default roles written in one commit before it is Ready; and what a space lacks
-written when the runtime starts again."""
+a new space's namespaces and default roles written in one commit before it is Ready; what a space lacks
+written when the runtime starts again; and the writes of one ``write_many`` taken into a batch together."""
 
 from __future__ import annotations
 
@@ -13,6 +13,8 @@ from apimachinery.errors import StatusError
 from apiserver.rbac import bootstrap
 from apiserver.service import Creation, DeleteOptions, WriteOptions
 from apiserver.spacepaths import ROOT
+from apiserver.store import Key, LogRow, Write
+from apiserver.store.writer import MAX_BATCH, MUST_NOT_EXIST
 from spaces.kind import SPACES, spaces_catalog
 from spaces.runtime import RuntimeSettings, SpaceRuntime
 from tests.unit.test_object_reads import on_a_runtime, root_type
@@ -115,3 +117,17 @@ def test_a_space_gets_what_it_lacks_when_the_runtime_starts_again(tmp_path: Path
 
     run_rbac_runtime(tmp_path, make_and_damage)
     run_rbac_runtime(tmp_path, check)
+
+
+def test_write_many_is_committed_whole_in_batches_of_at_most_max_batch(tmp_path: Path) -> None:
+    batches: list[int] = []
+
+    async def body(runtime: SpaceRuntime) -> None:
+        batches.clear()
+        writes = [Write(Key(ROOT, "configmaps", "default", f"c{i}"), b'{"metadata":{}}', expect=MUST_NOT_EXIST)
+                  for i in range(MAX_BATCH + 44)]
+        results = await runtime.objects.writer.write_many(writes)
+        assert all(isinstance(result, LogRow) for result in results)
+        assert batches == [MAX_BATCH, 44]
+
+    run_rbac_runtime(tmp_path, body, batches)
