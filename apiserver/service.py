@@ -221,8 +221,11 @@ class Objects(ObjectReads):
         writes: list[Write] = []
         admitted: list[tuple[int, ResourceType, dict[str, Any]]] = []  # (index in outcomes, type, object)
         new_namespaces: set[str] = set()
+        opts_of: dict[str | None, WriteOptions] = {None: opts}  # by field manager: copied once per call, not per object
         for rtype, namespace, obj, manager in creations:
-            item_opts = opts if manager is None else dataclasses.replace(opts, manager=manager)
+            if manager not in opts_of:
+                opts_of[manager] = dataclasses.replace(opts, manager=manager)
+            item_opts = opts_of[manager]
             try:
                 if self._check_create(space, rtype, namespace, obj, item_opts, new_namespaces):
                     obj["metadata"]["name"] = _generated_name(obj["metadata"]["generateName"])
