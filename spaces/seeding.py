@@ -45,6 +45,8 @@ class SpaceDefaults:
 
 @dataclass
 class SpaceSeeder:
+    """Writes what a space lacks of its system namespaces and of each component's defaults (``components``, which
+    the server's parts register at start)."""
     objects: Objects
     catalog: Catalog
     namespaces: NamespaceController
