@@ -11,16 +11,17 @@ spaces) use this same service, so every write follows the same rules whoever mak
 from __future__ import annotations
 
 import copy
+import dataclasses
 import os
 import secrets
 import time
 import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Collection, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from functools import partial
-from typing import Any, TypeVar
+from typing import Any, NamedTuple, TypeVar
 
 from apimachinery import errors
 from apimachinery.errors import Cause, StatusError
@@ -86,6 +87,15 @@ class DeleteOptions:
     resource_version: str | None = None
     dry_run: bool = False
     user: Identity | None = None  # who asked (None: the server itself, e.g. the garbage collector)
+
+
+class Creation(NamedTuple):
+    """One object for ``Objects.create_many``: its type, its namespace ("" when cluster-scoped), its body, and the
+    field manager it is recorded under when not the call's."""
+    rtype: ResourceType
+    namespace: str
+    obj: dict[str, Any]
+    manager: str | None = None
 
 
 def _strip_for_compare(obj: dict[str, Any]) -> dict[str, Any]:
@@ -172,43 +182,13 @@ class Objects(ObjectReads):
 
     async def create(self, space: str, rtype: ResourceType, namespace: str, obj: dict[str, Any],
                      opts: WriteOptions) -> dict[str, Any]:
-        if not isinstance(obj, dict):
-            raise errors.bad_request("the request body must be a JSON object")
-        self._check_type_meta(rtype, obj)
-        self._check_namespace(space, rtype, obj, namespace)
-        meta = obj["metadata"]
-        if _is_nonzero_revision(meta.get("resourceVersion")):
-            raise errors.bad_request("resourceVersion should not be set on objects to be created")
-        check_fields(self.catalog, rtype, obj, opts.field_validation, opts.warnings, patch=False)
-        if rtype.namespaced:
-            phase = self.namespace_phase(space, namespace)
-            if phase is None:
-                raise errors.not_found("namespaces", "", namespace)
-            if phase == "Terminating":
-                raise StatusError(403, "Forbidden", f"{rtype.kind.lower()} \"{meta.get('name') or ''}\" is "
-                                  f"forbidden: unable to create new content in namespace {namespace} because "
-                                  "it is being terminated", name=meta.get("name", ""), group=rtype.group,
-                                  kind=rtype.plural, causes=[Cause("NamespaceTerminating",
-                                  f"namespace {namespace} is being terminated", "metadata.namespace")])
-        generated = not meta.get("name") and bool(meta.get("generateName"))
-        if not meta.get("name") and not generated:
-            raise errors.invalid(rtype.kind, rtype.group, "", [
-                Cause("FieldValueRequired", "Required value: name or generateName is required",
-                      "metadata.name")])
+        generated = self._check_create(space, rtype, namespace, obj, opts)
         for attempt in range(8):
             candidate = copy.deepcopy(obj) if generated else obj
             cmeta = candidate["metadata"]
             if generated:
-                cmeta["name"] = cmeta["generateName"] + "".join(
-                    secrets.choice(_GENERATE_ALPHABET) for _ in range(5))
-            if self.mutate is not None:
-                await self.mutate(space, rtype, "CREATE", candidate, None, opts, "")
-            self._prepare_new(rtype, candidate, opts)
-            await self._validate(rtype, candidate, None)
-            for check in self.before_create.get(rtype.group_resource, ()):
-                check(space, candidate)
-            if self.admit is not None:
-                await self.admit(space, rtype, "CREATE", candidate, None, opts, "")
+                cmeta["name"] = _generated_name(cmeta["generateName"])
+            await self._admit_create(space, rtype, candidate, opts)
             if opts.dry_run:
                 await self._ensure_absent(space, rtype, namespace, cmeta["name"])
                 # As kube's dry-run storage: the object is converted to the storage version, only not written.
@@ -222,11 +202,97 @@ class Objects(ObjectReads):
                 if generated and attempt < 7:
                     continue
                 raise errors.already_exists(rtype.plural, rtype.group, cmeta["name"]) from exc
-            cmeta["resourceVersion"] = str(row.revision)
-            for hook in self.after_create.get(rtype.group_resource, ()):
-                await hook(space, candidate)
+            await self._created(space, rtype, candidate, row)
             return candidate
         raise errors.already_exists(rtype.plural, rtype.group, obj["metadata"].get("name", ""))
+
+    async def create_many(self, space: str, creations: Sequence[Creation],
+                          opts: WriteOptions) -> list[dict[str, Any] | StatusError]:
+        """Create several objects of one space in one store commit (a new space's default objects), each checked,
+        mutated, validated and admitted exactly as ``create`` does; per object, in order, the object created or the
+        StatusError that refused it (409 AlreadyExists when it exists). A ``generateName`` is tried once.
+
+        The objects are admitted before any is written, so none may need another to exist first, with one
+        exception: an object may go in a Namespace created earlier in the same call. Its namespace's row is written
+        before it in the same commit, and an object whose namespace turns out to exist already (409) is in that
+        namespace as well. Not for dry runs."""
+        assert not opts.dry_run, "create_many writes; a dry run goes through create"
+        outcomes: list[dict[str, Any] | StatusError] = []
+        writes: list[Write] = []
+        admitted: list[tuple[int, ResourceType, dict[str, Any]]] = []  # (index in outcomes, type, object)
+        new_namespaces: set[str] = set()
+        opts_of: dict[str | None, WriteOptions] = {None: opts}  # by field manager: copied once per call, not per object
+        for rtype, namespace, obj, manager in creations:
+            if manager not in opts_of:
+                opts_of[manager] = dataclasses.replace(opts, manager=manager)
+            item_opts = opts_of[manager]
+            try:
+                if self._check_create(space, rtype, namespace, obj, item_opts, new_namespaces):
+                    obj["metadata"]["name"] = _generated_name(obj["metadata"]["generateName"])
+                await self._admit_create(space, rtype, obj, item_opts)
+            except StatusError as exc:
+                outcomes.append(exc)
+                continue
+            if rtype.group_resource == "namespaces":
+                new_namespaces.add(obj["metadata"]["name"])
+            writes.append(Write(self.key(space, rtype, namespace, obj["metadata"]["name"]),
+                                await self._stored(rtype, obj), expect=MUST_NOT_EXIST))
+            admitted.append((len(outcomes), rtype, obj))
+            outcomes.append(obj)
+        for (index, rtype, obj), result in zip(admitted, await self.writer.write_many(writes), strict=True):
+            if isinstance(result, PreconditionFailed):
+                outcomes[index] = errors.already_exists(rtype.plural, rtype.group, obj["metadata"]["name"])
+            elif isinstance(result, BaseException):
+                raise result
+            else:
+                await self._created(space, rtype, obj, result)
+        return outcomes
+
+    def _check_create(self, space: str, rtype: ResourceType, namespace: str, obj: dict[str, Any],
+                      opts: WriteOptions, new_namespaces: Collection[str] = ()) -> bool:
+        """Refuse a create request kube refuses before it looks at the object's content; whether its name is to be
+        generated. ``new_namespaces``: namespaces to be written in the same commit, before this object."""
+        if not isinstance(obj, dict):
+            raise errors.bad_request("the request body must be a JSON object")
+        self._check_type_meta(rtype, obj)
+        self._check_namespace(space, rtype, obj, namespace)
+        meta = obj["metadata"]
+        if _is_nonzero_revision(meta.get("resourceVersion")):
+            raise errors.bad_request("resourceVersion should not be set on objects to be created")
+        check_fields(self.catalog, rtype, obj, opts.field_validation, opts.warnings, patch=False)
+        if rtype.namespaced:
+            phase = "Active" if namespace in new_namespaces else self.namespace_phase(space, namespace)
+            if phase is None:
+                raise errors.not_found("namespaces", "", namespace)
+            if phase == "Terminating":
+                raise StatusError(403, "Forbidden", f"{rtype.kind.lower()} \"{meta.get('name') or ''}\" is "
+                                  f"forbidden: unable to create new content in namespace {namespace} because "
+                                  "it is being terminated", name=meta.get("name", ""), group=rtype.group,
+                                  kind=rtype.plural, causes=[Cause("NamespaceTerminating",
+                                  f"namespace {namespace} is being terminated", "metadata.namespace")])
+        generated = not meta.get("name") and bool(meta.get("generateName"))
+        if not meta.get("name") and not generated:
+            raise errors.invalid(rtype.kind, rtype.group, "", [
+                Cause("FieldValueRequired", "Required value: name or generateName is required",
+                      "metadata.name")])
+        return generated
+
+    async def _admit_create(self, space: str, rtype: ResourceType, candidate: dict[str, Any],
+                            opts: WriteOptions) -> None:
+        """Mutating admission, the server's fields, validation and validating admission of a new object, named."""
+        if self.mutate is not None:
+            await self.mutate(space, rtype, "CREATE", candidate, None, opts, "")
+        self._prepare_new(rtype, candidate, opts)
+        await self._validate(rtype, candidate, None)
+        for check in self.before_create.get(rtype.group_resource, ()):
+            check(space, candidate)
+        if self.admit is not None:
+            await self.admit(space, rtype, "CREATE", candidate, None, opts, "")
+
+    async def _created(self, space: str, rtype: ResourceType, candidate: dict[str, Any], row: LogRow) -> None:
+        candidate["metadata"]["resourceVersion"] = str(row.revision)
+        for hook in self.after_create.get(rtype.group_resource, ()):
+            await hook(space, candidate)
 
     async def _ensure_absent(self, space: str, rtype: ResourceType, namespace: str, name: str) -> None:
         if await self.run_sync(self.store.get, self.key(space, rtype, namespace, name)) is not None:
@@ -557,6 +623,10 @@ class Objects(ObjectReads):
         for result in await self.writer.write_many(writes):
             if isinstance(result, BaseException) and not isinstance(result, PreconditionFailed):
                 raise result
+
+
+def _generated_name(prefix: str) -> str:
+    return prefix + "".join(secrets.choice(_GENERATE_ALPHABET) for _ in range(5))
 
 
 def _is_nonzero_revision(value: Any) -> bool:

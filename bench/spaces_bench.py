@@ -4,8 +4,9 @@ how long a restart with all of them takes.
 Starts a real hub (SQLite, durable commits) in a temporary directory and drives it over HTTPS with httpx:
 ``CLIENTS`` concurrent clients create ``SPACES`` top-level Spaces, then ``NESTED`` Spaces inside one of them.
 Reports the hub's RSS per empty space at 1,000 and at ``SPACES`` spaces over the same run's baseline (the hub's
-RSS with no spaces yet), the create rate of the first and of the last 1,000 of each series, and the time from
-a restart to ``/readyz`` with every space loaded. ``SPACEHUB_BENCH_SPACES=2000`` runs a shorter series.
+RSS with no spaces yet), the create rate of the first and of the last 1,000 of each series and the hub's CPU per
+create (which a machine shared with other work disturbs less than a rate), and the time from a restart to
+``/readyz`` with every space loaded. ``SPACEHUB_BENCH_SPACES=2000`` runs a shorter series.
 Writes its section of docs/benchmarks.md; run with ``make bench``.
 """
 
@@ -26,7 +27,7 @@ import orjson
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench.measure import rss_mib  # noqa: E402
+from bench.measure import cpu_seconds, rss_mib  # noqa: E402
 from bench.report import write_section  # noqa: E402
 from tests.harness import Hub, free_port  # noqa: E402
 
@@ -35,6 +36,7 @@ NESTED = min(SPACES, 2_000)
 CLIENTS = 10
 WINDOW = 1_000  # the first and last this many creates are timed against each other
 SETTLE_S = 3.0  # after a series: the hub's controllers finish the spaces' default objects before RSS is read
+IDLE_DEADLINE_S = 300.0  # how long to wait for the hub to go idle after a series
 HEADING = "## Spaces at scale (`bench/spaces_bench.py`)"
 RSS_GOAL_KIB = 20.0
 RESTART_GOAL_S = 5.0
@@ -78,18 +80,24 @@ def rates(started: float, done: list[float]) -> tuple[float, float]:
 
 
 def series(hub: Hub, parent: str, names: list[str],
-           on_count: dict[int, float] | None = None) -> tuple[float, float, float]:
-    """Create ``names`` in ``parent``; (first, last) rates and the whole series' seconds. ``on_count``: counts at
-    which to stop, let the hub settle and record its RSS (MiB), filled in."""
+           on_count: dict[int, float] | None = None) -> tuple[float, float, float, float]:
+    """Create ``names`` in ``parent``; (first, last) rates, the whole series' seconds and the hub's CPU
+    milliseconds per create (while creating: what the hub does later, in the pauses, is not counted).
+    ``on_count``: counts at which to stop, let the hub settle and record its RSS (MiB), filled in."""
+    assert hub.proc is not None
     marks = sorted(on_count or {})
     done: list[float] = []
     started = time.perf_counter()
     paused = 0.0  # seconds spent measuring, taken off the creates' times
+    cpu = 0.0  # the hub's CPU seconds while creating
+    series_cpu_start = cpu_seconds(hub.proc.pid)
     offset = 0
     for mark in [*marks, len(names)]:
         if mark <= offset:
             continue
+        cpu_before = cpu_seconds(hub.proc.pid)
         done += [t - paused for t in asyncio.run(create_spaces(hub, parent, names[offset:mark]))]
+        cpu += cpu_seconds(hub.proc.pid) - cpu_before
         offset = mark
         if on_count is not None and mark in on_count:
             pause = time.perf_counter()
@@ -97,7 +105,25 @@ def series(hub: Hub, parent: str, names: list[str],
             on_count[mark] = settled_rss(hub)
             paused += time.perf_counter() - pause
     first, last = rates(started, done)
-    return first, last, done[-1] - started if done else 0.0
+    settled = cpu_when_idle(hub) - series_cpu_start
+    print(f"  hub CPU until idle after the series: {settled * 1000 / max(len(names), 1):.1f} ms per create",
+          flush=True)
+    return first, last, done[-1] - started if done else 0.0, cpu * 1000 / max(len(names), 1)
+
+
+def cpu_when_idle(hub: Hub) -> float:
+    """The hub's CPU seconds once it has gone idle (under 5 % of a core over each of two half-seconds in a row):
+    what its controllers do after the creates returned (objects they add to the new spaces) is counted too."""
+    assert hub.proc is not None
+    deadline = time.monotonic() + IDLE_DEADLINE_S
+    quiet = 0
+    last = cpu_seconds(hub.proc.pid)
+    while quiet < 2 and time.monotonic() < deadline:
+        time.sleep(0.5)  # a sampling interval: the hub's CPU is what is polled
+        now = cpu_seconds(hub.proc.pid)
+        quiet = quiet + 1 if now - last < 0.025 else 0
+        last = now
+    return last
 
 
 def settled_rss(hub: Hub) -> float:
@@ -121,13 +147,14 @@ def main() -> None:
             baseline = settled_rss(hub)
             marks = {m: 0.0 for m in (1_000, SPACES) if m <= SPACES}
             names = [f"s{i:05d}" for i in range(SPACES)]
-            first, last, total = series(hub, "root", names, marks)
+            first, last, total, cpu_ms = series(hub, "root", names, marks)
             print(f"{SPACES:,} spaces by {CLIENTS} clients in {total:.1f} s: first {window_of(SPACES):,} "
-                  f"{first:.0f}/s, last {window_of(SPACES):,} {last:.0f}/s", flush=True)
+                  f"{first:.0f}/s, last {window_of(SPACES):,} {last:.0f}/s, hub CPU {cpu_ms:.1f} ms per create",
+                  flush=True)
             nested_names = [f"n{i:05d}" for i in range(NESTED)]
-            n_first, n_last, n_total = series(hub, names[0], nested_names)
+            n_first, n_last, n_total, n_cpu_ms = series(hub, names[0], nested_names)
             print(f"{NESTED:,} nested spaces in root:{names[0]} in {n_total:.1f} s: first {n_first:.0f}/s, "
-                  f"last {n_last:.0f}/s", flush=True)
+                  f"last {n_last:.0f}/s, hub CPU {n_cpu_ms:.1f} ms per create", flush=True)
             per_space = {m: (rss - baseline) * 1024 / m for m, rss in marks.items()}
             for m, kib in per_space.items():
                 print(f"RSS at {m:,} spaces: {marks[m]:.0f} MiB, {kib:.1f} KiB per space over the "
@@ -136,11 +163,13 @@ def main() -> None:
             print(f"restart with {SPACES + NESTED:,} spaces: {restart:.1f} s to ready", flush=True)
         finally:
             hub.stop()
-    write_report(baseline, marks, per_space, (first, last, total), (n_first, n_last, n_total), restart)
+    write_report(baseline, marks, per_space, (first, last, total, cpu_ms), (n_first, n_last, n_total, n_cpu_ms),
+                 restart)
 
 
 def write_report(baseline: float, marks: dict[int, float], per_space: dict[int, float],
-                 top: tuple[float, float, float], nested: tuple[float, float, float], restart: float) -> None:
+                 top: tuple[float, float, float, float], nested: tuple[float, float, float, float],
+                 restart: float) -> None:
     worst_kib = max(per_space.values())
     write_section([
         HEADING,
@@ -148,18 +177,20 @@ def write_report(baseline: float, marks: dict[int, float], per_space: dict[int, 
         f"Run {datetime.now(UTC):%Y-%m-%d %H:%M} UTC on {platform.machine()}, Python {platform.python_version()}, "
         f"SQLite with `synchronous=FULL`, HTTPS, one hub process. {CLIENTS} clients create {SPACES:,} empty "
         f"Spaces in root, then {NESTED:,} inside the first of them; each create returns once the space is Ready "
-        "(its system namespaces stored, its default RBAC roles after it).",
+        "(its system namespaces, their ServiceAccounts and root-CA ConfigMaps, its default RBAC roles stored).",
         "",
         "| spaces | hub RSS | over the 0-space baseline, per space |",
         "|---:|---:|---:|",
         f"| 0 | {baseline:.0f} MiB | (baseline) |",
         *[f"| {m:,} | {marks[m]:.0f} MiB | {per_space[m]:.1f} KiB |" for m in sorted(marks)],
         "",
-        f"| series | total | first {window_of(SPACES):,} | last {window_of(SPACES):,} | last / first |",
-        "|---|---:|---:|---:|---:|",
-        f"| {SPACES:,} in root | {top[2]:.1f} s | {top[0]:.0f}/s | {top[1]:.0f}/s | {top[1] / top[0]:.2f} |",
+        f"| series | total | first {window_of(SPACES):,} | last {window_of(SPACES):,} | last / first | "
+        "hub CPU per create |",
+        "|---|---:|---:|---:|---:|---:|",
+        f"| {SPACES:,} in root | {top[2]:.1f} s | {top[0]:.0f}/s | {top[1]:.0f}/s | {top[1] / top[0]:.2f} | "
+        f"{top[3]:.1f} ms |",
         f"| {NESTED:,} nested | {nested[2]:.1f} s | {nested[0]:.0f}/s | {nested[1]:.0f}/s | "
-        f"{nested[1] / nested[0]:.2f} |",
+        f"{nested[1] / nested[0]:.2f} | {nested[3]:.1f} ms |",
         "",
         f"Restart with {SPACES + NESTED:,} spaces, stop to `/readyz`: **{restart:.1f} s** (goal ≤ "
         f"{RESTART_GOAL_S:.0f} s: **{'met' if restart <= RESTART_GOAL_S else 'not met'}**). RSS per empty space "

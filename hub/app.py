@@ -30,6 +30,7 @@ from apiserver.api.asgi import (
     version_info,
 )
 from apiserver.api.handlers import SpaceAPI
+from apiserver.controllers.serviceaccounts import MANAGER as NAMESPACE_DEFAULTS_MANAGER
 from apiserver.controllers.serviceaccounts import NamespaceDefaults
 from apiserver.identity import ADMINS
 from apiserver.server.gcpolicy import loading
@@ -61,6 +62,7 @@ from spaces.apibinding.wiring import APIBindings
 from spaces.kind import spaces_catalog
 from spaces.providers.proxy import kube_spaces_first
 from spaces.runtime import RuntimeSettings, SpaceRuntime
+from spaces.seeding import SpaceDefaults
 from status.kinds import status_types
 from status.service import StatusService
 from sync.routes import keeping_server_send, streams_unlimited, syncer_routes
@@ -117,9 +119,14 @@ class HubCore:
         await runtime.run_sync(self.users.adopt_admin, settings.admin_token)
         self.service_accounts = await runtime.run_sync(ServiceAccountTokens, runtime.store.engine, runtime.store,
                                                        self.users)
+        seeder = runtime.spaces.seeder
         self.namespace_defaults = NamespaceDefaults(self.objects, self.catalog, runtime.namespaces, settings.ca_pem,
                                                     lambda space: runtime.spaces.phase(space) == "Active" and
-                                                    space not in runtime.spaces.kube_spaces)
+                                                    space not in runtime.spaces.kube_spaces,
+                                                    seeder.seeding.__contains__)
+        # A new space's namespaces get their ServiceAccount and root CA before the space is reported Ready.
+        seeder.components.append(SpaceDefaults(NAMESPACE_DEFAULTS_MANAGER,
+                                               in_namespace=self.namespace_defaults.in_namespace))
         self.namespace_defaults.start(runtime.leadership)
         self.inventory = Inventory(self.objects, settings.inventory_space)
         await runtime.run_sync(self.inventory.load)

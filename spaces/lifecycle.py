@@ -2,8 +2,8 @@
 
 * Every request must know whether its space exists: the index is kept current from the watch bus (loaded
   from the store at startup).
-* Every new space gets its ``default`` namespace before its creation is acknowledged; a new Space is refused
-  in a terminating space, or deeper or longer than ``apiserver.spacepaths`` allows.
+* Every new space gets its default objects (``spaces.seeding``) before its creation is acknowledged; a new
+  Space is refused in a terminating space, or deeper or longer than ``apiserver.spacepaths`` allows.
 * Deleting a Space removes a whole space and, bottom-up, the spaces below it: its child Spaces are deleted
   at once (each Terminating, doing the same below it), its other contents purged, and its own Space object
   removed after the last child is gone. Finalizers on objects inside a space do not hold it; a finalizer on
@@ -28,6 +28,7 @@ from apiserver.store import Key, LogRow
 from apiserver.watch import Entry, decode_object
 from kubeclient.workqueue import Gate, WorkQueue
 from spaces.kind import KUBE, SPACE_GROUP, SPACES, provider_of
+from spaces.seeding import SpaceSeeder
 
 
 class SpaceController:
@@ -35,12 +36,12 @@ class SpaceController:
                  public_url: str = "") -> None:
         self.objects = objects
         self.catalog = catalog
-        self.namespaces = namespaces
         self.public_url = public_url
         self.phases: dict[str, str] = {ROOT: "Active"}
         # Spaces served by a Kubernetes API server (``spaces.providers``): the hub stores none of their objects,
         # so they get no default namespace (nor roles) here.
         self.kube_spaces: set[str] = set()
+        self.seeder = SpaceSeeder(objects, catalog, namespaces)
         self.worker = _SpaceWorker(self)
 
     def load(self) -> None:
@@ -111,7 +112,7 @@ class SpaceController:
         if provider_of(obj) == KUBE:
             self.kube_spaces.add(space)
         else:
-            await self.namespaces.ensure_default_namespaces(space)
+            await self.seeder.seed(space)
         space_type = self.catalog.by_group_resource(parent, SPACES)
         assert space_type is not None
 

@@ -41,13 +41,14 @@ from apiserver.rbac.policy import PolicyIndex
 from apiserver.server.admission import AdmissionChain, AdmissionHook
 from apiserver.server.webhooks import Webhooks
 from apiserver.service import Objects, WriteOptions
-from apiserver.spacepaths import ROOT, child_id
+from apiserver.spacepaths import ROOT
 from apiserver.store import LogStore, open_writer, storage_failure
 from apiserver.store.feed import LogFeed, LogNotices
 from apiserver.store.lease import Leadership, PostgresLease
 from apiserver.watch import WatchBus
 from spaces.kind import SPACES
 from spaces.lifecycle import SpaceController
+from spaces.seeding import Default, SpaceDefaults
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -127,17 +128,12 @@ class SpaceRuntime:
         self.spaces.start(self.leadership)
         self.gc.start(self.leadership)
         self.crds.start(self.leadership)
-        await self.namespaces.ensure_default_namespaces(ROOT)
-        # Spaces made before a system namespace was added to every space get it now.
+        if self.policy is not None:
+            self.spaces.seeder.components.append(SpaceDefaults("spacehub", in_space=self.missing_default_roles))
+        # Spaces made before a default object was added to every space get it now.
         for space, phase in list(self.spaces.phases.items()):
             if phase == "Active" and space not in self.spaces.kube_spaces:
-                await self.namespaces.ensure_default_namespaces(space)
-        if self.policy is not None:
-            self.objects.after_create.setdefault(SPACES, []).append(
-                lambda parent, space: self.ensure_default_roles(child_id(parent, space["metadata"]["name"])))
-            for space, phase in list(self.spaces.phases.items()):
-                if phase == "Active":
-                    await self.ensure_default_roles(space)
+                await self.spaces.seeder.seed(space)
         self._compaction = asyncio.create_task(self._compact_loop(), name="compaction")
 
     def drain(self) -> None:
@@ -188,25 +184,13 @@ class SpaceRuntime:
                     raise
         return phase
 
-    async def ensure_default_roles(self, space: str) -> None:
-        """Create the default ClusterRoles and bindings (``apiserver.rbac.bootstrap``) that ``space`` lacks (a kube
-        space has none: its roles are its API server's, and the hub authorizes it in its parent)."""
+    def missing_default_roles(self, space: str) -> list[Default]:
+        """The default ClusterRoles and bindings (``apiserver.rbac.bootstrap``) that ``space`` lacks."""
         assert self.policy is not None
-        if space in self.spaces.kube_spaces:
-            return
-        for objects, present, plural in (
-                (bootstrap.cluster_roles(), self.policy.has_cluster_role, "clusterroles"),
-                (bootstrap.cluster_role_bindings(), self.policy.has_cluster_role_binding, "clusterrolebindings")):
-            rtype = self.catalog.by_group_resource(space, f"{plural}.rbac.authorization.k8s.io")
-            assert rtype is not None
-            for obj in objects:
-                if present(space, obj["metadata"]["name"]):
-                    continue
-                try:
-                    await self.objects.create(space, rtype, "", obj, WriteOptions(manager="spacehub"))
-                except StatusError as exc:
-                    if exc.code != 409:  # another hub process created it just now
-                        raise
+        return [(f"{plural}.rbac.authorization.k8s.io", obj) for objects, present, plural in (
+                    (bootstrap.cluster_roles(), self.policy.has_cluster_role, "clusterroles"),
+                    (bootstrap.cluster_role_bindings(), self.policy.has_cluster_role_binding, "clusterrolebindings"))
+                for obj in objects if not present(space, obj["metadata"]["name"])]
 
     def fatal(self, reason: str) -> None:
         """End the process at once: it cannot go on serving correctly (its supervisor restarts it)."""

@@ -4,8 +4,8 @@
   kept current from the watch bus (loaded from the store at startup).
 * Deleting a Namespace marks it Terminating; this controller deletes its contents (respecting their
   finalizers), then removes the Namespace.
-* Every space gets kube's system namespaces (``ensure_default_namespaces``) from whoever creates it, and
-  those already there get any they lack when the hub starts.
+* Every space gets kube's system namespaces (``DEFAULT_NAMESPACES``) from whoever creates it, and those
+  already there get any they lack when the hub starts (``spaces.seeding``).
 * ``default``, ``kube-system`` and ``kube-public`` cannot be deleted (kube's NamespaceLifecycle admission).
 """
 
@@ -18,7 +18,7 @@ import orjson
 
 from apimachinery.errors import StatusError
 from apiserver.catalog import Catalog
-from apiserver.service import DeleteOptions, Objects, WriteOptions
+from apiserver.service import DeleteOptions, Objects
 from apiserver.sharedtables import SharedTables
 from apiserver.store import Key, PreconditionFailed, Write
 from apiserver.watch import Entry, decode_object
@@ -88,19 +88,6 @@ class NamespaceController:
 
     async def stop(self) -> None:
         await self.worker.stop()
-
-    async def ensure_default_namespaces(self, space: str) -> None:
-        ns_type = self.catalog.by_group_resource(space, NAMESPACES)
-        assert ns_type is not None
-        for name in DEFAULT_NAMESPACES:
-            if self.phase(space, name) is not None:
-                continue
-            try:
-                await self.objects.create(space, ns_type, "", {"metadata": {"name": name}},
-                                          WriteOptions(manager="spacehub"))
-            except StatusError as exc:
-                if exc.code != 409:
-                    raise
 
     async def delete_contents(self, space: str, namespace: str) -> int:
         """Delete every object in a namespace; returns how many remain."""

@@ -39,30 +39,49 @@ class NamespaceDefaults(WorkQueue):
     """Keeps the ``default`` ServiceAccount and ``kube-root-ca.crt`` in every active namespace."""
 
     def __init__(self, objects: Objects, catalog: Catalog, namespaces: NamespaceController, ca_pem: bytes | None,
-                 served: Callable[[str], bool]) -> None:
+                 served: Callable[[str], bool], seeding: Callable[[str], bool]) -> None:
         """``served(space)``: whether this server keeps that space's namespaces now (False for kube spaces, and
-        for a space being deleted, whose contents go with it)."""
+        for a space being deleted, whose contents go with it). ``seeding(space)``: whether that space's defaults
+        are being written now (``spaces.seeding``, which writes this controller's objects of a namespace it
+        creates, :meth:`in_namespace`)."""
         super().__init__("namespace-defaults")
         self.objects = objects
         self.catalog = catalog
         self.namespaces = namespaces
         self.ca = ca_pem.decode() if ca_pem else None
         self.served = served
+        self.seeding = seeding
+
+    def in_namespace(self, _space: str, namespace: str) -> list[tuple[str, dict[str, Any]]]:
+        """What a new namespace gets: its ``default`` ServiceAccount and, with a CA, ``kube-root-ca.crt``."""
+        wanted: list[tuple[str, dict[str, Any]]] = [
+            (SERVICE_ACCOUNTS, {"metadata": {"name": DEFAULT_SERVICE_ACCOUNT, "namespace": namespace}})]
+        if self.ca is not None:
+            wanted.append((CONFIGMAPS, self._root_ca(namespace)))
+        return wanted
+
+    def _root_ca(self, namespace: str) -> dict[str, Any]:
+        return {"metadata": {"name": ROOT_CA_CONFIGMAP, "namespace": namespace}, "data": {ROOT_CA_KEY: self.ca}}
 
     def on_commit(self, entries: Sequence[Entry]) -> None:
         for entry in entries:
             key = entry.row.key
             if key.resource == NAMESPACES and not entry.row.deleted:
-                self.add((key.space, key.name))
-            elif self._kept(key.resource, key.name, entry.row.deleted):
+                # A namespace a space's seeding creates gets its objects from that seeding, in the same pass.
+                if not (entry.row.created and self.seeding(key.space)):
+                    self.add((key.space, key.name))
+            elif self._kept(entry):
                 self.add((key.space, key.namespace))
 
-    def _kept(self, resource: str, name: str, deleted: bool) -> bool:
-        """Whether a change to this object may need undoing: the default ServiceAccount deleted, the CA's
-        ConfigMap deleted or changed."""
-        if resource == SERVICE_ACCOUNTS:
-            return name == DEFAULT_SERVICE_ACCOUNT and deleted
-        return resource == CONFIGMAPS and name == ROOT_CA_CONFIGMAP and self.ca is not None
+    def _kept(self, entry: Entry) -> bool:
+        """Whether a change to this object needs undoing: the default ServiceAccount deleted, the CA's ConfigMap
+        deleted or changed to anything but the CA."""
+        key, deleted = entry.row.key, entry.row.deleted
+        if key.resource == SERVICE_ACCOUNTS:
+            return key.name == DEFAULT_SERVICE_ACCOUNT and deleted
+        if key.resource != CONFIGMAPS or key.name != ROOT_CA_CONFIGMAP or self.ca is None:
+            return False
+        return deleted or entry.obj().get("data") != {ROOT_CA_KEY: self.ca}
 
     def start(self, gate: Gate | None = None) -> None:
         self.objects.bus.add_listener(self.on_commit)
@@ -100,8 +119,7 @@ class NamespaceDefaults(WorkQueue):
 
     async def _ensure_root_ca(self, space: str, namespace: str) -> None:
         wanted = {ROOT_CA_KEY: self.ca}
-        found = await self._ensure(space, CONFIGMAPS, namespace,
-                                   {"metadata": {"name": ROOT_CA_CONFIGMAP, "namespace": namespace}, "data": wanted})
+        found = await self._ensure(space, CONFIGMAPS, namespace, self._root_ca(namespace))
         if found is None or found.get("data") == wanted:
             return
         rtype = self.catalog.by_group_resource(space, CONFIGMAPS)

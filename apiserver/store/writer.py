@@ -184,12 +184,13 @@ class Writer:
         return await w.future
 
     async def write_many(self, writes: Sequence[Write]) -> list[LogRow | BaseException]:
-        """Queue several independent writes; each succeeds or fails on its own."""
+        """Queue several independent writes, to be committed together (in batches of ``MAX_BATCH`` when they are
+        more); each succeeds or fails on its own."""
         futures = []
         for w in writes:
             w.future = self.loop.create_future()
             futures.append(w.future)
-            self._enqueue(w)
+        self._enqueue_all(writes)
         return list(await asyncio.gather(*futures, return_exceptions=True))
 
     async def commit_batch(self, batch: list[Write]) -> None:
@@ -265,6 +266,11 @@ class Writer:
     def _enqueue(self, w: Write) -> None:
         raise NotImplementedError
 
+    def _enqueue_all(self, writes: Sequence[Write]) -> None:
+        """Queue writes so that no batch takes only some of them (a writer on the loop: nothing runs between)."""
+        for w in writes:
+            self._enqueue(w)
+
     def _deliver(self, batch: list[Write], results: list[Any], committed: list[LogRow], prior: int) -> None:
         """On the loop: the batch to the feed, which resolves its futures once the rows are published."""
         self.on_commit(prior, committed, lambda: self._resolve(batch, results))
@@ -287,12 +293,18 @@ class GroupCommitWriter(Writer):
     def __init__(self, store: LogStore, loop: asyncio.AbstractEventLoop, on_commit: OnCommit,
                  observe_batch: Callable[[int, float], None] | None = None) -> None:
         super().__init__(store, loop, on_commit, observe_batch)
-        self._queue: queue.SimpleQueue[Write | None] = queue.SimpleQueue()
+        # A list: the writes of one ``write_many``, taken into one batch together.
+        self._queue: queue.SimpleQueue[Write | list[Write] | None] = queue.SimpleQueue()
         self._thread = threading.Thread(target=self._run, name="spacehub-writer", daemon=True)
         self._thread.start()
 
     def _enqueue(self, w: Write) -> None:
         self._queue.put(w)
+
+    def _enqueue_all(self, writes: Sequence[Write]) -> None:
+        # One item per batch's worth: the thread may wake between two puts and commit the first writes alone.
+        for start in range(0, len(writes), MAX_BATCH):
+            self._queue.put(list(writes[start:start + MAX_BATCH]))
 
     async def commit_batch(self, batch: list[Write]) -> None:
         await self.loop.run_in_executor(None, self._commit, batch)
@@ -307,7 +319,7 @@ class GroupCommitWriter(Writer):
             first = self._queue.get()
             if first is None:
                 return
-            batch = [first]
+            batch = first if isinstance(first, list) else [first]
             while len(batch) < MAX_BATCH:
                 try:
                     nxt = self._queue.get_nowait()
@@ -316,7 +328,10 @@ class GroupCommitWriter(Writer):
                 if nxt is None:
                     self._commit(batch)
                     return
-                batch.append(nxt)
+                if isinstance(nxt, list):
+                    batch.extend(nxt)
+                else:
+                    batch.append(nxt)
             self._commit(batch)
 
     def _commit(self, batch: list[Write]) -> None:
