@@ -19,7 +19,8 @@ from typing import Any
 
 from apimachinery.errors import StatusError
 from apiserver.catalog import Catalog
-from apiserver.service import Objects, WriteOptions, now_rfc3339
+from apiserver.service import Objects
+from apiserver.writeoptions import WriteOptions, now_rfc3339
 
 log = logging.getLogger(__name__)
 

@@ -12,16 +12,11 @@ from __future__ import annotations
 
 import copy
 import dataclasses
-import os
 import secrets
-import time
-import uuid
 from collections.abc import Awaitable, Callable, Collection, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from functools import partial
-from typing import Any, NamedTuple, TypeVar
+from typing import Any, TypeVar
 
 from apimachinery import errors
 from apimachinery.errors import Cause, StatusError
@@ -29,7 +24,6 @@ from apimachinery.names import validate_annotations, validate_labels, validate_o
 from apiserver.apply import server_side_apply
 from apiserver.catalog import Catalog
 from apiserver.fieldmanager import update_managed_fields
-from apiserver.identity import Identity
 from apiserver.objectreads import ObjectReads
 from apiserver.patching import apply_patch
 from apiserver.resourcetypes import ResourceType, stored
@@ -37,65 +31,14 @@ from apiserver.store import LogRow, LogStore, PreconditionFailed, Write, Writer
 from apiserver.store.writer import MUST_NOT_EXIST
 from apiserver.strictdecoding import check_fields
 from apiserver.watch import WatchBus, decode_object
+from apiserver.writeoptions import Creation, DeleteOptions, WriteOptions, new_uid, now_rfc3339
 
 T = TypeVar("T")
 AdmitHook = Callable[[str, "ResourceType", str, dict[str, Any] | None, dict[str, Any] | None, "WriteOptions", str],
                      Awaitable[None]]
 
 _GENERATE_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
-_UID_ENTROPY = bytearray()  # random bytes read ahead for new_uid
-
-
-def new_uid() -> str:
-    """A random (version 4) UUID, as uuid.uuid4 makes it, from entropy read 4 KiB at a time: one getrandom
-    call per create was a measurable part of its CPU."""
-    if not _UID_ENTROPY:
-        _UID_ENTROPY.extend(os.urandom(4096))
-    raw = _UID_ENTROPY[-16:]
-    del _UID_ENTROPY[-16:]
-    return str(uuid.UUID(bytes=bytes(raw), version=4))
 _UPDATE_RETRIES = 16
-
-
-_last_timestamp: tuple[int, str] = (0, "")
-
-
-def now_rfc3339() -> str:
-    """The current time as Kubernetes writes it (RFC 3339, whole seconds); formatted once a second."""
-    global _last_timestamp
-    second = int(time.time())
-    if _last_timestamp[0] != second:
-        _last_timestamp = (second, datetime.fromtimestamp(second, UTC).strftime("%Y-%m-%dT%H:%M:%SZ"))
-    return _last_timestamp[1]
-
-
-@dataclass
-class WriteOptions:
-    dry_run: bool = False
-    manager: str = ""
-    field_validation: str = "Strict"  # Strict | Warn | Ignore
-    warnings: list[str] = field(default_factory=list)
-    # Server-side apply computed managedFields itself (an Apply entry); do not record an Update.
-    apply: bool = False
-    user: Identity | None = None  # who asked (None: the server itself); admission may check what they hold
-
-
-@dataclass
-class DeleteOptions:
-    propagation: str = "Background"  # Background | Foreground | Orphan
-    uid: str | None = None
-    resource_version: str | None = None
-    dry_run: bool = False
-    user: Identity | None = None  # who asked (None: the server itself, e.g. the garbage collector)
-
-
-class Creation(NamedTuple):
-    """One object for ``Objects.create_many``: its type, its namespace ("" when cluster-scoped), its body, and the
-    field manager it is recorded under when not the call's."""
-    rtype: ResourceType
-    namespace: str
-    obj: dict[str, Any]
-    manager: str | None = None
 
 
 def _strip_for_compare(obj: dict[str, Any]) -> dict[str, Any]:

@@ -19,7 +19,8 @@ from typing import Any
 
 from apimachinery.errors import StatusError
 from apiserver.catalog import Catalog
-from apiserver.service import Objects, WriteOptions, now_rfc3339
+from apiserver.service import Objects
+from apiserver.writeoptions import WriteOptions, now_rfc3339
 from inventory.clusters import Inventory
 from inventory.kinds import SYNC_TARGETS
 from kubeclient.workqueue import Gate

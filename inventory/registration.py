@@ -14,7 +14,8 @@ from typing import Any
 from apimachinery.errors import StatusError
 from apiserver.catalog import Catalog
 from apiserver.resourcetypes import ResourceType
-from apiserver.service import DeleteOptions, Objects, WriteOptions, now_rfc3339
+from apiserver.service import Objects
+from apiserver.writeoptions import DeleteOptions, WriteOptions, now_rfc3339
 from inventory.credentials import SyncerCredentials
 from inventory.kinds import CREDENTIALS_ROTATED, EDGE_GROUP, EDGE_VERSION, LOCATIONS, SYNC_TARGETS
 from inventory.taints import merge_taints

@@ -34,9 +34,10 @@ from apiserver.catalog import Catalog
 from apiserver.controllers.autoscaling import recommend, status_after, status_unable
 from apiserver.resourcetypes import ResourceType, ScalePaths
 from apiserver.scale import scale_of
-from apiserver.service import Objects, WriteOptions
+from apiserver.service import Objects
 from apiserver.spacepaths import ROOT
 from apiserver.watch import Entry
+from apiserver.writeoptions import WriteOptions
 from kubeclient.workqueue import Gate, WorkQueue
 from placement.division import per_replica_requests
 from placement.model import ObjectRef

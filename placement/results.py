@@ -14,7 +14,8 @@ from typing import Any
 from apimachinery.errors import StatusError
 from apiserver.catalog import Catalog
 from apiserver.resourcetypes import ResourceType
-from apiserver.service import Objects, WriteOptions, now_rfc3339
+from apiserver.service import Objects
+from apiserver.writeoptions import WriteOptions, now_rfc3339
 from inventory.clusters import Inventory
 from inventory.kinds import EDGE_GROUP, EDGE_VERSION, LOCATIONS
 from placement.engine import PlacementEngine

@@ -17,9 +17,10 @@ from typing import Any
 
 import orjson
 
-from apiserver.service import Objects, now_rfc3339
+from apiserver.service import Objects
 from apiserver.store import INTERNAL_SPACE, Key, Write
 from apiserver.watch import Entry
+from apiserver.writeoptions import now_rfc3339
 from placement.model import ObjectRef
 
 RECORDS = "objectrevisions.spacehub.io"

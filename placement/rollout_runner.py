@@ -27,8 +27,9 @@ from typing import Any
 from apimachinery.errors import StatusError, conflict, not_found
 from apiserver.catalog import Catalog
 from apiserver.events import EventRecorder, Involved
-from apiserver.service import Objects, WriteOptions
+from apiserver.service import Objects
 from apiserver.store.lease import Leadership
+from apiserver.writeoptions import WriteOptions
 from cel import CelCompileError, CelEvalError, CompiledExpression, compile_expression
 from inventory.clusters import Inventory
 from inventory.kinds import EDGE_GROUP, EDGE_VERSION

@@ -24,11 +24,12 @@ import orjson
 from apimachinery.errors import not_found
 from apiserver.catalog import Catalog
 from apiserver.customresources import CRD_RESOURCE
-from apiserver.service import Objects, WriteOptions
+from apiserver.service import Objects
 from apiserver.spacepaths import child_id
 from apiserver.store import Key, LogRow
 from apiserver.store.lease import Leadership
 from apiserver.watch import Entry
+from apiserver.writeoptions import WriteOptions
 from inventory.clusters import Inventory
 from inventory.kinds import EDGE_GROUP
 from kubeclient.workqueue import WorkQueue

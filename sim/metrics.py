@@ -15,8 +15,8 @@ from collections import Counter
 from typing import Any
 
 from apimachinery.selectors import LabelSelector
-from apiserver.service import now_rfc3339
 from apiserver.store import Key
+from apiserver.writeoptions import now_rfc3339
 from sim.controllers.cache import PODS, REPLICASETS, ClusterCache
 from sim.controllers.util import Obj, controller_ref, get, labels, pod_ready, pod_requests
 

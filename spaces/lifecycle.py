@@ -22,10 +22,11 @@ from apimachinery import errors
 from apimachinery.errors import Cause, StatusError
 from apiserver.catalog import Catalog
 from apiserver.controllers.namespaces import NamespaceController, finalize, phase_of
-from apiserver.service import DeleteOptions, Objects, WriteOptions
+from apiserver.service import Objects
 from apiserver.spacepaths import ROOT, base_name, child_causes, child_id, full_path, parent_id
 from apiserver.store import Key, LogRow
 from apiserver.watch import Entry, decode_object
+from apiserver.writeoptions import DeleteOptions, WriteOptions
 from kubeclient.workqueue import Gate, WorkQueue
 from spaces.kind import KUBE, SPACE_GROUP, SPACES, provider_of
 from spaces.seeding import SpaceSeeder

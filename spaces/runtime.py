@@ -40,12 +40,13 @@ from apiserver.rbac.escalation import EscalationCheck
 from apiserver.rbac.policy import PolicyIndex
 from apiserver.server.admission import AdmissionChain, AdmissionHook
 from apiserver.server.webhooks import Webhooks
-from apiserver.service import Objects, WriteOptions
+from apiserver.service import Objects
 from apiserver.spacepaths import ROOT
 from apiserver.store import LogStore, open_writer, storage_failure
 from apiserver.store.feed import LogFeed, LogNotices
 from apiserver.store.lease import Leadership, PostgresLease
 from apiserver.watch import WatchBus
+from apiserver.writeoptions import WriteOptions
 from spaces.kind import SPACES
 from spaces.lifecycle import SpaceController
 from spaces.seeding import Default, SpaceDefaults

@@ -19,7 +19,8 @@ from typing import Any
 from apimachinery.errors import StatusError
 from apiserver.catalog import Catalog
 from apiserver.controllers.namespaces import DEFAULT_NAMESPACES, NAMESPACES, NamespaceController
-from apiserver.service import Creation, Objects, WriteOptions
+from apiserver.service import Objects
+from apiserver.writeoptions import Creation, WriteOptions
 
 # One default object: its group_resource (as the catalogue names it) and its body.
 Default = tuple[str, dict[str, Any]]

@@ -20,7 +20,8 @@ import orjson
 from apimachinery.errors import StatusError
 from apiserver.catalog import Catalog
 from apiserver.resourcetypes import ResourceType
-from apiserver.service import Objects, WriteOptions
+from apiserver.service import Objects
+from apiserver.writeoptions import WriteOptions
 from inventory.clusters import Inventory
 from placement.model import ObjectRef, StatusWants
 from placement.service import PlacementService

@@ -32,8 +32,9 @@ import orjson
 
 from apimachinery.errors import StatusError
 from apiserver.catalog import Catalog
-from apiserver.service import Objects, WriteOptions
+from apiserver.service import Objects
 from apiserver.watch import Entry
+from apiserver.writeoptions import WriteOptions
 from kubeclient.workqueue import Gate, WorkQueue
 from placement.model import ObjectRef
 from placement.service import PlacementService

@@ -16,7 +16,8 @@ from typing import Any
 
 from apiserver.catalog import Catalog
 from apiserver.events import EventRecorder, Involved
-from apiserver.service import Objects, now_rfc3339
+from apiserver.service import Objects
+from apiserver.writeoptions import now_rfc3339
 from inventory.clusters import Inventory
 from kubeclient.workqueue import Gate
 from placement.model import ObjectRef

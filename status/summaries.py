@@ -28,8 +28,9 @@ from apimachinery.errors import StatusError
 from apiserver.catalog import Catalog
 from apiserver.events import EventRecorder, Involved
 from apiserver.resourcetypes import ResourceType
-from apiserver.service import Objects, WriteOptions
+from apiserver.service import Objects
 from apiserver.watch import Entry
+from apiserver.writeoptions import WriteOptions
 from inventory.clusters import Inventory
 from kubeclient.workqueue import Gate, WorkQueue
 from placement.model import ObjectRef

@@ -27,9 +27,10 @@ from apimachinery.errors import StatusError
 from apiserver.catalog import Catalog
 from apiserver.events import EventRecorder, Involved
 from apiserver.resourcetypes import ResourceType
-from apiserver.service import Objects, WriteOptions
+from apiserver.service import Objects
 from apiserver.store import Key
 from apiserver.watch import Entry
+from apiserver.writeoptions import WriteOptions
 from kubeclient.workqueue import Gate
 from placement.model import ObjectRef
 from placement.placed import UPSYNCED_LABEL

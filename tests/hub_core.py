@@ -12,7 +12,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
-from apiserver.service import DeleteOptions, WriteOptions
+from apiserver.writeoptions import DeleteOptions, WriteOptions
 from hub.app import HubCore, HubSettings
 
 EDGE = "edge.kubestellar.io/v2alpha1"

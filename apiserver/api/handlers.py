@@ -40,8 +40,9 @@ from apiserver.patching import apply_patch
 from apiserver.protobuf import decode_protobuf_body
 from apiserver.resourcetypes import ResourceType, ScalePaths
 from apiserver.scale import scale_of
-from apiserver.service import DeleteOptions, Objects, WriteOptions
+from apiserver.service import Objects
 from apiserver.spacepaths import full_path
+from apiserver.writeoptions import DeleteOptions, WriteOptions
 
 DELETE_OPTIONS = "io.k8s.apimachinery.pkg.apis.meta.v1.DeleteOptions"
 

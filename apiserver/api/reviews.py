@@ -13,7 +13,7 @@ from typing import Any
 from apimachinery import errors
 from apiserver.access import Attributes, Authorizer
 from apiserver.identity import Identity
-from apiserver.service import now_rfc3339
+from apiserver.writeoptions import now_rfc3339
 
 SELF_SUBJECT_REVIEW = "selfsubjectreviews.authentication.k8s.io"
 ACCESS_REVIEW = "selfsubjectaccessreviews.authorization.k8s.io"

@@ -15,7 +15,7 @@ from typing import Any, Protocol
 from apimachinery import errors
 from apiserver.identity import Identity
 from apiserver.resourcetypes import ResourceType
-from apiserver.service import now_rfc3339
+from apiserver.writeoptions import now_rfc3339
 
 TOKEN_REVIEW = "tokenreviews.authentication.k8s.io"
 AUTHENTICATION = "authentication.k8s.io/v1"

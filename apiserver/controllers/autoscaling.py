@@ -17,7 +17,7 @@ from typing import Any
 
 from apimachinery.nested import get
 from apiserver.controllers.conditions import new_condition, set_condition
-from apiserver.service import now_rfc3339
+from apiserver.writeoptions import now_rfc3339
 
 Obj = dict[str, Any]
 DEFAULT_UTILIZATION = 80

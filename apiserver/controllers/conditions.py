@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from apiserver.service import now_rfc3339
+from apiserver.writeoptions import now_rfc3339
 
 Obj = dict[str, Any]
 

@@ -25,8 +25,9 @@ from apimachinery.errors import StatusError
 from apiserver.catalog import Catalog
 from apiserver.customresources import CLEANUP_FINALIZER, CRD_RESOURCE, types_from_crd
 from apiserver.resourcetypes import ResourceType
-from apiserver.service import Objects, WriteOptions, now_rfc3339
+from apiserver.service import Objects
 from apiserver.watch import Entry
+from apiserver.writeoptions import WriteOptions, now_rfc3339
 from kubeclient.workqueue import Gate, WorkQueue
 
 MANAGER = "spacehub-apiextensions-controller"

@@ -18,9 +18,10 @@ import orjson
 
 from apimachinery.errors import StatusError
 from apiserver.catalog import Catalog
-from apiserver.service import DeleteOptions, Objects, WriteOptions
+from apiserver.service import Objects
 from apiserver.store import Key, LogRow
 from apiserver.watch import Entry
+from apiserver.writeoptions import DeleteOptions, WriteOptions
 from kubeclient.workqueue import Gate, WorkQueue
 
 FOREGROUND = "foregroundDeletion"

@@ -18,10 +18,11 @@ import orjson
 
 from apimachinery.errors import StatusError
 from apiserver.catalog import Catalog
-from apiserver.service import DeleteOptions, Objects
+from apiserver.service import Objects
 from apiserver.sharedtables import SharedTables
 from apiserver.store import Key, PreconditionFailed, Write
 from apiserver.watch import Entry, decode_object
+from apiserver.writeoptions import DeleteOptions
 from kubeclient.workqueue import Gate, WorkQueue
 
 NAMESPACES = "namespaces"

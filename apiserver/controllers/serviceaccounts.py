@@ -17,8 +17,9 @@ from typing import Any
 from apimachinery.errors import StatusError
 from apiserver.catalog import Catalog
 from apiserver.controllers.namespaces import NAMESPACES, NamespaceController
-from apiserver.service import Objects, WriteOptions
+from apiserver.service import Objects
 from apiserver.watch import Entry
+from apiserver.writeoptions import WriteOptions
 from kubeclient.workqueue import Gate, WorkQueue
 
 DEFAULT_SERVICE_ACCOUNT = "default"

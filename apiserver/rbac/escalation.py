@@ -19,7 +19,7 @@ from apiserver.rbac.authorizer import RBACAuthorizer
 from apiserver.rbac.policy import RBAC_GROUP, PolicyIndex
 from apiserver.rbac.rules import Rule, describe, rules_of, uncovered
 from apiserver.resourcetypes import ResourceType
-from apiserver.service import WriteOptions
+from apiserver.writeoptions import WriteOptions
 
 ROLES = frozenset({"roles", "clusterroles"})
 BINDINGS = frozenset({"rolebindings", "clusterrolebindings"})

@@ -18,7 +18,8 @@ from apiserver.admission.engine import AdmissionEngine, AdmissionRequest
 from apiserver.admission.policy import CompiledPolicy
 from apiserver.catalog import Catalog
 from apiserver.resourcetypes import ResourceType
-from apiserver.service import AdmitHook, Objects, WriteOptions
+from apiserver.service import AdmitHook, Objects
+from apiserver.writeoptions import WriteOptions
 
 
 async def namespace_object(objects: Objects, catalog: Catalog, space: str, rtype: ResourceType,

@@ -24,9 +24,10 @@ from apiserver.admission.webhooks import Webhook, WebhookIndex
 from apiserver.catalog import Catalog
 from apiserver.resourcetypes import ResourceType
 from apiserver.server.admission import namespace_object
-from apiserver.service import Objects, WriteOptions
+from apiserver.service import Objects
 from apiserver.strictdecoding import check_fields
 from apiserver.webhookclient import WebhookCallFailed
+from apiserver.writeoptions import WriteOptions
 from cel import CelEvalError
 
 log = logging.getLogger(__name__)

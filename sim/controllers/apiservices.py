@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from apiserver.service import now_rfc3339
 from apiserver.store import Key
+from apiserver.writeoptions import now_rfc3339
 from sim.controllers.base import Context, Controller
 from sim.controllers.cache import APISERVICES, SERVICES
 from sim.controllers.util import Obj, condition, get

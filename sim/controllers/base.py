@@ -16,9 +16,10 @@ from apimachinery.errors import StatusError
 from apiserver.catalog import Catalog
 from apiserver.events import EventRecorder
 from apiserver.resourcetypes import ResourceType
-from apiserver.service import DeleteOptions, Objects, WriteOptions
+from apiserver.service import Objects
 from apiserver.spacepaths import ROOT
 from apiserver.store import Key
+from apiserver.writeoptions import DeleteOptions, WriteOptions
 from kubeclient.workqueue import WorkQueue
 from sim.controllers.cache import PODS, ClusterCache
 from sim.controllers.scheduler import PodIPs, Scheduler

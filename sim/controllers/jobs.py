@@ -15,8 +15,8 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from apiserver.service import now_rfc3339
 from apiserver.store import Key
+from apiserver.writeoptions import now_rfc3339
 from sim.controllers.base import BURST, Context, Controller
 from sim.controllers.cache import JOBS, PODS
 from sim.controllers.util import Obj, as_int, condition, deleting, get, labels, phase, pod_active, pod_ready

@@ -16,8 +16,8 @@ import uuid
 from dataclasses import dataclass
 from typing import Any
 
-from apiserver.service import now_rfc3339
 from apiserver.store import Key
+from apiserver.writeoptions import now_rfc3339
 from sim.controllers.base import Context, Controller
 from sim.controllers.cache import NODES
 from sim.controllers.util import Obj, condition, deleting, get, labels, meta

@@ -23,8 +23,8 @@ import time
 from typing import Any
 
 from apiserver.events import Involved
-from apiserver.service import now_rfc3339
 from apiserver.store import Key
+from apiserver.writeoptions import now_rfc3339
 from sim.controllers.base import Context, Controller
 from sim.controllers.cache import NODES, PODS
 from sim.controllers.nodes import node_internal_ip

@@ -28,9 +28,9 @@ import yaml
 
 from apimachinery import kubejsonpath
 from apimachinery.errors import StatusError
-from apiserver.service import WriteOptions
 from apiserver.store import Key
 from apiserver.watch import Entry, decode_object
+from apiserver.writeoptions import WriteOptions
 from sim.controllers.base import Context, Controller
 from sim.controllers.util import Obj, deleting
 

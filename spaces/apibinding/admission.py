@@ -17,7 +17,8 @@ from apimachinery import errors
 from apiserver.access import Attributes, Authorizer
 from apiserver.customresources import CRD_RESOURCE
 from apiserver.resourcetypes import ResourceType
-from apiserver.service import Objects, WriteOptions
+from apiserver.service import Objects
+from apiserver.writeoptions import WriteOptions
 from spaces.apibinding.index import BindingIndex
 from spaces.apibinding.kinds import APIS_GROUP, BINDINGS, EXPORT_RESOURCE
 from spaces.apibinding.resolve import export_ref

@@ -18,7 +18,8 @@ from typing import Any
 from apimachinery.errors import StatusError
 from apiserver.catalog import Catalog
 from apiserver.resourcetypes import ResourceType
-from apiserver.service import Objects, WriteOptions, now_rfc3339
+from apiserver.service import Objects
+from apiserver.writeoptions import WriteOptions, now_rfc3339
 from kubeclient.workqueue import Gate, WorkQueue
 from spaces.apibinding.index import BindingIndex
 from spaces.apibinding.kinds import BINDINGS, ENDPOINT_PREFIX, EXPORTS

@@ -11,10 +11,10 @@ from pathlib import Path
 
 from apimachinery.errors import StatusError
 from apiserver.rbac import bootstrap
-from apiserver.service import Creation, DeleteOptions, WriteOptions
 from apiserver.spacepaths import ROOT
 from apiserver.store import Key, LogRow, Write
 from apiserver.store.writer import MAX_BATCH, MUST_NOT_EXIST
+from apiserver.writeoptions import Creation, DeleteOptions, WriteOptions
 from spaces.kind import SPACES, spaces_catalog
 from spaces.runtime import RuntimeSettings, SpaceRuntime
 from tests.unit.test_object_reads import on_a_runtime, root_type

@@ -14,9 +14,9 @@ import pytest
 
 from apimachinery.errors import StatusError
 from apiserver.resourcetypes import ResourceType
-from apiserver.service import DeleteOptions, WriteOptions
 from apiserver.spacepaths import ROOT
 from apiserver.store import INTERNAL_SPACE, Key, Write
+from apiserver.writeoptions import DeleteOptions, WriteOptions
 from spaces.kind import spaces_catalog
 from spaces.runtime import RuntimeSettings, SpaceRuntime
 

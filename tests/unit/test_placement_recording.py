@@ -11,9 +11,9 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
-from apiserver.service import WriteOptions
 from apiserver.store import Key, LogRow
 from apiserver.watch import Entry
+from apiserver.writeoptions import WriteOptions
 from hub.app import HubCore
 from placement.model import ObjectRef
 from placement.projection import CHILD_HUB_PLACEMENT

@@ -10,7 +10,7 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
-from apiserver.service import WriteOptions
+from apiserver.writeoptions import WriteOptions
 from hub.app import HubCore
 from placement.model import ObjectRef
 from status.service import ObjectReport
