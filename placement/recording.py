@@ -20,7 +20,7 @@ import contextlib
 import logging
 from collections.abc import Awaitable, Callable
 
-from apiserver.store import LogRow
+from apiserver.store import LogRow, store_unavailable
 from apiserver.watch import Entry
 
 log = logging.getLogger(__name__)
@@ -97,8 +97,12 @@ class SpaceRecording:
             try:
                 revision, rows = await self._run_sync(self._read, space)
                 break
-            except Exception:
-                log.exception("reading space %s's objects for placement failed; trying again", space)
+            except Exception as exc:
+                unreachable = store_unavailable(exc)
+                if unreachable is None:
+                    log.exception("reading space %s's objects for placement failed; trying again", space)
+                else:  # the database is away (a restart): said in a line, not a traceback every second
+                    log.warning("reading space %s's objects for placement: %s; trying again", space, unreachable)
                 await asyncio.sleep(READ_RETRY)
             if self._held.get(space) is not held:
                 return
