@@ -20,10 +20,18 @@ import contextlib
 import logging
 from collections.abc import Awaitable, Callable
 
+from apiserver.controllers.namespaces import NAMESPACES
+from apiserver.customresources import CRD_RESOURCE
 from apiserver.store import LogRow, store_unavailable
 from apiserver.watch import Entry
+from placement.results import PLACEMENTS
 
 log = logging.getLogger(__name__)
+
+# The order a space's objects could have been created in, which the engine's bookkeeping assumes (a custom
+# resource never arrives before its CRD, nor an object before its Namespace): the store lists them by name.
+_CREATED_FIRST = {CRD_RESOURCE: 0, NAMESPACES: 1}
+_CREATED_LAST = PLACEMENTS  # its objects are there when a placement meets them
 
 READ_RETRY = 1.0  # seconds before a failed read of a space's objects is tried again
 
@@ -33,6 +41,13 @@ SpaceRead = Callable[[str], tuple[int, list[LogRow]]]
 RunSync = Callable[[SpaceRead, str], Awaitable[tuple[int, list[LogRow]]]]
 # Told, on the event loop, that a space's read is done: its rows, then the changes held meanwhile.
 Recorded = Callable[[str, list[LogRow], list[Entry]], None]
+
+
+def in_creation_order(rows: list[LogRow]) -> list[LogRow]:
+    """A space's objects read from the store, CRDs first, then Namespaces, then the other objects, EdgePlacements
+    last."""
+    return sorted(rows, key=lambda row: _CREATED_FIRST.get(row.key.resource, 3 if row.key.resource == _CREATED_LAST
+                                                                            else 2))
 
 
 class SpaceRecording:

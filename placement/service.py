@@ -52,7 +52,7 @@ from placement.placed import (
 )
 from placement.projection import ProjectedObjects, content_digest
 from placement.reads import PlacementReads
-from placement.recording import SpaceRecording
+from placement.recording import SpaceRecording, in_creation_order
 from placement.references import pod_labels, references, service_selector
 from placement.results import PLACEMENTS, SLICE_SIZE, ResultWriter
 from placement.rollout_runner import POLL, RolloutRunner
@@ -256,7 +256,7 @@ class PlacementService(PlacementReads, WorkQueue):
         placed = {row.key.space for row in self.objects.rows_of_resource(PLACEMENTS)
                   if self.is_workload_space(row.key.space) and records_space(Entry(row))}
         for space in sorted(placed):
-            for row in self.recording.read_now(space):
+            for row in in_creation_order(self.recording.read_now(space)):
                 self._observe(row, orjson.loads(row.value))
 
     def _space_rows(self, space: str) -> tuple[int, list[LogRow]]:
@@ -266,7 +266,7 @@ class PlacementService(PlacementReads, WorkQueue):
     def _space_read(self, space: str, rows: list[LogRow], held: list[Entry]) -> None:
         """A space's objects were read (its first EdgePlacement, or an APIBinding, wants them): record them, then
         the changes held during the read (those the read holds already are skipped as stale)."""
-        for row in rows:
+        for row in in_creation_order(rows):
             self._observe(row, orjson.loads(row.value))
         self.on_commit(held)
         self._settle(space)

@@ -17,7 +17,7 @@ from apiserver.writeoptions import WriteOptions
 from hub.app import HubCore
 from placement.model import ObjectRef
 from placement.projection import CHILD_HUB_PLACEMENT
-from placement.recording import SpaceRecording
+from placement.recording import SpaceRecording, in_creation_order
 from placement.results import PLACEMENTS
 from tests.hub_core import EDGE, create, delete, hub_core, placement
 from tests.polling import eventually
@@ -155,3 +155,18 @@ def test_a_space_forgotten_while_it_is_read_is_not_recorded_when_the_read_return
         await recording.stop()
         assert told == [] and not recording.recorded("team") and not recording.reading("team")
     asyncio.run(scenario())
+
+
+def test_a_space_read_is_recorded_in_an_order_its_objects_could_have_been_created_in() -> None:
+    """The store lists a space by (namespace, name): a custom resource before its CRD, a placement before what it
+    places. Recorded in that order, the clusters missed CRDs and Namespaces that came after the placement."""
+    def row(resource: str, name: str, namespace: str = "") -> LogRow:
+        return LogRow(1, Key("s", resource, namespace, name), False, False, 0, b"{}")
+
+    listed = [row("customresourcedefinitions.apiextensions.k8s.io", "a.example.com"), row(PLACEMENTS, "b"),
+              row("widgets.example.com", "c"), row("namespaces", "pools"),
+              row("customresourcedefinitions.apiextensions.k8s.io", "widgets.example.com"),
+              row("configmaps", "x", "pools")]
+    assert [(r.key.resource.split(".")[0], r.key.name) for r in in_creation_order(listed)] == [
+        ("customresourcedefinitions", "a.example.com"), ("customresourcedefinitions", "widgets.example.com"),
+        ("namespaces", "pools"), ("widgets", "c"), ("configmaps", "x"), ("edgeplacements", "b")]
