@@ -5,7 +5,6 @@ written when the runtime starts again; and the writes of one ``write_many`` take
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
@@ -15,8 +14,8 @@ from apiserver.spacepaths import ROOT
 from apiserver.store import Key, LogRow, Write
 from apiserver.store.writer import MAX_BATCH, MUST_NOT_EXIST
 from apiserver.writeoptions import Creation, DeleteOptions, WriteOptions
-from spaces.kind import SPACES, spaces_catalog
-from spaces.runtime import RuntimeSettings, SpaceRuntime
+from spaces.kind import SPACES
+from spaces.runtime import SpaceRuntime
 from tests.unit.test_object_reads import on_a_runtime, root_type
 
 SYSTEM_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
@@ -56,18 +55,7 @@ def run_rbac_runtime(tmp_path: Path, body: Callable[[SpaceRuntime], Awaitable[No
                      batches: list[int] | None = None) -> None:
     """``body`` on a started runtime with RBAC (so spaces get the default roles); each commit's size into
     ``batches``."""
-    async def go() -> None:
-        observe = None if batches is None else (lambda size, _seconds: batches.append(size))
-        runtime = SpaceRuntime(spaces_catalog(), RuntimeSettings(db_url=f"sqlite:///{tmp_path / 'hub.db'}",
-                                                                 rbac=True), observe_batch=observe)
-        await runtime.open()
-        await runtime.start()
-        try:
-            await body(runtime)
-        finally:
-            await runtime.stop()
-
-    asyncio.run(go())
+    on_a_runtime(tmp_path, body, rbac=True, batches=batches)
 
 
 async def default_revisions(runtime: SpaceRuntime, space: str) -> list[int]:

@@ -21,10 +21,14 @@ from spaces.kind import spaces_catalog
 from spaces.runtime import RuntimeSettings, SpaceRuntime
 
 
-def on_a_runtime(tmp_path: Path, body: Callable[[SpaceRuntime], Awaitable[None]]) -> None:
-    """Run ``body`` on a started space runtime over a fresh SQLite log, stopping it whatever happens."""
+def on_a_runtime(tmp_path: Path, body: Callable[[SpaceRuntime], Awaitable[None]], *, rbac: bool = False,
+                 batches: list[int] | None = None) -> None:
+    """Run ``body`` on a started space runtime over a fresh SQLite log (``rbac``: spaces get the default roles),
+    stopping it whatever happens; each commit's size into ``batches``."""
     async def go() -> None:
-        runtime = SpaceRuntime(spaces_catalog(), RuntimeSettings(db_url=f"sqlite:///{tmp_path / 'hub.db'}"))
+        observe = None if batches is None else (lambda size, _seconds: batches.append(size))
+        runtime = SpaceRuntime(spaces_catalog(), RuntimeSettings(db_url=f"sqlite:///{tmp_path / 'hub.db'}",
+                                                                 rbac=rbac), observe_batch=observe)
         await runtime.open()
         await runtime.start()
         try:
