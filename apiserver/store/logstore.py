@@ -87,6 +87,17 @@ def shared_key(space: str, resource: str, namespace: str, name: str) -> Key:
     return Key(sys.intern(space), sys.intern(resource), sys.intern(namespace), sys.intern(name))
 
 
+def right_sized(value: bytes) -> bytes:
+    """``value`` in an allocation of its own length, for a row kept after its write.
+
+    ``orjson.dumps`` returns bytes whose allocation is its growing buffer's, not shrunk to the length (4 KiB for
+    any short document, 8 KiB for 700 bytes, 32 KiB for 3,000 with orjson 3.13; ``sys.getsizeof`` shows the length
+    only). The watch ring and the writer's recent rows keep tens of thousands of committed rows: kept as written,
+    their buffers were most of an empty space's memory at 10,000 spaces (see docs/benchmarks.md, "Spaces at scale:
+    what limits it"). A copy costs a ``memcpy`` of the length, once per write."""
+    return bytes(memoryview(value))
+
+
 @dataclass(frozen=True, slots=True)
 class LogRow:
     revision: int

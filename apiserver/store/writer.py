@@ -35,7 +35,7 @@ from typing import Any
 
 import orjson
 
-from apiserver.store.logstore import Key, LogRow, LogStore, PreconditionFailed
+from apiserver.store.logstore import Key, LogRow, LogStore, PreconditionFailed, right_sized
 
 log = logging.getLogger(__name__)
 
@@ -151,7 +151,9 @@ def plan(batch: Sequence[Write]) -> Generator[Request, Any, list[Outcome]]:
 def _appended(pending: list[tuple[int, Write, bool, int]], revisions: list[int], results: list[Outcome | None],
               latest: dict[Key, tuple[int, bool]]) -> None:
     for (index, w, created, prev), revision in zip(pending, revisions, strict=True):
-        results[index] = LogRow(revision, w.key, created, w.deleted, prev, w.value)
+        # The committed row outlives the write (the watch ring, the recent rows): its value right-sized once, here
+        # on the writer's thread rather than on the event loop.
+        results[index] = LogRow(revision, w.key, created, w.deleted, prev, right_sized(w.value))
         latest[w.key] = (revision, w.deleted)
     pending.clear()
 

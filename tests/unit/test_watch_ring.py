@@ -1,12 +1,18 @@
 """The watch bus's ring of recent changes stays bounded in bytes and keeps decoded objects for the newest only:
-a hub with thousands of spaces must not hold every recent change's object decoded."""
+a hub with thousands of spaces must not hold every recent change's object decoded. A watch resuming from before
+the ring reads the store's history instead."""
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
 import orjson
 
-from apiserver.store import Key, LogRow
-from apiserver.watch import DECODED_WINDOW, WatchBus
+from apiserver.store import Key, LogRow, LogStore, Write, open_writer
+from apiserver.watch import DECODED_WINDOW, Entry, WatchBus, changes
 
 
 def row(revision: int, size: int = 100) -> LogRow:
@@ -32,3 +38,45 @@ def test_only_the_newest_changes_keep_their_decoded_object_and_older_ones_still_
     assert oldest.obj() is not oldest.obj()  # decoded for each reader, held by none
     assert oldest.obj()["metadata"] == {"name": "cm-1", "resourceVersion": "1"}
     assert orjson.loads(oldest.wire())["object"]["metadata"]["name"] == "cm-1"
+
+
+def test_a_watch_from_before_the_ring_reads_the_store_and_one_from_within_it_the_ring(tmp_path: Path) -> None:
+    store = LogStore(f"sqlite:///{tmp_path / 'log.db'}")
+    bus = WatchBus(store.current_revision(), ring_size=5)
+
+    async def read_history(fn: Callable[..., list[LogRow]], *args: object, **kwargs: object) -> list[LogRow]:
+        return await asyncio.to_thread(fn, *args, **kwargs)
+
+    async def watch(after: int, count: int) -> list[Entry]:
+        got: list[Entry] = []
+        async with contextlib.aclosing(changes(bus, store, "s", "configmaps", after, read_history)) as stream:
+            async for entry in stream:
+                got.append(entry)
+                if len(got) == count:
+                    return got
+        raise AssertionError("the watch ended")
+
+    async def run() -> None:
+        def publish(_prior: int, rows: Sequence[LogRow], then: Callable[[], None]) -> None:
+            bus.publish(rows)
+            then()
+
+        writer = open_writer(store, asyncio.get_running_loop(), publish)
+        written = [await writer.write(Write(Key("s", "configmaps", "default", f"cm-{i}"), row(i).value))
+                   for i in range(12)]
+        await writer.close()
+        revisions = [r.revision for r in written]
+        assert bus.entry(revisions[0]) is None  # evicted: only the newest 5 are in the ring
+
+        from_store = await watch(revisions[0] - 1, 12)
+        assert [e.revision for e in from_store] == revisions
+        assert [e.obj()["metadata"]["name"] for e in from_store] == [f"cm-{i}" for i in range(12)]
+
+        from_ring = await watch(revisions[-4], 3)
+        assert [e.revision for e in from_ring] == revisions[-3:]
+        assert all(e is bus.entry(e.revision) for e in from_ring)  # the ring's entries, no store read
+
+    try:
+        asyncio.run(run())
+    finally:
+        store.close()
