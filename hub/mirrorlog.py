@@ -26,7 +26,7 @@ from collections.abc import Collection, Iterable, Mapping
 import orjson
 
 from apiserver.service import Objects
-from apiserver.store import Key, LogRow
+from apiserver.store import Key, LogRow, right_sized
 from kubeclient.workqueue import Gate
 from placement.mirror import KubeSpaceMirrors
 from status.records import Records
@@ -48,7 +48,7 @@ def decode(value: bytes) -> LogRow:
     """A record as the row the mirror would have made of a newly listed object."""
     d = orjson.loads(value)
     return LogRow(int(d["revision"]), Key(*d["key"]), created=True, deleted=False, prev_revision=0,
-                  value=orjson.dumps(d["object"]))
+                  value=right_sized(orjson.dumps(d["object"])))
 
 
 def by_space(values: Iterable[bytes]) -> Kept:

@@ -30,7 +30,7 @@ from typing import Any
 import orjson
 
 from apiserver.customresources import CRD_RESOURCE
-from apiserver.store import Key, LogRow
+from apiserver.store import Key, LogRow, right_sized
 from apiserver.watch import Entry
 from kubeclient.backoff import Backoff
 from kubeclient.client import GVR, ClusterError, KubeClient
@@ -218,7 +218,7 @@ class KubeSpaceMirror:
                               "not a number") from None
         previous = self.rows.get(key)
         return LogRow(revision, key, created=previous is None, deleted=event == "DELETED",
-                      prev_revision=previous.revision if previous else 0, value=orjson.dumps(obj))
+                      prev_revision=previous.revision if previous else 0, value=right_sized(orjson.dumps(obj)))
 
     def _replace(self, resource: str, rows: list[LogRow]) -> list[Entry]:
         """A complete list of ``resource``: what changed since the rows kept, and what it no longer holds."""

@@ -17,6 +17,7 @@ from apiserver.store.logstore import (
     LogRow,
     LogStore,
     PreconditionFailed,
+    right_sized,
     shared_key,
 )
 from apiserver.store.writer import (
@@ -31,7 +32,8 @@ from apiserver.store.writer import (
 )
 
 __all__ = ["INTERNAL_SPACE", "Compacted", "Key", "LogRow", "LogStore", "PreconditionFailed", "StorageFailed",
-           "StoreUnavailable", "Write", "Writer", "open_writer", "shared_key", "storage_failure", "store_unavailable"]
+           "StoreUnavailable", "Write", "Writer", "open_writer", "right_sized", "shared_key", "storage_failure",
+           "store_unavailable"]
 
 
 def open_writer(store: LogStore, loop: asyncio.AbstractEventLoop, on_commit: OnCommit,
