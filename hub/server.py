@@ -9,6 +9,7 @@ from pathlib import Path
 from apiserver.server.certfiles import CertificateFiles
 from apiserver.server.endpoint import prepare_endpoint
 from apiserver.server.gcpolicy import tune_for_long_lived_heap
+from apiserver.server.heaptrim import start_heap_trimmer
 from hub.app import HubSettings, build_app
 from kubeclient.kubeconfig import ensure_admin
 from kubeclient.logs import configure_logging
@@ -37,6 +38,7 @@ def run_from_args(args: argparse.Namespace) -> int:
     log.info("spacehub hub serving on %s (data %s, store %s); admin kubeconfig: %s", args.listen, data_dir,
              db_url.split("@")[-1], admin.kubeconfig_file)
     tune_for_long_lived_heap()
+    start_heap_trimmer()
     endpoint.server(app, on_shutdown=core.drain).run()
     return 0
 
