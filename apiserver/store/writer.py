@@ -152,7 +152,7 @@ def _appended(pending: list[tuple[int, Write, bool, int]], revisions: list[int],
               latest: dict[Key, tuple[int, bool]]) -> None:
     for (index, w, created, prev), revision in zip(pending, revisions, strict=True):
         # The committed row outlives the write (the watch ring, the recent rows): its value right-sized once, here
-        # on the writer's thread rather than on the event loop.
+        # (SQLite's writer thread; PostgreSQL's writer plans on the event loop, where a copy is ~1 µs a row too).
         results[index] = LogRow(revision, w.key, created, w.deleted, prev, right_sized(w.value))
         latest[w.key] = (revision, w.deleted)
     pending.clear()
