@@ -225,6 +225,22 @@ class WatchBus:
         return out
 
 
+async def previous(bus: WatchBus, store: LogStore, row: LogRow, read: Callable[..., Any]) -> Entry | None:
+    """The change before ``row`` of the same key: from the ring, else read from the store (``read`` runs
+    ``store.get_revision`` off the event loop). None when ``row`` created the key or the row is compacted away.
+
+    A selector watch needs it to tell a change that took an object out of the selector (DELETED for that watcher)
+    from one that never matched; the ring holds a busy hub's last minutes only, an object's previous change may be
+    far older."""
+    if row.created or row.prev_revision <= 0:
+        return None
+    entry = bus.entry(row.prev_revision)
+    if entry is not None:
+        return entry
+    prev = await read(store.get_revision, row.prev_revision)
+    return Entry(prev) if prev is not None else None
+
+
 async def changes(bus: WatchBus, store: LogStore, space: str | None, resource: str, after: int,
                   read_history: Callable[..., Any]) -> AsyncIterator[Entry]:
     """Every change of one kind in one space (None: in every space, for an APIExport's endpoint) after revision

@@ -26,7 +26,7 @@ from apiserver.listing import parse_resource_version
 from apiserver.resourcetypes import ResourceType
 from apiserver.service import Objects
 from apiserver.store import Compacted
-from apiserver.watch import Entry, WatchOverflow, changes
+from apiserver.watch import Entry, WatchOverflow, changes, previous
 
 BOOKMARK_INTERVAL = 10.0
 DEFAULT_TIMEOUT = 1800.0
@@ -100,8 +100,10 @@ class WatchStream:
         now = self._matches(obj)
         if entry.type != "MODIFIED" or (self.req.labels is None and self.req.fields is None):
             return (entry.type, obj) if now else None
-        prev_entry = self.objects.bus.entry(entry.row.prev_revision)
-        before = self._matches(await self._served(prev_entry)) if prev_entry is not None else now
+        prev_entry = await previous(self.objects.bus, self.objects.store, entry.row, self.objects.run_sync)
+        # Unknown (compacted away): taken as matching, so an object leaving the selector is never missed; a DELETED
+        # for an object the watcher does not hold is a no-op for it, a missed one leaves it holding a stale object.
+        before = self._matches(await self._served(prev_entry)) if prev_entry is not None else True
         if now and before:
             return "MODIFIED", obj
         if now:
