@@ -64,6 +64,7 @@ from spaces.providers.proxy import kube_spaces_first
 from spaces.runtime import RuntimeSettings, SpaceRuntime
 from spaces.seeding import SpaceDefaults
 from status.kinds import status_types
+from status.objectstatus import MARKER as OBJECT_STATUS_MARKER
 from status.service import StatusService
 from sync.routes import keeping_server_send, streams_unlimited, syncer_routes
 from sync.server import SyncServer
@@ -111,6 +112,7 @@ class HubCore:
         runtime = self.runtime
         await runtime.open()
         self.objects, self.bus = runtime.objects, runtime.bus
+        runtime.marked_rows.want(OBJECT_STATUS_MARKER)  # read in the runtime's one pass at start
         await runtime.start()
         settings = self.settings
         await runtime.ensure_space(settings.inventory_space, manager="spacehub")
@@ -141,7 +143,7 @@ class HubCore:
         await runtime.run_sync(self.placement.load)
         self.placement.start(runtime.leadership)
         self.status = StatusService(self.placement, self.inventory, self.objects, self.catalog)
-        await self.status.start(runtime.leadership)
+        await self.status.start(runtime.marked_rows.take(OBJECT_STATUS_MARKER), runtime.leadership)
         self.syncers = SyncServer(self.placement, self.inventory, self.heartbeats, self.status, self.catalog,
                                   ping_interval=settings.sync_ping_interval)
         handbacks = self.metrics.stream_handbacks
