@@ -49,7 +49,6 @@ from inventory.credentials import SYNCERS, SyncerCredentials
 from inventory.health import Heartbeats
 from inventory.kinds import inventory_types
 from inventory.registration import Registration
-from placement.api import build_placement_api
 from placement.apidocs import public_paths
 from placement.autoscaling import FleetAutoscaler
 from placement.desired_view import DesiredSetAPI
@@ -202,7 +201,8 @@ class HubCore:
 
 
 class _LazyPlacementAPI:
-    """The placement REST API needs the started core; build it on first use."""
+    """The placement REST API needs the started core; build it on first use (FastAPI, which only it uses, is
+    imported then too: 0.2 to 0.4 s of the hub's start otherwise)."""
 
     def __init__(self, core: HubCore) -> None:
         self.core = core
@@ -210,6 +210,8 @@ class _LazyPlacementAPI:
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         if self.app is None:
+            from placement.api import build_placement_api
+
             self.app = build_placement_api(self.core.placement, self.core.inventory, self.core.registration,
                                            self.core.status, self.core.status.upsync, self.core.placement.rollouts)
         await self.app(scope, receive, send)
