@@ -8,7 +8,7 @@ version. The writes (``apiserver.service.Objects``) build on these.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Callable
 from concurrent.futures import ThreadPoolExecutor
 from functools import partial
 from typing import Any, TypeVar
@@ -87,11 +87,6 @@ class ObjectReads:
     def rows_of_resource(self, resource: str) -> list[LogRow]:
         """Every live object of one kind (storage resource) in every space."""
         return self.store.list_resource_everywhere(resource)
-
-    def rows_in_spaces(self, containing: bytes | None = None) -> Iterator[LogRow]:
-        """Every live object in every space, the hub's internal records excepted; ``containing``: only those
-        whose stored JSON holds these bytes."""
-        return self.store.list_spaces_rows(containing)
 
     def count_in(self, space: str, resource: str) -> int:
         """How many live objects of one kind (storage resource) one space holds now."""

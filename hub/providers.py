@@ -41,7 +41,7 @@ class KubeSpaceProviders:
         self.records = MirrorLog(runtime.objects, self.mirrors)
 
     async def start(self) -> None:
-        await self.runtime.run_sync(self.spaces.load)
+        await self.spaces.load(list(self.runtime.spaces.kube_spaces))
         kept = await self.records.load(self.runtime.leadership)  # only the lease holder writes them
         self.runtime.bus.add_listener(self.spaces.on_commit)
         self.mirrors.start(kept)

@@ -17,7 +17,7 @@ from urllib.parse import quote
 
 from apimachinery.durations import age
 from inventory import syncer_manifest
-from inventory.taints import register_taint_command
+from inventory.taints import parse_taint_args
 from kubeclient.files import atomic_write
 from kubeclient.output import Subparsers, add_output_flag, print_list
 from spaces.client import ClientError, client_for
@@ -70,7 +70,7 @@ def register_cluster_commands(sub: Subparsers, common: argparse.ArgumentParser) 
         command = cluster_sub.add_parser(verb, parents=[common], help=help_text)
         command.add_argument("name", metavar="NAME")
         command.set_defaults(func=_cluster_schedule, verb=verb)
-    register_taint_command(cluster_sub, common)
+    _register_taint_command(cluster_sub, common)
 
 
 def _add_bootstrap_output(parser: argparse.ArgumentParser) -> None:
@@ -173,4 +173,26 @@ def _cluster_delete(args: argparse.Namespace) -> int:
     with client_for(getattr(args, "kubeconfig", None)) as client:
         client.delete(f"{API}/clusters/{quote(args.name, safe='')}")
     print(f'cluster "{args.name}" deleted')
+    return 0
+
+
+def _register_taint_command(cluster_sub: Subparsers, common: argparse.ArgumentParser) -> None:
+    taint = cluster_sub.add_parser(
+        "taint", parents=[common], help="add or remove taints on a cluster (like kubectl taint)",
+        description="Add taints KEY[=VALUE]:EFFECT (EFFECT NoSchedule: no new placement chooses the cluster; "
+                    "NoExecute: placements not tolerating it move their objects off) or remove them with "
+                    "KEY[:EFFECT]-.")
+    taint.add_argument("name", metavar="NAME")
+    taint.add_argument("taints", nargs="+", metavar="TAINT")
+    taint.set_defaults(func=_cluster_taint)
+
+
+def _cluster_taint(args: argparse.Namespace) -> int:
+    try:
+        add, remove = parse_taint_args(args.taints)
+    except ValueError as exc:
+        raise ClientError(str(exc)) from None
+    with client_for(getattr(args, "kubeconfig", None)) as client:
+        client.post(f"{API}/clusters/{quote(args.name, safe='')}:taint", {"add": add, "remove": remove})
+    print(f'cluster "{args.name}" tainted' if add else f'cluster "{args.name}" untainted')
     return 0

@@ -1,29 +1,25 @@
-"""Taints on SyncTargets and the tolerations of placements: kube's rules, and ``spacehub cluster taint``.
+"""Taints on SyncTargets and the tolerations of placements: kube's rules, and ``spacehub cluster taint``'s syntax.
 
 Owns the reading of ``SyncTarget.spec.taints`` and of a placement's ``spec.tolerations``, whether a
 toleration tolerates a taint (``k8s.io/api/core/v1`` ``Toleration.ToleratesTaint``), until when a
 tolerated ``NoExecute`` taint is tolerated (``tolerationSeconds`` counted from the taint's ``timeAdded``),
 and the ``kubectl taint`` argument syntax (``key=value:Effect``, ``key:Effect-``, ``key-``). Never does
-I/O except through the command, which is a thin caller of the placement REST API.
+I/O: the command (:mod:`inventory.cli`) is a thin caller of the placement REST API, kept apart so that the hub,
+which applies these rules, does not import the client.
 """
 
 from __future__ import annotations
 
-import argparse
 import datetime as dt
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import quote
 
 from apimachinery.durations import parse_time
-from kubeclient.output import Subparsers
-from spaces.client import ClientError, client_for
 
 NO_SCHEDULE, NO_EXECUTE = "NoSchedule", "NoExecute"
 EFFECTS = (NO_SCHEDULE, NO_EXECUTE)
 OPERATORS = ("Equal", "Exists")
-API = "/placement/v1"
 
 
 @dataclass(frozen=True)
@@ -154,25 +150,3 @@ def merge_taints(current: Any, add: Sequence[Mapping[str, Any]], remove: Sequenc
             new["timeAdded"] = kept or now.strftime("%Y-%m-%dT%H:%M:%SZ")
         taints = [t for t in taints if t is not old] + [new]
     return taints
-
-
-def register_taint_command(cluster_sub: Subparsers, common: argparse.ArgumentParser) -> None:
-    taint = cluster_sub.add_parser(
-        "taint", parents=[common], help="add or remove taints on a cluster (like kubectl taint)",
-        description="Add taints KEY[=VALUE]:EFFECT (EFFECT NoSchedule: no new placement chooses the cluster; "
-                    "NoExecute: placements not tolerating it move their objects off) or remove them with "
-                    "KEY[:EFFECT]-.")
-    taint.add_argument("name", metavar="NAME")
-    taint.add_argument("taints", nargs="+", metavar="TAINT")
-    taint.set_defaults(func=_cluster_taint)
-
-
-def _cluster_taint(args: argparse.Namespace) -> int:
-    try:
-        add, remove = parse_taint_args(args.taints)
-    except ValueError as exc:
-        raise ClientError(str(exc)) from None
-    with client_for(getattr(args, "kubeconfig", None)) as client:
-        client.post(f"{API}/clusters/{quote(args.name, safe='')}:taint", {"add": add, "remove": remove})
-    print(f'cluster "{args.name}" tainted' if add else f'cluster "{args.name}" untainted')
-    return 0

@@ -18,7 +18,6 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 import aiohttp
-import kr8s.asyncio
 from yarl import URL
 
 from kubeclient.proxyenv import proxy_for
@@ -51,6 +50,8 @@ async def kr8s_credentials(kubeconfig: str | None, context: str | None = None) -
     """kr8s reads the kubeconfig (``None``: $KUBECONFIG, else the in-cluster service account). Through its public
     ``Api`` class and the ``auth`` it carries, built without kr8s's client cache and awaited as ``auth`` only: kr8s
     then opens no HTTP client of its own (its version check would), so there is nothing of kr8s's to close."""
+    import kr8s.asyncio  # here: only syncers read a kubeconfig so, and its 0.4 s import would slow the hub's start
+
     api = kr8s.asyncio.Api(kubeconfig=kubeconfig, context=context, bypass_factory=True)
     await api.auth
     return api.auth

@@ -6,19 +6,21 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from fastapi import FastAPI, Request
-from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse
 from sqlalchemy.exc import DBAPIError
 from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import JSONResponse
 from starlette.routing import BaseRoute
 
 from apimachinery.errors import Cause, StatusError
 from apiserver.api.asgi import store_failure_status
 from apiserver.store import StorageFailed
 from placement import api_models as m
+
+if TYPE_CHECKING:  # FastAPI only for the API itself, built on its first request; the syncer routes use the rest
+    from fastapi import FastAPI
 
 log = logging.getLogger(__name__)
 
@@ -36,6 +38,8 @@ def status_json(err: StatusError) -> JSONResponse:
 
 
 def install_error_handlers(app: FastAPI) -> None:
+    from fastapi.exceptions import RequestValidationError
+
     async def on_status_error(_request: Request, exc: Exception) -> JSONResponse:
         assert isinstance(exc, StatusError)
         return status_json(exc)

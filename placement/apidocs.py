@@ -7,11 +7,14 @@ send one to open the page); every call made from the page carries the bearer tok
 
 from __future__ import annotations
 
-from fastapi import FastAPI, Request
-from fastapi.openapi.docs import get_swagger_ui_html
-from fastapi.responses import HTMLResponse
+from typing import TYPE_CHECKING
+
+from starlette.requests import Request
+from starlette.responses import HTMLResponse
 from starlette.staticfiles import StaticFiles
-from swagger_ui_bundle import swagger_ui_path
+
+if TYPE_CHECKING:  # the hub asks for public_paths at start and builds the API (add_docs) on its first request
+    from fastapi import FastAPI
 
 DOCS, ASSETS = "/docs", "/docs-assets"
 
@@ -22,6 +25,9 @@ def public_paths(mount: str) -> tuple[frozenset[str], tuple[str, ...]]:
 
 
 def add_docs(app: FastAPI) -> None:
+    from fastapi.openapi.docs import get_swagger_ui_html
+    from swagger_ui_bundle import swagger_ui_path
+
     app.mount(ASSETS, StaticFiles(directory=str(swagger_ui_path)), name="docs-assets")
 
     @app.get(DOCS, include_in_schema=False)

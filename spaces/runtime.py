@@ -31,7 +31,7 @@ from apiserver.admission.engine import AdmissionEngine
 from apiserver.admission.webhooks import WebhookIndex
 from apiserver.catalog import Catalog
 from apiserver.controllers.crds import CRDController
-from apiserver.controllers.gc import GarbageCollector
+from apiserver.controllers.gc import OWNER_REFERENCES, GarbageCollector
 from apiserver.controllers.namespaces import NamespaceController
 from apiserver.identity import ADMINS
 from apiserver.rbac import bootstrap
@@ -45,6 +45,7 @@ from apiserver.spacepaths import ROOT
 from apiserver.store import LogStore, open_writer, storage_failure
 from apiserver.store.feed import LogFeed, LogNotices
 from apiserver.store.lease import Leadership, PostgresLease
+from apiserver.store.marked import MarkedRows
 from apiserver.watch import WatchBus
 from apiserver.writeoptions import WriteOptions
 from spaces.kind import SPACES
@@ -96,6 +97,9 @@ class SpaceRuntime:
         self.objects = Objects(self.store, self.writer, self.bus, self.catalog, self.executor)
         self.namespaces = NamespaceController(self.objects, self.catalog)
         self.spaces = SpaceController(self.objects, self.catalog, self.namespaces, self.settings.public_url)
+        # Rows found by a marker in their JSON, read in one pass at start; the owner may ask for markers too.
+        self.marked_rows = MarkedRows()
+        self.marked_rows.want(OWNER_REFERENCES)
         self.gc = GarbageCollector(self.objects, self.catalog)
         self.crds = CRDController(self.objects, self.catalog)
         self.admission = AdmissionEngine(self.store)
@@ -107,10 +111,13 @@ class SpaceRuntime:
 
     async def start(self, loads: Sequence[Callable[[], None]] = ()) -> None:
         """Load the controllers and ``loads`` (the owner's components) from the store, then start the
-        controllers, admission and compaction, and make sure the root space has its namespaces."""
+        controllers, admission and compaction, and make sure the root space has its namespaces. The rows of
+        ``marked_rows`` are read first, for every marker asked for since :meth:`open`."""
         policy_load = [] if self.policy is None else [lambda: self.policy.load(self.store.list_resource_everywhere)]
-        for load in (self.namespaces.load, self.spaces.load, self.gc.load, self.crds.load, self.admission.load,
-                     self.webhook_index.load, *policy_load, *loads):
+        await self.run_sync(self.marked_rows.read, self.store)
+        for load in (self.namespaces.load, self.spaces.load,
+                     lambda: self.gc.load(self.marked_rows.take(OWNER_REFERENCES)), self.crds.load,
+                     self.admission.load, self.webhook_index.load, *policy_load, *loads):
             await self.run_sync(load)
         self.bus.add_listener(self.admission.on_commit)
         self.bus.add_listener(self.webhook_index.on_commit)
@@ -188,6 +195,10 @@ class SpaceRuntime:
     def missing_default_roles(self, space: str) -> list[Default]:
         """The default ClusterRoles and bindings (``apiserver.rbac.bootstrap``) that ``space`` lacks."""
         assert self.policy is not None
+        role_names, binding_names = bootstrap.default_names()
+        if all(self.policy.has_cluster_role(space, name) for name in role_names) and \
+                all(self.policy.has_cluster_role_binding(space, name) for name in binding_names):
+            return []  # what nearly every space answers at start: no objects built
         return [(f"{plural}.rbac.authorization.k8s.io", obj) for objects, present, plural in (
                     (bootstrap.cluster_roles(), self.policy.has_cluster_role, "clusterroles"),
                     (bootstrap.cluster_role_bindings(), self.policy.has_cluster_role_binding, "clusterrolebindings"))

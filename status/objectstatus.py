@@ -25,7 +25,7 @@ someone else rewrites an annotated object's count.
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 import orjson
@@ -33,6 +33,7 @@ import orjson
 from apimachinery.errors import StatusError
 from apiserver.catalog import Catalog
 from apiserver.service import Objects
+from apiserver.store import LogRow
 from apiserver.watch import Entry
 from apiserver.writeoptions import WriteOptions
 from kubeclient.workqueue import Gate, WorkQueue
@@ -44,6 +45,7 @@ from status.reports import Report, ReportStore
 log = logging.getLogger(__name__)
 
 ANNOTATION = "kubestellar.io/executing-count"
+MARKER = ANNOTATION.encode()  # in the stored JSON of every object carrying the annotation
 MANAGER = "spacehub-status"
 _KEEP = object()  # one destination that has not reported (yet): leave the copied status alone
 # Kinds whose status the hub's own controllers write (namespace phase, CRD conditions): never copied.
@@ -68,20 +70,16 @@ class ObjectStatus(WorkQueue):
         self.objects.bus.add_listener(self.on_commit)
         super().start(gate)
 
-    async def load(self) -> None:
-        """Find the objects an earlier hub process annotated (their placements may be gone meanwhile)."""
-        for ref, count in (await self.objects.run_sync(self._annotated)).items():
-            self._managed.setdefault(ref, count)
-            self.add(ref)
-
-    def _annotated(self) -> dict[ObjectRef, str]:
-        found = {}
-        for row in self.objects.rows_in_spaces(containing=ANNOTATION.encode()):
+    def load(self, rows: Iterable[LogRow]) -> None:
+        """Find the objects an earlier hub process annotated (their placements may be gone meanwhile), among the
+        live objects whose stored JSON holds :data:`MARKER` (read at start: ``apiserver.store.marked``)."""
+        for row in rows:
             annotations = (orjson.loads(row.value).get("metadata") or {}).get("annotations") or {}
             if ANNOTATION in annotations:
                 key = row.key
-                found[ObjectRef(key.space, key.resource, key.namespace, key.name)] = str(annotations[ANNOTATION])
-        return found
+                ref = ObjectRef(key.space, key.resource, key.namespace, key.name)
+                self._managed.setdefault(ref, str(annotations[ANNOTATION]))
+                self.add(ref)
 
     # --- triggers --------------------------------------------------------------------------------
 

@@ -10,13 +10,14 @@ StatusCollectors' CombinedStatus (``combined``), forwarded cluster Events (``eve
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from apiserver.catalog import Catalog
 from apiserver.events import EventRecorder, Involved
 from apiserver.service import Objects
+from apiserver.store import LogRow
 from apiserver.writeoptions import now_rfc3339
 from inventory.clusters import Inventory
 from kubeclient.workqueue import Gate
@@ -86,14 +87,15 @@ class StatusService:
         self._tasks: set[asyncio.Future[None]] = set()  # Warning Events being written
         placement.rollouts.health = self.copy_health  # staged rollouts advance on the same readiness rules
 
-    async def start(self, gate: Gate | None = None) -> None:
-        """Follow reports and placement from now on; write statuses, summaries and Events once ``gate`` opens."""
+    async def start(self, annotated: Iterable[LogRow], gate: Gate | None = None) -> None:
+        """Follow reports and placement from now on; write statuses, summaries and Events once ``gate`` opens.
+        ``annotated``: the live objects whose stored JSON holds :data:`status.objectstatus.MARKER`."""
         await self.objects.run_sync(self.report_log.load)
         self.report_log.start(gate)
         await self.objects.run_sync(self.upsync.load)
         self.upsync.start(gate)
         self.object_status.start(gate)
-        await self.object_status.load()
+        self.object_status.load(annotated)
         await self.objects.run_sync(self.summaries.load)
         self.placement.moves.resume(self.summaries.leaving())  # before any syncer resyncs with this process
         self.summaries.start(gate)

@@ -1,6 +1,8 @@
 """Garbage collection by ownerReferences, with Background, Foreground and Orphan propagation.
 
-Keeps an in-memory index of dependents by owner uid (loaded at startup, then fed by the watch bus).
+Keeps an in-memory index of dependents by owner uid (loaded at startup from the rows holding
+``"ownerReferences"``, read with other components' in one pass: ``apiserver.store.marked``, then fed by the
+watch bus).
 Only objects that have ownerReferences, tombstones and objects being deleted are decoded, so the
 collector costs nothing on the write path of ordinary objects. When an owner disappears, each
 dependent is deleted unless another of its owners still exists (then only the dead reference is
@@ -11,7 +13,7 @@ name and uid, as kube's collector does.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 import orjson
@@ -24,12 +26,13 @@ from apiserver.watch import Entry
 from apiserver.writeoptions import DeleteOptions, WriteOptions
 from kubeclient.workqueue import Gate, WorkQueue
 
+OWNER_REFERENCES = b'"ownerReferences"'  # in the stored JSON of the objects the collector indexes
 FOREGROUND = "foregroundDeletion"
 ORPHAN = "orphan"
 
 
 def _interesting(row: LogRow) -> bool:
-    return row.deleted or b'"ownerReferences"' in row.value or b'"deletionTimestamp"' in row.value
+    return row.deleted or OWNER_REFERENCES in row.value or b'"deletionTimestamp"' in row.value
 
 
 class GarbageCollector(WorkQueue):
@@ -40,9 +43,10 @@ class GarbageCollector(WorkQueue):
         self.dependents: dict[str, set[Key]] = {}  # owner uid → dependents' keys
         self._refs: dict[Key, list[dict[str, Any]]] = {}  # dependent → its ownerReferences
 
-    def load(self) -> None:
-        # The database picks the rows holding ownerReferences: the others (most) are never copied out of it.
-        for row in self.objects.store.list_spaces_rows(containing=b'"ownerReferences"'):
+    def load(self, rows: Iterable[LogRow]) -> None:
+        """Index the live objects holding :data:`OWNER_REFERENCES` (the database picked them: the others, most,
+        are never copied out of it)."""
+        for row in rows:
             self._index(row.key, orjson.loads(row.value))
 
     def _unindex(self, key: Key) -> None:

@@ -14,6 +14,7 @@ granting more than they hold.
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 AGGREGATE = "rbac.authorization.k8s.io/aggregate-to-"
@@ -110,3 +111,11 @@ def cluster_roles() -> list[dict[str, Any]]:
 
 def cluster_role_bindings() -> list[dict[str, Any]]:
     return [_everyone("system:discovery"), _everyone("system:basic-user")]
+
+
+@functools.cache
+def default_names() -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The names of :func:`cluster_roles` and of :func:`cluster_role_bindings`: what every space's look-up at start
+    needs, without building the objects for each of thousands of spaces that has them all."""
+    return (tuple(role["metadata"]["name"] for role in cluster_roles()),
+            tuple(binding["metadata"]["name"] for binding in cluster_role_bindings()))

@@ -12,7 +12,7 @@ import hashlib
 import os
 import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
@@ -345,15 +345,16 @@ class LogStore:
                    "GROUP BY space, namespace, name) m ON l.id = m.mid WHERE l.deleted = :f")
             return [_row(r) for r in conn.execute(text(sql), {"r": resource, "rev": rev, "f": False})]
 
-    def list_spaces_rows(self, containing: bytes | None = None) -> Iterator[LogRow]:
+    def list_spaces_rows(self, containing: Sequence[bytes] = ()) -> Iterator[LogRow]:
         """Every live object in every space (startup indexing); not the hub's internal records. ``containing``:
-        only those whose stored value holds these bytes (the database looks, the other rows are never read)."""
+        only those whose stored value holds any of these byte strings (the database looks, the other rows are
+        never read)."""
         params: dict[str, Any] = {"f": False, "internal": INTERNAL_SPACE}
         where = "l.deleted = :f"
-        if containing is not None:
-            where += (" AND position(:needle in l.value) > 0" if self.is_postgres
-                      else " AND instr(l.value, :needle) > 0")
-            params["needle"] = containing
+        if containing:
+            found = "position(:needle{i} in l.value) > 0" if self.is_postgres else "instr(l.value, :needle{i}) > 0"
+            where += f" AND ({' OR '.join(found.format(i=i) for i in range(len(containing)))})"
+            params.update({f"needle{i}": needle for i, needle in enumerate(containing)})
         with self.engine.connect() as conn:
             params["rev"] = self.current_revision(conn)
             sql = (f"SELECT {', '.join('l.' + c.strip() for c in _COLUMNS.split(','))} FROM kv_log l JOIN "

@@ -1,7 +1,8 @@
 """Which spaces are kube spaces, and the client of each one's API server.
 
-The index is the Space objects whose ``spec.provider`` is ``kube`` (loaded from the store at start-up, then
-kept current from the watch bus, as ``SpaceController`` keeps its index of spaces). A space's client is built from
+The index is the Space objects whose ``spec.provider`` is ``kube`` (at start-up, those of the spaces
+``SpaceController`` found to be kube spaces, read from the store; then kept current from the watch bus, as
+``SpaceController`` keeps its index of spaces). A space's client is built from
 its Secret on first use and kept until the Space or that Secret changes; ``listeners`` hear of every such
 change (a kube space created, changed, deleted, or its Secret written), so that what reads the space through
 the client (the placement mirror) starts over with the new one.
@@ -13,13 +14,13 @@ import asyncio
 import base64
 import binascii
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 import orjson
 
 from apiserver.service import Objects
-from apiserver.spacepaths import child_id, full_path
+from apiserver.spacepaths import base_name, child_id, full_path, parent_id
 from apiserver.store import Key
 from apiserver.watch import Entry
 from spaces.kind import KUBE, SECRET_REF, provider_of
@@ -60,10 +61,13 @@ class KubeSpaces:
         self._clients: dict[str, tuple[int, Upstream]] = {}  # by space: (the Secret's revision, its client)
         self.listeners: list[Callable[[str], None]] = []
 
-    def load(self) -> None:
-        """Read the kube spaces from the store (blocking; call at start-up)."""
-        for row in self.objects.rows_of_resource(SPACES):
-            found = _kube_space(row.key.space, orjson.loads(row.value))
+    async def load(self, ids: Iterable[str]) -> None:
+        """Read the Space objects of the kube spaces ``ids`` (call at start-up): those the space controller found
+        at its load, which decoded every Space (most spaces are not kube spaces)."""
+        for space in ids:
+            parent = parent_id(space)
+            row = None if parent is None else await self.objects.find_row(Key(parent, SPACES, "", base_name(space)))
+            found = None if row is None else _kube_space(parent or "", orjson.loads(row.value))
             if found is not None:
                 self._spaces[found.id] = found
 
