@@ -171,6 +171,10 @@ class Conflicts:
         """The conflict ``ref`` lost on ``target``, if it did."""
         return self._lost.get(ref, {}).get(target)
 
+    def losers(self, ref: ObjectRef) -> frozenset[str]:
+        """The clusters where ``ref`` lost a conflict."""
+        return frozenset(self._lost.get(ref, ()))
+
     def of(self, ref: ObjectRef) -> list[Conflict]:
         """Every conflict ``ref`` is in, won or lost, by cluster."""
         out = list(self._lost.get(ref, {}).values())

@@ -54,6 +54,8 @@ class ClusterCopies:
         self.wake = False  # clusters were given objects again since the last look: their streams must wake
         # Set by the hub: the kept revision a staged rollout keeps a cluster at (None: the current content).
         self.pinned: Callable[[ObjectRef, str], Revision | None] = lambda _ref, _target: None
+        # Set by the hub: whether ``pinned`` may keep some cluster at a kept revision of an object (else None for all).
+        self.may_pin: Callable[[ObjectRef], bool] = lambda _ref: False
         # Per object, the copy of every cluster without one of its own (see _common_copy): the object's revision
         # and the ownership annotations it was made from, and the outcome all those clusters share.
         self._common: dict[ObjectRef, tuple[int, Mapping[str, str], Outcome]] = {}
@@ -291,11 +293,23 @@ class ClusterCopies:
             return Outcome(None, outcome.revision, f"conflict: {conflict.describe()}")
         return outcome
 
+    async def shared_copy(self, ref: ObjectRef) -> tuple[Outcome | None, frozenset[str]] | None:
+        """:meth:`content_for` for every cluster of ``ref`` at once, as a change's streams ask it: the outcome of
+        every cluster without a path of its own, and the clusters with one (keeping a leaving copy, or where
+        ``ref`` lost a conflict), which must ask :meth:`content_for`; None when any cluster's copy may be its
+        own (customized, divided or kept at a rollout's revision): then every cluster asks."""
+        if self._shaped_or_divided(ref) or self.may_pin(ref):
+            return None
+        own = self.conflicts.losers(ref).union(self.engine.leaving_targets(ref))
+        return await self._common_copy(ref), own
+
     def _own_copy(self, ref: ObjectRef, target: str) -> bool:
         """Whether ``target``'s copy of ``ref`` may differ from the other clusters': customized, divided (or not
         divisible) or kept at a rollout's revision."""
-        return self.shaping.shapes(ref) or ref in self._divisions or ref in self._division_errors or \
-            self.pinned(ref, target) is not None
+        return self._shaped_or_divided(ref) or self.pinned(ref, target) is not None
+
+    def _shaped_or_divided(self, ref: ObjectRef) -> bool:
+        return self.shaping.shapes(ref) or ref in self._divisions or ref in self._division_errors
 
     async def _common_copy(self, ref: ObjectRef) -> Outcome | None:
         """The copy every cluster without one of its own gets: the projection with its ownership annotations.

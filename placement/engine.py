@@ -579,7 +579,8 @@ class PlacementEngine:
         )
 
     def _track(self, target: str) -> ChangeLog:
-        return self._desired.track(target, self._coverage.targets.get(target))
+        log = self._changes.logs.get(target)  # once per stream and change: the target record only at first contact
+        return log if log is not None else self._desired.track(target, self._coverage.targets.get(target))
 
 
 def _ownership(spec: PlacementSpec) -> frozenset[tuple[int, tuple[str, ...], bool]]:

@@ -56,6 +56,9 @@ class PlacementReads:
     async def content_for(self, ref: ObjectRef, target: str) -> Outcome | None:
         return await self.copies.content_for(ref, target)
 
+    async def shared_copy(self, ref: ObjectRef) -> tuple[Outcome | None, frozenset[str]] | None:
+        return await self.copies.shared_copy(ref)
+
     def copy_error(self, ref: ObjectRef, target: str) -> str | None:
         return self.copies.copy_error(ref, target)
 

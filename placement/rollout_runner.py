@@ -122,6 +122,11 @@ class RolloutRunner:
 
     # --- what clusters get (every process) -------------------------------------------------------------
 
+    def may_pin(self, ref: ObjectRef) -> bool:
+        """Whether :meth:`pin` may keep some cluster at a kept revision of ``ref`` (a rollout of a placement
+        selecting it); when not, it gives None for every cluster."""
+        return bool(self._states) and any(key in self._states for key in self.engine.selecting(ref))
+
     def pin(self, ref: ObjectRef, target: str) -> Revision | None:
         """The kept revision ``target`` must run of ``ref`` when it is not the object's current content."""
         if not self._states:

@@ -142,6 +142,7 @@ class PlacementService(PlacementReads, WorkQueue):
         # Staged rollouts: revisions, each cluster's pinned revision, status.rollout.
         self.rollouts = RolloutRunner(self.engine, inventory, objects, catalog, self.projected, self.engine.resend)
         self.copies.pinned = self.rollouts.pin
+        self.copies.may_pin = self.rollouts.may_pin
         self.rollouts.exists = lambda space, name: self.placement(space, name) is not None
         self.condition_sources.append(self.rollouts.conditions)
         self.results.status_sources.append(self.rollouts.status)

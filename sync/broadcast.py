@@ -2,10 +2,12 @@
 straight to its connection.
 
 A stream whose syncer has everything up to the engine's current seq is *attached*: its task parks, and the
-broadcaster, told which targets changed, reads each attached target's changes since the stream's seq,
-makes their lines (shared by every target with the same copy, see :mod:`sync.frames`) and writes them as
-one chunk with :class:`~sync.direct.DirectSink`. Per cluster that is a list slice, cache lookups and a
-socket write: no task wake-up, no ASGI ``send`` chain.
+broadcaster, told which targets changed, reads each attached target's changes since the stream's seq and
+writes their lines as one chunk with :class:`~sync.direct.DirectSink`. A change's line is made once per
+pass for every target whose copy is not its own (:data:`SharedLineOf`: the same bytes for all of them, see
+:mod:`sync.frames`); only the targets with a copy of their own (customized, divided, pinned by a rollout,
+leaving, in a conflict) have theirs made one by one. Per cluster that is a list slice, a dict lookup per
+change and a socket write: no task wake-up, no ASGI ``send`` chain.
 
 Anything else wakes the stream's task, which detaches and goes on exactly as a stream without a broadcaster
 would: a seq the change log no longer holds (snapshot), upsync rules to resend, the SyncTarget deleted (its
@@ -29,6 +31,19 @@ log = logging.getLogger(__name__)
 
 ChangesSince = Callable[[str, int], "list[Change] | None"]
 LineOf = Callable[[Change, str], Awaitable[bytes | None]]
+
+
+@dataclass(frozen=True, slots=True)
+class SharedLine:
+    """A change's line for every target but ``own`` (None: nothing to send, the object went and its DELETE
+    follows); the targets in ``own`` have a copy of their own, made by :data:`LineOf`."""
+
+    line: bytes | None
+    own: frozenset[str] = frozenset()
+
+
+# A change's line for all its targets at once; None when any target's may be its own (all ask LineOf).
+SharedLineOf = Callable[[Change], Awaitable[SharedLine | None]]
 
 
 @dataclass(eq=False)
@@ -57,9 +72,11 @@ class Attachment:
 
 
 class Broadcaster:
-    def __init__(self, changes_since: ChangesSince, line_of: LineOf, target_gone: Callable[[str], bool]) -> None:
+    def __init__(self, changes_since: ChangesSince, line_of: LineOf, shared_line_of: SharedLineOf,
+                 target_gone: Callable[[str], bool]) -> None:
         self._changes_since = changes_since
         self._line_of = line_of
+        self._shared_line_of = shared_line_of
         self._target_gone = target_gone
         self._attached: dict[str, list[Attachment]] = {}
         self._pending: set[str] = set()
@@ -105,13 +122,16 @@ class Broadcaster:
         try:
             while self._pending:
                 batch, self._pending = self._pending, set()
+                # Per seq, the change's shared line, made when a target first needs it. Kept for this pass only:
+                # each line is the change as it stood when first asked, as if all of the pass ran at that moment.
+                shared: dict[int, SharedLine | None] = {}
                 for target in batch:
                     for attachment in list(self._attached.get(target, ())):
-                        await self._send(attachment)
+                        await self._send(attachment, shared)
         finally:
             self._task = None
 
-    async def _send(self, attachment: Attachment) -> None:
+    async def _send(self, attachment: Attachment, shared: dict[int, SharedLine | None]) -> None:
         if attachment.woken.is_set():
             return
         seq, target = attachment.seq, attachment.target
@@ -124,7 +144,13 @@ class Broadcaster:
                 return
             lines = []
             for change in changes:
-                line = await self._line_of(change, target)
+                if change.seq not in shared:
+                    shared[change.seq] = await self._shared_line_of(change)
+                common = shared[change.seq]
+                if common is not None and target not in common.own:
+                    line = common.line
+                else:
+                    line = await self._line_of(change, target)
                 if line is not None:  # None: the object went meanwhile; its DELETE follows
                     lines.append(line)
         except Exception:

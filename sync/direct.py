@@ -11,7 +11,9 @@ This relies on uvicorn's httptools protocol (its per-request ``RequestResponseCy
 chunked, :meth:`DirectSink.of` gives None and the stream's own task sends everything through ASGI as
 before. A write is refused, and the stream's task takes over (and waits for the socket to drain), when
 the connection is closing, the reader is slow (the transport's buffer is past :data:`HIGH_WATER` or
-uvicorn paused writing), or the response is not in its body.
+uvicorn paused writing), or the response is not in its body. The hub's connections join the writes of one
+event-loop step (:mod:`apiserver.server.coalesce`); a chunk is already the pass's one write to its connection,
+so it goes through at once (``write_now``), without a buffer and a scheduled flush per stream.
 """
 
 from __future__ import annotations
@@ -28,6 +30,8 @@ _CYCLE_ATTRIBUTES = ("transport", "flow", "chunked_encoding", "response_started"
 class DirectSink:
     def __init__(self, cycle: Any) -> None:
         self._cycle = cycle
+        transport = cycle.transport
+        self._write_now = getattr(transport, "write_now", transport.write)
 
     @classmethod
     def of(cls, server_send: Any) -> DirectSink | None:
@@ -48,5 +52,5 @@ class DirectSink:
                 or cycle.chunked_encoding is not True or cycle.flow.write_paused or transport.is_closing()
                 or transport.get_write_buffer_size() > HIGH_WATER):
             return False
-        transport.write(b"%x\r\n%b\r\n" % (len(data), data))
+        self._write_now(b"%x\r\n%b\r\n" % (len(data), data))
         return True

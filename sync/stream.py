@@ -23,8 +23,9 @@ from typing import Any
 from inventory.clusters import Inventory
 from placement.model import Change, DesiredEntry
 from placement.service import PlacementService
+from placement.shaping import Outcome
 from sync import messages
-from sync.broadcast import Attachment, Broadcaster
+from sync.broadcast import Attachment, Broadcaster, SharedLine
 from sync.direct import DirectSink
 from sync.frames import SharedLines
 from sync.messages import EntryTypes
@@ -74,7 +75,7 @@ class StreamSource:
         self.ping_interval = ping_interval
         self.shared = SharedLines()
         self.broadcaster = Broadcaster(lambda target, seq: service.engine.changes_since(target, seq), self._change,
-                                       lambda target: inventory.sync_target(target) is None)
+                                       self._shared_change, lambda target: inventory.sync_target(target) is None)
         service.target_listeners.append(self.broadcaster.targets_changed)
         service.target_listeners.append(self._published)
         self.closing = False
@@ -223,6 +224,14 @@ class StreamSource:
     async def _upsert(self, seq: int, entry: DesiredEntry, target: str) -> bytes | None:
         """The UPSERT of ``target``'s copy; a HOLD when that copy cannot be made (the cluster keeps what it
         has); None when the object was deleted meanwhile (its DELETE follows)."""
+        line = self._upsert_of_any_copy(seq, entry)
+        if line is not None:
+            return line
+        return self._upsert_line(seq, entry, await self.service.content_for(entry.ref, target))
+
+    def _upsert_of_any_copy(self, seq: int, entry: DesiredEntry) -> bytes | None:
+        """The line every cluster gets whatever its copy: a HOLD when the namespace mapping cannot name the
+        namespace in the clusters, an implicit Namespace's UPSERT; None for any other entry."""
         ref, mapping = entry.ref, self.service.namespaces
         problem = mapping.problem(ref.space, ref.name if entry.kind == "namespace" else ref.namespace)
         if problem is not None:
@@ -230,15 +239,18 @@ class StreamSource:
         if entry.kind == "namespace" and entry.implicit:
             return messages.upsert(seq, self._entry_json(entry),
                                    mapping.object(ref.space, messages.implicit_namespace(ref.name)), None)
-        outcome = await self.service.content_for(ref, target)
+        return None
+
+    def _upsert_line(self, seq: int, entry: DesiredEntry, outcome: Outcome | None) -> bytes | None:
+        """The line of a copy's outcome: its UPSERT, a HOLD when it cannot be made, None when the object went."""
         if outcome is None:
             return None
         if outcome.obj is None:
             return messages.hold(seq, self._entry_json(entry), outcome.error or "")
-        obj, revision = outcome.obj, outcome.revision
+        obj, revision, space = outcome.obj, outcome.revision, entry.ref.space
         # Mapping depends on the space and namespace alone, not the cluster: the line stays shared by the streams.
         return self.shared.line(seq, entry, obj, revision, lambda: messages.upsert(
-            seq, self._entry_json(entry), mapping.object(ref.space, obj), revision))
+            seq, self._entry_json(entry), self.service.namespaces.object(space, obj), revision))
 
     def _upsync_rules(self, target: str) -> list[dict[str, Any]]:
         """The target's upsync rules naming cluster namespaces (namespaceMapping)."""
@@ -252,6 +264,24 @@ class StreamSource:
 
     async def _change(self, change: Change, target: str) -> bytes | None:
         if change.op == "delete":
-            return self.shared.deletion(change.seq, change.entry,
-                                        lambda: messages.delete(change.seq, self._entry_json(change.entry)))
+            return self._deletion(change)
         return await self._upsert(change.seq, change.entry, target)
+
+    async def _shared_change(self, change: Change) -> SharedLine | None:
+        """``change``'s line for all its targets at once (the broadcaster asks once per change and pass): the
+        line of every target whose copy is not its own, and the targets whose copy is; None when any target's
+        copy may be its own (each is asked with :meth:`_change`)."""
+        if change.op == "delete":
+            return SharedLine(self._deletion(change))
+        line = self._upsert_of_any_copy(change.seq, change.entry)
+        if line is not None:
+            return SharedLine(line)
+        shared = await self.service.shared_copy(change.entry.ref)
+        if shared is None:
+            return None
+        outcome, own = shared
+        return SharedLine(self._upsert_line(change.seq, change.entry, outcome), own)
+
+    def _deletion(self, change: Change) -> bytes:
+        return self.shared.deletion(change.seq, change.entry,
+                                    lambda: messages.delete(change.seq, self._entry_json(change.entry)))

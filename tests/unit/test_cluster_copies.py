@@ -54,6 +54,8 @@ def test_clusters_without_a_copy_of_their_own_share_one_that_follows_the_object_
             got = await placed(core, SETTINGS, lambda obj: True)
             assert got["florin"].obj is got["guilder"].obj  # one copy, so the streams share one line
             assert got["florin"].revision == got["guilder"].revision
+            # Asked once for every cluster (the broadcaster, once per change): that same copy, no cluster apart.
+            assert await core.placement.shared_copy(SETTINGS) == (got["florin"], frozenset())
             assert got["florin"].obj["metadata"]["annotations"][RETAIN_ANNOTATION] == "data.mode"  # type: ignore
 
             # A new revision of the object: a new shared copy.
@@ -92,4 +94,33 @@ def test_a_customized_copy_is_each_clusters_own_while_the_plain_objects_beside_i
                 assert outcome.obj["metadata"]["annotations"][RETAIN_ANNOTATION] == "data.mode"  # type: ignore
             shared = await placed(core, SETTINGS, lambda obj: True)
             assert shared["florin"].obj is shared["guilder"].obj
+            # Asked for every cluster at once: none for the customized object (each cluster asks for its own).
+            assert await core.placement.shared_copy(ObjectRef("team", "configmaps", "app", "local")) is None
+            assert await core.placement.shared_copy(SETTINGS) == (shared["florin"], frozenset())
+    asyncio.run(scenario())
+
+
+def test_the_clusters_where_an_object_lost_a_conflict_are_set_apart_from_its_shared_copy(tmp_path: Path) -> None:
+    async def scenario() -> None:
+        async with hub_core(tmp_path) as core:
+            await fleet(core)
+            await create(core, "team", namespace("app"), configmap("settings", "app", mode="fast"),
+                         placement("prod", {"env": "prod"}, configmaps()))
+            await placed(core, SETTINGS, lambda obj: True)
+            # Another space sends the same cluster object with other content to florin only: created later (or in
+            # the same second, its space's name sorting after), it loses there.
+            await core.runtime.ensure_space("upstart", manager="test")
+            await create(core, "upstart", namespace("app"), configmap("settings", "app", mode="slow"),
+                         placement("north", {"zone": "north"}, configmaps()))
+            upstart = ObjectRef("upstart", "configmaps", "app", "settings")
+
+            async def set_apart() -> tuple[Outcome | None, frozenset[str]] | None:
+                shared = await core.placement.shared_copy(upstart)
+                return shared if shared is not None and shared[1] else None
+            outcome, own = await eventually(set_apart, message="florin set apart")  # type: ignore[misc]
+            assert own == {"florin"} and outcome is not None and outcome.obj["data"]["mode"] == "slow"  # type: ignore
+            lost = await core.placement.content_for(upstart, "florin")
+            assert lost is not None and lost.obj is None and (lost.error or "").startswith("conflict: ")
+            assert await core.placement.shared_copy(SETTINGS) == (await core.placement.content_for(SETTINGS, "florin"),
+                                                                  frozenset())
     asyncio.run(scenario())

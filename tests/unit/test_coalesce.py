@@ -65,3 +65,17 @@ def test_close_sends_what_is_pending_first_and_abort_drops_it() -> None:
         return closed.events, aborted.events
 
     assert asyncio.run(run()) == ([b"ab", "close"], ["abort"])
+
+
+def test_a_write_now_goes_out_at_once_after_what_is_pending() -> None:
+    async def run() -> tuple[list[Any], list[Any]]:
+        inner = RecordingTransport()
+        t = CoalescingTransport(inner, asyncio.get_running_loop())
+        t.write_now(b"chunk 1")
+        at_once = list(inner.events)
+        t.write(b"head")
+        t.write_now(b"chunk 2")
+        await asyncio.sleep(0)  # the scheduled flush finds nothing left to send
+        return at_once, inner.events
+
+    assert asyncio.run(run()) == ([b"chunk 1"], [b"chunk 1", b"head", b"chunk 2"])
