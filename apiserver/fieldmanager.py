@@ -9,7 +9,7 @@ are :mod:`apiserver.managedfields`'):
   :mod:`apiserver.ssa.typed`;
 * :func:`zero_value`, the Go zero value of a kind that a create is diffed against;
 * :func:`compare`, the typed diff of two objects (added / modified / removed paths) that decides
-  ownership.
+  ownership, and :func:`shape_of`, what of a new object its diff against the zero value reads.
 """
 
 from __future__ import annotations
@@ -17,6 +17,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
+
+import orjson
 
 from apimachinery.fieldpath import FieldSet, Path, PathElement, format_path, go_json
 from apiserver.definitions import ref_name, resolve
@@ -36,6 +38,7 @@ __all__ = [
     "list_keys",
     "root_schema",
     "schema_view",
+    "shape_of",
     "values_equal",
     "zero_value",
 ]
@@ -452,3 +455,74 @@ def fields_of(obj: Mapping[str, Any], schema: Mapping[str, Any] | None, defs: Ma
     list item it creates beyond the kind's zero value (the ``.`` entries of FieldsV1)."""
     diff = compare(zero_value(schema, defs), obj, schema, defs)
     return diff.added | diff.modified
+
+
+# ----------------------------------------------------------------------------------------------
+# The shape of a new object
+#
+# A create compares the new object with its kind's zero value, which holds no leaves (only value
+# structs and nulls), so of the new object the comparison reads its shape alone: each map's keys
+# and which of its values are null, maps, lists or leaves, and each list whole (an associative
+# list's items are addressed by their keys' values, a set's by value). A leaf's value in a map
+# never matters. Objects alike but for such leaves (names, uids, timestamps, a ConfigMap's values,
+# a new space's default objects) have the same shape, so the same create comparison.
+
+_SHAPE_BUDGET = 2_000  # values a shape may hold: a larger object has none (it is compared, not kept)
+
+
+class _TooLarge(Exception):
+    pass
+
+
+def _exact(value: Any, budget: list[int]) -> Any:
+    """A list's items as a hashable value equal only for equal items of equal types (True is not 1)."""
+    budget[0] -= 1
+    if budget[0] < 0:
+        raise _TooLarge
+    if isinstance(value, dict):
+        return dict, tuple([(k, _exact(v, budget)) for k, v in value.items()])
+    if isinstance(value, list):
+        return list, tuple([_exact(v, budget) for v in value])
+    return type(value), value
+
+
+def _list_key(value: list[Any], budget: list[int]) -> Any:
+    """A list's items, exactly: their JSON, which tells types apart (``true``, ``1``, ``1.0``, ``"1"``), unless it
+    holds a ``null``, which orjson also writes for NaN and infinities (or JSON cannot hold them)."""
+    try:
+        text = orjson.dumps(value)
+    except TypeError:  # keys that are not strings, integers beyond 64 bits
+        return _exact(value, budget)
+    if b"null" in text:
+        return _exact(value, budget)
+    budget[0] -= len(text) // 16 + 1
+    if budget[0] < 0:
+        raise _TooLarge
+    return text
+
+
+def _map_key(value: dict[str, Any], budget: list[int]) -> tuple[Any, ...]:
+    """A map's entries: a leaf as its key alone, a null as ``(key,)``, a map or list as ``(key, its shape)``."""
+    budget[0] -= len(value)
+    if budget[0] < 0:
+        raise _TooLarge
+    out: list[Any] = []
+    for k, v in value.items():
+        if isinstance(v, dict):
+            out.append((k, _map_key(v, budget)))
+        elif isinstance(v, list):
+            out.append((k, _list_key(v, budget)))
+        elif v is None:
+            out.append((k,))
+        else:
+            out.append(k)
+    return tuple(out)
+
+
+def shape_of(obj: Mapping[str, Any]) -> tuple[Any, ...] | None:
+    """What of ``obj`` a comparison with its kind's zero value reads (see above), as a hashable
+    value; None when it holds more than ``_SHAPE_BUDGET`` values."""
+    try:
+        return _map_key(dict(obj), [_SHAPE_BUDGET])
+    except _TooLarge:
+        return None
