@@ -15,7 +15,7 @@ from apimachinery import errors
 from apimachinery.errors import Cause, StatusError
 from apiserver.catalog import Catalog
 from apiserver.crdschema import prune
-from apiserver.fieldvalidation import type_errors, unknown_fields
+from apiserver.fieldvalidation import check
 from apiserver.resourcetypes import ResourceType
 
 _PATH_TOKEN = re.compile(r"([^.\[\]]+)|\[(\d+)\]")
@@ -31,13 +31,11 @@ def check_fields(catalog: Catalog, rtype: ResourceType, obj: dict[str, Any], fie
         schema = catalog.schema(rtype)
         if schema is None:
             return
-        defs = catalog.definitions()
-        problems = type_errors(obj, schema, defs, rtype.kind)
+        unknown, problems = check(obj, schema, catalog.definitions(), rtype.kind)  # both in one walk
         if problems:
             # kube's decoder stops at the first type error and reports it this way.
             raise errors.bad_request(f'{rtype.kind} in version "{rtype.version}" cannot be handled as a '
                                      f"{rtype.kind}: {problems[0]}")
-        unknown = unknown_fields(obj, schema, defs)
         if field_validation != "Strict":
             prune_paths(obj, unknown)
     if not unknown or field_validation == "Ignore":
