@@ -21,6 +21,8 @@ from decimal import Decimal
 from functools import lru_cache
 from typing import Any
 
+import orjson
+
 # ----------------------------------------------------------------------------------------------
 # JSON strings exactly as Go writes them: HTML-safe (``<``, ``>``, ``&`` as ``\u003c`` …), U+2028
 # and U+2029 escaped, other control characters as ``\u00XX``. Two dialects differ in ``\b`` and
@@ -209,10 +211,13 @@ class FieldSet:
     nothing about ``.spec.template.metadata``; :meth:`recursive_difference` removes whole subtrees.
     """
 
-    __slots__ = ("_paths",)
+    __slots__ = ("_paths", "_wire")
 
     def __init__(self, paths: Iterable[Path] = ()) -> None:
         self._paths = frozenset(p for p in paths if p)
+        # FieldsV1 as JSON once the set is encoded a second time (a set kept and recorded again, as a
+        # create's fields are by the object's shape); b"" after the first time; None before.
+        self._wire: bytes | None = None
 
     # -- FieldsV1 --------------------------------------------------------------------------
     @classmethod
@@ -227,13 +232,18 @@ class FieldSet:
         return cls(paths)
 
     def to_fields_v1(self) -> dict[str, Any]:
+        """The ``fieldsV1`` object, a new one on every call (its caller may change it)."""
+        if self._wire:
+            return orjson.loads(self._wire)
         root = _Trie()
         for path in self._paths:
             node = root
             for pe in path[:-1]:
                 node = node.children.setdefault(pe, _Trie())
             node.members.add(path[-1])
-        return root.emit(include_self=False)
+        fields = root.emit(include_self=False)
+        self._wire = b"" if self._wire is None else orjson.dumps(fields)
+        return fields
 
     # -- set algebra -----------------------------------------------------------------------
     def union(self, other: FieldSet) -> FieldSet:

@@ -26,19 +26,15 @@ from collections.abc import Mapping
 from typing import Any, cast
 
 from apimachinery.errors import StatusError, bad_request
-from apiserver.fieldmanager import (
+from apiserver.fieldmanager import FieldSet, PathElement, UntrackableError, compare, values_equal
+from apiserver.managedfields import (
     SERVER_FIELDS,
-    FieldSet,
     OwnedFields,
-    PathElement,
-    UntrackableError,
     cap_update_managers,
-    compare,
     decode_managed_fields,
     encode_managed_fields,
     manager_identifier,
     update_managed_fields,
-    values_equal,
 )
 from apiserver.ssa.conflicts import conflict_error
 from apiserver.ssa.lastapplied import KUBECTL, allowed_conflicts, sync_last_applied

@@ -1,55 +1,44 @@
-"""Field ownership: ``metadata.managedFields`` as kube-apiserver records it for Update operations.
+"""Field ownership: what decides which fields a write owns, as kube-apiserver's field manager does.
 
-Owns what decides and records ownership (the field paths and sets themselves live in
-:mod:`apimachinery.fieldpath`, re-exported here):
+Owns the typed diff ownership is decided from (the field paths and sets themselves live in
+:mod:`apimachinery.fieldpath`, re-exported here; the managedFields entries recorded from the diff
+are :mod:`apiserver.managedfields`'):
 
 * the schema view: the upstream definitions read with structured-merge-diff's list and map
   semantics (:func:`schema_view`, :func:`list_keys`, :func:`item_keyer` …), shared with
   :mod:`apiserver.ssa.typed`;
 * :func:`zero_value`, the Go zero value of a kind that a create is diffed against;
 * :func:`compare`, the typed diff of two objects (added / modified / removed paths) that decides
-  ownership;
-* :func:`update_managed_fields`, the apiserver's Update pipeline (decode live-or-request managed
-  fields, diff, move ownership, strip server fields, cap the number of updaters, encode), and the
-  managedFields helpers server-side apply reuses (:func:`decode_managed_fields`,
-  :func:`encode_managed_fields`, :func:`manager_identifier`, :func:`cap_update_managers`).
+  ownership, and :func:`shape_of`, what of a new object its diff against the zero value reads.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from datetime import datetime
 from typing import Any
 
 import orjson
 
-from apimachinery.fieldpath import FieldSet, Path, PathElement, format_path, go_json, go_json_string
+from apimachinery.fieldpath import FieldSet, Path, PathElement, format_path, go_json
 from apiserver.definitions import ref_name, resolve
 
 __all__ = [
-    "MAX_UPDATE_MANAGERS",
-    "SERVER_FIELDS",
     "Comparison",
     "FieldSet",
-    "OwnedFields",
     "Path",
     "PathElement",
     "UntrackableError",
-    "cap_update_managers",
     "child_schema",
     "compare",
-    "decode_managed_fields",
-    "encode_managed_fields",
     "fields_of",
     "format_path",
     "go_json",
     "item_keyer",
     "list_keys",
-    "manager_identifier",
     "root_schema",
     "schema_view",
-    "update_managed_fields",
+    "shape_of",
     "values_equal",
     "zero_value",
 ]
@@ -469,198 +458,71 @@ def fields_of(obj: Mapping[str, Any], schema: Mapping[str, Any] | None, defs: Ma
 
 
 # ----------------------------------------------------------------------------------------------
-# managedFields
+# The shape of a new object
+#
+# A create compares the new object with its kind's zero value, which holds no leaves (only value
+# structs and nulls), so of the new object the comparison reads its shape alone: each map's keys
+# and which of its values are null, maps, lists or leaves, and each list whole (an associative
+# list's items are addressed by their keys' values, a set's by value). A leaf's value in a map
+# never matters. Objects alike but for such leaves (names, uids, timestamps, a ConfigMap's values,
+# a new space's default objects) have the same shape, so the same create comparison.
+
+_SHAPE_BUDGET = 2_000  # values a shape may hold: a larger object has none (it is compared, not kept)
 
 
-def _f(*names: str) -> Path:
-    return tuple(PathElement.field(n) for n in names)
+class _TooLarge(Exception):
+    pass
 
 
-# Never owned by anyone (the fieldmanager's "strip meta" step); removed as members only, so owning
-# metadata.labels is unaffected by stripping metadata.
-SERVER_FIELDS = FieldSet([
-    _f("apiVersion"), _f("kind"), _f("metadata"), _f("metadata", "name"), _f("metadata", "namespace"),
-    _f("metadata", "creationTimestamp"), _f("metadata", "selfLink"), _f("metadata", "uid"),
-    _f("metadata", "clusterName"), _f("metadata", "generation"), _f("metadata", "managedFields"),
-    _f("metadata", "resourceVersion"),
-])
-_STATUS = _f("status")
-MAX_UPDATE_MANAGERS = 10
-_ANCIENT_CHANGES = "ancient-changes"
+def _exact(value: Any, budget: list[int]) -> Any:
+    """A list's items as a hashable value equal only for equal items of equal types (True is not 1)."""
+    budget[0] -= 1
+    if budget[0] < 0:
+        raise _TooLarge
+    if isinstance(value, dict):
+        return dict, tuple([(k, _exact(v, budget)) for k, v in value.items()])
+    if isinstance(value, list):
+        return list, tuple([_exact(v, budget) for v in value])
+    return type(value), value
 
 
-@dataclass(frozen=True)
-class OwnedFields:
-    """One managedFields entry's fields, version and time (its manager identity is the key)."""
-
-    fields: FieldSet
-    api_version: str
-    time: str | None
-
-
-def manager_identifier(manager: str, operation: str, api_version: str, subresource: str) -> str:
-    """The apiserver's manager identity: the entry without fields and time (and without the
-    version for Apply), as JSON in Go field order."""
-    entry: dict[str, str] = {"manager": manager, "operation": operation}
-    if operation != "Apply" and api_version:
-        entry["apiVersion"] = api_version
-    if subresource:
-        entry["subresource"] = subresource
-    return "{" + ",".join(f"{go_json_string(k)}:{go_json_string(v)}" for k, v in entry.items() if v) + "}"
-
-
-def decode_managed_fields(entries: Any) -> dict[str, OwnedFields] | None:
-    """Managed fields by manager identity; None when any entry is malformed."""
-    if entries is None:
-        return {}
-    if not isinstance(entries, list):
-        return None
-    out: dict[str, OwnedFields] = {}
-    for entry in entries:
-        if not isinstance(entry, Mapping):
-            return None
-        operation = entry.get("operation")
-        api_version = entry.get("apiVersion")
-        if operation not in ("Apply", "Update") or not api_version or entry.get("fieldsType") != "FieldsV1":
-            return None
-        try:
-            fields = FieldSet.from_fields_v1(entry.get("fieldsV1") or {})
-        except (ValueError, TypeError):
-            return None
-        key = manager_identifier(str(entry.get("manager") or ""), operation, api_version,
-                          str(entry.get("subresource") or ""))
-        out[key] = OwnedFields(fields, api_version, entry.get("time"))
-    return out
-
-
-def encode_managed_fields(managed: Mapping[str, OwnedFields]) -> list[dict[str, Any]]:
-    entries = []
-    for key, owned in managed.items():
-        ident = orjson.loads(key)
-        entry: dict[str, Any] = {"manager": ident.get("manager", ""), "operation": ident["operation"],
-                                 "apiVersion": owned.api_version}
-        if owned.time:
-            entry["time"] = owned.time
-        entry["fieldsType"] = "FieldsV1"
-        entry["fieldsV1"] = owned.fields.to_fields_v1()
-        if ident.get("subresource"):
-            entry["subresource"] = ident["subresource"]
-        entries.append(entry)
-    if len(entries) > 1:
-        entries.sort(key=lambda e: (e["operation"], _seconds(e.get("time")), e["manager"], e["apiVersion"],
-                                    e.get("subresource", "")))
-    return entries
-
-
-def _seconds(time: Any) -> int:
-    if not isinstance(time, str):
-        return 0
+def _list_key(value: list[Any], budget: list[int]) -> Any:
+    """A list's items, exactly: their JSON, which tells types apart (``true``, ``1``, ``1.0``, ``"1"``), unless it
+    holds a ``null``, which orjson also writes for NaN and infinities (or JSON cannot hold them)."""
     try:
-        return int(datetime.fromisoformat(time.replace("Z", "+00:00")).timestamp())
-    except ValueError:
-        return 0
+        text = orjson.dumps(value)
+    except TypeError:  # keys that are not strings, integers beyond 64 bits
+        return _exact(value, budget)
+    if b"null" in text:
+        return _exact(value, budget)
+    budget[0] -= len(text) // 16 + 1
+    if budget[0] < 0:
+        raise _TooLarge
+    return text
 
 
-def _is_reset(sent: Any) -> bool:
-    """``managedFields: []`` or ``[{}]`` in a request clears the recorded ownership."""
-    if not isinstance(sent, list):
-        return False
-    if not sent:
-        return True
-    return len(sent) == 1 and isinstance(sent[0], Mapping) and all(v in (None, "") for v in sent[0].values())
-
-
-def cap_update_managers(managed: dict[str, OwnedFields]) -> None:
-    """Fold the oldest Update managers into one ``ancient-changes`` entry per version, keeping at
-    most MAX_UPDATE_MANAGERS of them (the apiserver's cap)."""
-    if len(managed) <= MAX_UPDATE_MANAGERS:  # the common case, without parsing a key
-        return
-    updaters = [k for k in managed if orjson.loads(k)["operation"] == "Update"]
-    if len(updaters) <= MAX_UPDATE_MANAGERS:
-        return
-    updaters.sort(key=lambda k: (_seconds(managed[k].time), k))
-    first_by_version: dict[str, str] = {}
-    remaining = len(updaters)
-    for key in updaters:
-        if remaining <= MAX_UPDATE_MANAGERS:
-            break
-        owned = managed[key]
-        version = owned.api_version
-        bucket = manager_identifier(_ANCIENT_CHANGES, "Update", version, "")
-        if version not in first_by_version:
-            first_by_version[version] = key
-            continue
-        if bucket not in managed:
-            managed[bucket] = managed.pop(first_by_version[version])
-        managed[bucket] = OwnedFields(owned.fields | managed[bucket].fields, version, owned.time)
-        del managed[key]
-        remaining -= 1
-
-
-def _without_managed_fields(obj: Mapping[str, Any]) -> dict[str, Any]:
-    out = dict(obj)
-    meta = out.get("metadata")
-    if isinstance(meta, dict) and "managedFields" in meta:
-        out["metadata"] = {k: v for k, v in meta.items() if k != "managedFields"}
-    return out
-
-
-def update_managed_fields(old: Mapping[str, Any] | None, new: dict[str, Any], manager: str, api_version: str,
-                          now: str, schema: dict[str, Any] | None, defs: Mapping[str, dict],
-                          subresource: str = "", *, status_subresource: bool = True) -> None:
-    """Record an Update (or create, ``old`` None) by ``manager`` in ``new["metadata"]["managedFields"]``.
-
-    Fields the write adds or changes move to ``manager`` (one entry per manager, operation,
-    version and subresource, stamped ``now``); fields it removes leave every entry; empty entries
-    disappear. The base is the request's managedFields when it carries any (a client may edit
-    them), else the live object's; ``[]`` or ``[{}]`` resets them, and subresource writes always
-    start from the live ones. An update of an object that has no managedFields stays untracked.
-    With ``status_subresource`` the main resource never owns ``status`` and the status subresource
-    owns nothing else.
-    """
-    meta = new.get("metadata")
-    if not isinstance(meta, dict):
-        meta = new["metadata"] = {}
-    live_meta = (old or {}).get("metadata") or {}
-    live_entries = live_meta.get("managedFields")
-    sent = meta.pop("managedFields", None)
-    creating = not live_meta.get("uid")
-
-    managed: dict[str, OwnedFields] | None
-    if subresource:
-        managed = decode_managed_fields(live_entries) or {}
-    elif _is_reset(sent):
-        managed = {}
-    else:
-        managed = decode_managed_fields(sent) or decode_managed_fields(live_entries) or {}
-    if not managed and not creating:
-        return
-
-    base = _without_managed_fields(old) if old is not None else zero_value(schema, defs)
-    try:
-        diff = compare(base, new, schema, defs)
-    except UntrackableError:
-        if live_entries:
-            meta["managedFields"] = live_entries
-        return
-    if subresource == "status":
-        diff = diff.filtered(lambda p: p[:1] == _STATUS)
-    elif not subresource and status_subresource:
-        diff = diff.filtered(lambda p: p[:1] != _STATUS)
-
-    changed = diff.added | diff.modified
-    for key, owned in list(managed.items()):
-        kept = owned.fields - changed - diff.removed
-        if kept:
-            managed[key] = OwnedFields(kept, owned.api_version, owned.time)
+def _map_key(value: dict[str, Any], budget: list[int]) -> tuple[Any, ...]:
+    """A map's entries: a leaf as its key alone, a null as ``(key,)``, a map or list as ``(key, its shape)``."""
+    budget[0] -= len(value)
+    if budget[0] < 0:
+        raise _TooLarge
+    out: list[Any] = []
+    for k, v in value.items():
+        if isinstance(v, dict):
+            out.append((k, _map_key(v, budget)))
+        elif isinstance(v, list):
+            out.append((k, _list_key(v, budget)))
+        elif v is None:
+            out.append((k,))
         else:
-            del managed[key]
+            out.append(k)
+    return tuple(out)
 
-    mine = changed - SERVER_FIELDS
-    if mine:
-        me = manager_identifier(manager or "unknown", "Update", api_version, subresource)
-        previous = managed.get(me)
-        managed[me] = OwnedFields(mine | previous.fields if previous else mine, api_version, now)
-    cap_update_managers(managed)
-    if managed:
-        meta["managedFields"] = encode_managed_fields(managed)
+
+def shape_of(obj: Mapping[str, Any]) -> tuple[Any, ...] | None:
+    """What of ``obj`` a comparison with its kind's zero value reads (see above), as a hashable
+    value; None when it holds more than ``_SHAPE_BUDGET`` values."""
+    try:
+        return _map_key(dict(obj), [_SHAPE_BUDGET])
+    except _TooLarge:
+        return None

@@ -23,7 +23,7 @@ from apimachinery.errors import Cause, StatusError
 from apimachinery.names import validate_annotations, validate_labels, validate_object_name
 from apiserver.apply import server_side_apply
 from apiserver.catalog import Catalog
-from apiserver.fieldmanager import update_managed_fields
+from apiserver.managedfields import update_managed_fields
 from apiserver.objectreads import ObjectReads
 from apiserver.patching import apply_patch
 from apiserver.resourcetypes import ResourceType, stored

@@ -11,14 +11,35 @@ from __future__ import annotations
 import re
 from typing import Any
 
+import orjson
+
 from apimachinery import errors
 from apimachinery.errors import Cause, StatusError
 from apiserver.catalog import Catalog
 from apiserver.crdschema import prune
-from apiserver.fieldvalidation import type_errors, unknown_fields
+from apiserver.fieldvalidation import check
 from apiserver.resourcetypes import ResourceType
 
 _PATH_TOKEN = re.compile(r"([^.\[\]]+)|\[(\d+)\]")
+
+
+# Built-in kinds' bodies found clean (no unknown field, no type error), by their JSON and kind: the same body is
+# clean again, unchanged. A new space's 23 default objects are the same body in every space (their names and
+# namespaces included; uids and timestamps come later), each walked in ~11 µs. Keyed by (JSON, id(schema),
+# id(defs), kind), holding schema and defs so that their ids cannot be reused. Oldest out first.
+_CLEAN: dict[tuple[bytes, int, int, str], tuple[Any, Any]] = {}
+_CLEAN_LIMIT = 256
+_CLEAN_MAX_BYTES = 16_384
+
+
+def _content(obj: dict[str, Any]) -> bytes | None:
+    """``obj``'s JSON as the memo's key: None when it cannot be one (too large, not JSON's types) or might stand
+    for another body: orjson writes NaN and infinities as ``null``, and a null field is not checked, a NaN is."""
+    try:
+        text = orjson.dumps(obj)
+    except TypeError:
+        return None
+    return None if len(text) > _CLEAN_MAX_BYTES or b"null" in text else text
 
 
 def check_fields(catalog: Catalog, rtype: ResourceType, obj: dict[str, Any], field_validation: str,
@@ -32,12 +53,20 @@ def check_fields(catalog: Catalog, rtype: ResourceType, obj: dict[str, Any], fie
         if schema is None:
             return
         defs = catalog.definitions()
-        problems = type_errors(obj, schema, defs, rtype.kind)
+        content = _content(obj)
+        key = None if content is None else (content, id(schema), id(defs), rtype.kind)
+        seen = _CLEAN.get(key) if key is not None else None
+        if seen is not None and seen[0] is schema and seen[1] is defs:
+            return
+        unknown, problems = check(obj, schema, defs, rtype.kind)  # both in one walk
         if problems:
             # kube's decoder stops at the first type error and reports it this way.
             raise errors.bad_request(f'{rtype.kind} in version "{rtype.version}" cannot be handled as a '
                                      f"{rtype.kind}: {problems[0]}")
-        unknown = unknown_fields(obj, schema, defs)
+        if not unknown and key is not None:
+            if len(_CLEAN) >= _CLEAN_LIMIT:
+                del _CLEAN[next(iter(_CLEAN))]  # the oldest
+            _CLEAN[key] = (schema, defs)
         if field_validation != "Strict":
             prune_paths(obj, unknown)
     if not unknown or field_validation == "Ignore":

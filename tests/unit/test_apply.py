@@ -11,7 +11,8 @@ import pytest
 from apimachinery.errors import Cause, StatusError
 from apiserver.apply import server_side_apply
 from apiserver.definitions import load_definitions
-from apiserver.fieldmanager import FieldSet, PathElement, go_json, update_managed_fields
+from apiserver.fieldmanager import FieldSet, PathElement, go_json
+from apiserver.managedfields import update_managed_fields
 from apiserver.patching.json_patch import apply_json_patch
 from apiserver.ssa.lastapplied import LAST_APPLIED
 

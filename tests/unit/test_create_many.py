@@ -7,8 +7,12 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from pathlib import Path
+from typing import Any
+
+import pytest
 
 from apimachinery.errors import StatusError
+from apiserver import managedfields, strictdecoding
 from apiserver.rbac import bootstrap
 from apiserver.spacepaths import ROOT
 from apiserver.store import Key, LogRow, Write
@@ -90,6 +94,43 @@ def test_a_new_space_gets_its_defaults_in_one_commit_before_it_is_ready(tmp_path
         assert batches == [1, defaults, 1]
 
     run_rbac_runtime(tmp_path, body, batches)
+
+
+async def defaults_of(runtime: SpaceRuntime, space: str) -> dict[tuple[str, str, str], dict[str, Any]]:
+    """Every object of ``space`` of the kinds its defaults are, without what differs between any two objects
+    (uid, creation time, revision, managedFields' time), by (resource, namespace, name)."""
+    found = {}
+    for resource in ("namespaces", "serviceaccounts", "configmaps", "clusterroles.rbac.authorization.k8s.io",
+                     "clusterrolebindings.rbac.authorization.k8s.io"):
+        rtype = runtime.catalog.by_group_resource(space, resource)
+        assert rtype is not None
+        for obj in (await runtime.objects.list(space, rtype, None)).items:
+            meta = obj["metadata"]
+            for server_field in ("uid", "creationTimestamp", "resourceVersion"):
+                meta.pop(server_field)
+            for entry in meta["managedFields"]:
+                entry.pop("time")
+            found[(resource, meta.get("namespace", ""), meta["name"])] = obj
+    return found
+
+
+def test_a_second_space_gets_the_defaults_the_first_got(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The second space's defaults hit what the first one's creates kept (managedFields by shape, clean bodies by
+    content); what they record is what the first one's computed."""
+    async def body(runtime: SpaceRuntime) -> None:
+        space_type = root_type(runtime, SPACES)
+        monkeypatch.setattr(managedfields, "_CREATED", {})
+        monkeypatch.setattr(strictdecoding, "_CLEAN", {})
+        await runtime.objects.create(ROOT, space_type, "", {"metadata": {"name": "first"}}, WriteOptions())
+        kept = len(managedfields._CREATED), len(strictdecoding._CLEAN)
+        await runtime.objects.create(ROOT, space_type, "", {"metadata": {"name": "second"}}, WriteOptions())
+        # Every default a hit; only the Space's own body ("second") is new to the validation memo.
+        assert (len(managedfields._CREATED), len(strictdecoding._CLEAN)) == (kept[0], kept[1] + 1)
+        first, second = await defaults_of(runtime, "first"), await defaults_of(runtime, "second")
+        assert len(first) >= len(SYSTEM_NAMESPACES) + len(bootstrap.cluster_roles())
+        assert first == second
+
+    run_rbac_runtime(tmp_path, body)
 
 
 def test_a_space_gets_what_it_lacks_when_the_runtime_starts_again(tmp_path: Path) -> None:

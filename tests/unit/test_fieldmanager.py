@@ -15,8 +15,8 @@ from apiserver.fieldmanager import (
     compare,
     fields_of,
     format_path,
-    update_managed_fields,
 )
+from apiserver.managedfields import update_managed_fields
 
 DEFS = load_definitions()
 DEPLOYMENT = DEFS["io.k8s.api.apps.v1.Deployment"]
