@@ -19,6 +19,7 @@ from collections.abc import Callable, Generator
 from typing import Any
 
 import psycopg
+from psycopg.pq import TransactionStatus
 
 from apiserver.store.logstore import WRITER_LOCK, Key, LogRow, LogStore
 from apiserver.store.writer import MAX_BATCH, OnCommit, Outcome, Request, Write, Writer, plan
@@ -66,20 +67,24 @@ class PostgresWriter(Writer):
         started = time.perf_counter()
         try:
             conn = await self._connect()
-            # Pipeline mode: statements go out without waiting for each answer, so a batch costs three round
-            # trips (lock, newest revision and the keys' latest rows; the append; the notice and commit) where
-            # one at a time it cost seven, each an await and a wake-up of the event loop.
-            async with conn.pipeline(), conn.transaction():
+            # Pipeline mode: statements go out without waiting for each answer, so a batch costs two round trips
+            # (lock, newest revision and the keys' latest rows; the append, the notice and the commit) where one
+            # at a time it cost seven, each an await and a wake-up of the event loop. The lock is held from the
+            # first answer to the commit: one wake-up of this process's busy loop, not two, during which the
+            # other processes' writers wait.
+            async with conn.pipeline():
                 cur, newest = conn.cursor(), conn.cursor()
                 # Serialise writers across hub processes so revision order equals commit order; the statements
                 # after it run once it is held (the server runs a pipeline's statements in order).
                 await cur.execute("SELECT pg_advisory_xact_lock(%s, %s)", (self.store.lock_namespace, WRITER_LOCK))
                 await newest.execute("SELECT COALESCE(MAX(id), 0) FROM kv_log")
-                results = await self._drive(cur, plan(batch))
+                results = await self._drive(conn, cur, plan(batch))
                 prior = int((await newest.fetchone())[0])  # type: ignore[index]
                 committed = [r for r in results if isinstance(r, LogRow)]
-                if committed:  # delivered to the other processes at commit
-                    await cur.execute("SELECT pg_notify(%s, %s)", (self.store.channel, str(committed[-1].revision)))
+                if conn.info.transaction_status != TransactionStatus.IDLE:  # the plan ended without a last append
+                    if committed:
+                        await cur.execute("SELECT pg_notify(%s, %s)", (self.store.channel, str(committed[-1].revision)))
+                    await conn.commit()
         except Exception as exc:  # the whole batch failed to commit: nothing was acknowledged
             failure = self.failed_batch(batch, exc)
             results, committed, prior = [failure for _ in batch], [], 0
@@ -92,25 +97,46 @@ class PostgresWriter(Writer):
         # stop this writer.
         self.loop.call_soon(self._deliver, batch, results, committed, prior)
 
-    async def _drive(self, cur: Any, steps: Generator[Request, Any, list[Outcome]]) -> list[Outcome]:
+    async def _drive(self, conn: psycopg.AsyncConnection[Any], cur: Any,
+                     steps: Generator[Request, Any, list[Outcome]]) -> list[Outcome]:
         request = next(steps)
         while True:
             kind, arg = request
-            answer = await (self._latest(cur, arg) if kind == "latest" else self._append(cur, arg))
+            if kind == "latest":
+                answer: Any = await self._latest(cur, arg)
+            elif kind == "append":
+                answer = await self._append(cur, arg)
+            else:  # the last append: sent with the notice and the commit, its ids read after
+                await cur.execute(self.store.batch_statements[1], self._columns(arg))
+                # Under the lock no other writer appends, so the log's newest id is this batch's last revision,
+                # the notice's payload.
+                await conn.cursor().execute("SELECT pg_notify(%s, (SELECT MAX(id) FROM kv_log)::text)",
+                                            (self.store.channel,))
+                await conn.commit()
+                answer = await self._appended_ids(cur)
             try:
                 request = steps.send(answer)
             except StopIteration as done:
                 return done.value
 
     async def _latest(self, cur: Any, keys: list[Key]) -> list[tuple[int, bool]]:
-        await cur.execute(self.store.batch_statements[0], [list(column) for column in zip(*keys, strict=True)])
+        await cur.execute(self.store.batch_statements[0], self._columns(keys))
         return [(0, True) if row[0] is None else (int(row[0]), bool(row[1])) for row in await cur.fetchall()]
 
     async def _append(self, cur: Any, rows: list[tuple[Any, ...]]) -> list[int]:
-        await cur.execute(self.store.batch_statements[1], [list(column) for column in zip(*rows, strict=True)])
+        await cur.execute(self.store.batch_statements[1], self._columns(rows))
+        return await self._appended_ids(cur)
+
+    @staticmethod
+    async def _appended_ids(cur: Any) -> list[int]:
         # Ids come from a sequence in insertion order, which the statement's ORDER BY fixes: sorted, they
         # match the rows whatever order RETURNING lists them in.
         return sorted(int(row[0]) for row in await cur.fetchall())
+
+    @staticmethod
+    def _columns(rows: list[Any]) -> list[list[Any]]:
+        """A batch statement's parameters: one array per column."""
+        return [list(column) for column in zip(*rows, strict=True)]
 
     @property
     def session(self) -> int | None:

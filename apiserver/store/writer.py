@@ -113,7 +113,9 @@ def plan(batch: Sequence[Write]) -> Generator[Request, Any, list[Outcome]]:
 
     Asks its driver (``send``) first ``("latest", keys)`` for the (revision, deleted) of every key's newest
     row, then ``("append", rows)`` for the revisions of appended rows, as few times as it can: a key written
-    twice in one batch appends the rows before its second write, so that write sees the first.
+    twice in one batch appends the rows before its second write, so that write sees the first. The batch's
+    final append is asked as ``("last append", rows)``: nothing is asked after it, so a driver may commit
+    along with it rather than after its answer.
     """
     keys = list(dict.fromkeys(w.key for w in batch))
     found: list[tuple[int, bool]] = yield ("latest", keys)
@@ -143,7 +145,7 @@ def plan(batch: Sequence[Write]) -> Generator[Request, Any, list[Outcome]]:
         pending.append((index, w, not exists, prev_rev if exists else 0))
         pending_keys.add(w.key)
     if pending:
-        revisions = yield ("append", rows())
+        revisions = yield ("last append", rows())
         _appended(pending, revisions, results, latest)
     return [r for r in results if r is not None]
 
