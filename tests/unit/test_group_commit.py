@@ -87,6 +87,21 @@ def test_a_batch_checks_each_write_against_the_ones_before_it(store: LogStore) -
     assert [r.revision for r in store.history(0)] == [kept.revision, *[r.revision for r in rows]]
 
 
+def test_a_batch_whose_writes_after_an_append_are_all_refused_commits_that_append(store: LogStore) -> None:
+    # The second write makes the batch append the first before checking it, and is refused: the batch has no
+    # last append to commit along with (PostgreSQL's writer commits it after the plan instead).
+    prior, results = commit_one_batch(store, [
+        Write(key("once"), b'{"v":1}', expect=MUST_NOT_EXIST),
+        Write(key("once"), b'{"v":2}', expect=MUST_NOT_EXIST),
+    ])
+    created, refused = results
+    assert isinstance(created, LogRow) and created.revision == prior + 1
+    assert isinstance(refused, PreconditionFailed)
+    assert store.get(key("once")) == created
+    _prior, again = commit_one_batch(store, [Write(key("once"), b'{"v":3}', expect=created.revision)])
+    assert isinstance(again[0], LogRow) and again[0].revision == created.revision + 1
+
+
 def test_a_committed_row_holds_its_values_length_not_the_encoders_buffer(store: LogStore) -> None:
     # orjson.dumps returns bytes whose allocation is its buffer's (8 KiB for these 700 bytes); the watch ring and the
     # writer's recent rows keep committed rows by the ten thousand.
