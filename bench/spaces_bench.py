@@ -6,7 +6,9 @@ Starts a real hub (SQLite, durable commits) in a temporary directory and drives 
 Reports the hub's RSS per empty space at 1,000 and at ``SPACES`` spaces over the same run's baseline (the hub's
 RSS with no spaces yet), the create rate of the first and of the last 1,000 of each series and the hub's CPU per
 create (which a machine shared with other work disturbs less than a rate), and the time from a restart to
-``/readyz`` with every space loaded. ``SPACEHUB_BENCH_SPACES=2000`` runs a shorter series.
+``/readyz`` with every space loaded. It prints every 1,000 creates' rate, the hub's and the clients' CPU per create,
+the bytes the hub wrote to storage per create and its RSS, to show what, if anything, grows with the count.
+``SPACEHUB_BENCH_SPACES=2000`` runs a shorter series.
 Writes its section of docs/benchmarks.md; run with ``make bench``.
 """
 
@@ -27,7 +29,7 @@ import orjson
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench.measure import cpu_seconds, rss_mib  # noqa: E402
+from bench.measure import cpu_seconds, rss_mib, self_cpu, written_bytes  # noqa: E402
 from bench.report import write_section  # noqa: E402
 from tests.harness import Hub, free_port  # noqa: E402
 
@@ -92,17 +94,31 @@ def series(hub: Hub, parent: str, names: list[str],
     cpu = 0.0  # the hub's CPU seconds while creating
     series_cpu_start = cpu_seconds(hub.proc.pid)
     offset = 0
-    for mark in [*marks, len(names)]:
+    # a step every WINDOW creates: a rate, a CPU cost or a write volume that grows with the count shows where
+    for mark in sorted({*marks, *range(WINDOW, len(names), WINDOW), len(names)}):
         if mark <= offset:
             continue
+        count = mark - offset
         cpu_before = cpu_seconds(hub.proc.pid)
+        written_before = written_bytes(hub.proc.pid)
+        clients_cpu_before = self_cpu()
+        step_started = time.perf_counter()
         done += [t - paused for t in asyncio.run(create_spaces(hub, parent, names[offset:mark]))]
-        cpu += cpu_seconds(hub.proc.pid) - cpu_before
+        step_s = time.perf_counter() - step_started
+        step_cpu = cpu_seconds(hub.proc.pid) - cpu_before
+        cpu += step_cpu
+        written_kib = (written_bytes(hub.proc.pid) - written_before) / 1024
+        print(f"    {offset:,} to {mark:,}: {count / step_s:.0f}/s, hub CPU {step_cpu * 1000 / count:.2f} ms per "
+              f"create (clients {(self_cpu() - clients_cpu_before) * 1000 / count:.2f} ms), "
+              f"{written_kib / count:.1f} KiB written per create, RSS {rss_mib(hub.proc.pid):.0f} MiB", flush=True)
         offset = mark
         if on_count is not None and mark in on_count:
             pause = time.perf_counter()
             time.sleep(SETTLE_S)  # a measurement pause, not synchronisation: RSS is read after it either way
             on_count[mark] = settled_rss(hub)
+            # the work left after the creates returned, and periodic work (a compaction) that fell in the pause
+            settle_cpu = cpu_seconds(hub.proc.pid) - cpu_before - step_cpu
+            print(f"    pause at {mark:,}: hub CPU {settle_cpu * 1000:.0f} ms while it settled", flush=True)
             paused += time.perf_counter() - pause
     first, last = rates(started, done)
     settled = cpu_when_idle(hub) - series_cpu_start

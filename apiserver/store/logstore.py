@@ -233,10 +233,11 @@ class LogStore:
 
     # --- state -----------------------------------------------------------------------------
 
-    def _read_state(self, key: str) -> int:
-        with self.engine.connect() as conn:
-            v = conn.execute(text("SELECT value FROM kv_state WHERE key = :k"), {"k": key}).scalar()
-        return int(v or 0)
+    def _read_state(self, key: str, conn: Connection | None = None) -> int:
+        if conn is None:
+            with self.engine.connect() as own:
+                return self._read_state(key, own)
+        return int(conn.execute(text("SELECT value FROM kv_state WHERE key = :k"), {"k": key}).scalar() or 0)
 
     @property
     def compacted_revision(self) -> int:
@@ -422,12 +423,18 @@ class LogStore:
                 return self.compacted_revision
             # A row at or below the horizon is needed only if it is the newest row of its key
             # at the horizon and is not a tombstone: lists at revisions >= horizon read exactly those.
+            # What the last compaction kept below its horizon was all such rows, so only rows written since
+            # can make one superfluous: a tombstone, or a row naming its key's row before it (prev_revision,
+            # which the writer sets to that row's revision, or 0 after a tombstone or for a new key). Reading
+            # just those keeps a compaction's cost to the rows written since, not every row the hub holds.
+            since = self._read_state("compact_revision", conn)  # another process's compactions count too
+            # Two statements, superseded rows first: SQLite, deleting the tombstones in the same statement, would
+            # no longer see the revisions they name.
             conn.execute(text(
-                "DELETE FROM kv_log WHERE id <= :h AND (deleted = :t OR id < ("
-                "SELECT MAX(k.id) FROM kv_log k WHERE k.space = kv_log.space "
-                "AND k.resource = kv_log.resource "
-                "AND k.namespace = kv_log.namespace AND k.name = kv_log.name AND k.id <= :h))"),
-                {"h": horizon, "t": True})
+                "DELETE FROM kv_log WHERE id IN (SELECT n.prev_revision FROM kv_log n "
+                "WHERE n.id > :p AND n.id <= :h AND n.prev_revision > 0)"), {"h": horizon, "p": since})
+            conn.execute(text("DELETE FROM kv_log WHERE id > :p AND id <= :h AND deleted = :t"),
+                         {"h": horizon, "p": since, "t": True})
             if self.is_postgres:
                 conn.execute(text(
                     "INSERT INTO kv_state (key, value) VALUES ('compact_revision', :h) "
