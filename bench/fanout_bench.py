@@ -182,7 +182,10 @@ async def measure_hub(hub: Hub, n: int, rounds: int, result: Result,
     # The set-up's own work first: registering N clusters leaves N Location status writes and N "Placed" Events
     # queued (one-off, about 3 s at 1,000), which would otherwise share the loop with the first rounds. A thread
     # polls the hub's CPU, so that this loop keeps reading the streams meanwhile.
-    await asyncio.to_thread(cpu_when_idle, hub.proc.pid, IDLE_DEADLINE_S)
+    waited, cpu_before = time.perf_counter(), cpu_seconds(hub.proc.pid)
+    idle_cpu = await asyncio.to_thread(cpu_when_idle, hub.proc.pid, IDLE_DEADLINE_S)
+    print(f"N={n}: the hub idle {time.perf_counter() - waited:.1f} s after the streams' snapshot "
+          f"({idle_cpu - cpu_before:.2f} s of its CPU meanwhile)", flush=True)
     async with httpx.AsyncClient(base_url=hub.base_url, verify=hub.ssl_context(), timeout=60,
                                  headers={"Authorization": f"Bearer {hub.token}",
                                           "Content-Type": "application/merge-patch+json"}) as c:
