@@ -9,12 +9,13 @@ Event, a few seconds of writes at 1,000 that otherwise overlap the first rounds)
 each round merge-PATCHes the ConfigMap with a fresh marker and records when each reader sees it: the time to
 the last cluster, the hub's CPU per cluster-change (its CPU over the rounds divided by rounds * N) and its RSS.
 
-The floor, in the same run: a minimal asyncio TLS server (another process, the hub's certificate, the same
-event loop policy as the hub) holding N connections from the same readers writes one chunk of the same
-size to each of them per round, triggered over a control socket. The ratio hub / floor is what the hub
-adds to writing the bytes. Writes its section of docs/benchmarks.md; ``--chart`` also draws
-docs/fanout.png (needs matplotlib). ``--retain-fields`` measures a variant (printed only): the placement's
-downsync test gives field ownership, so every copy carries the ownership annotations.
+The floor, in the same run (once the hub has gone idle after the readers closed): a minimal asyncio TLS
+server (another process, the hub's certificate, the same event loop policy as the hub) holding N connections
+from the same readers writes one chunk of the same size to each of them per round, triggered over a control
+socket. The ratio hub / floor is what the hub adds to writing the bytes. Writes its section of
+docs/benchmarks.md; ``--chart`` also draws docs/fanout.png (needs matplotlib). ``--retain-fields`` measures a
+variant (printed only): the placement's downsync test gives field ownership, so every copy carries the
+ownership annotations.
 """
 
 from __future__ import annotations
@@ -327,6 +328,10 @@ async def run_one(n: int, rounds: int, profile: Path | None, retain_fields: bool
                 spy.send_signal(2)
                 spy.wait(timeout=60)
             readers.close()
+            # The hub's own teardown of the N streams (and the collection of what they held) must not land in
+            # the floor's rounds either: the floor's process shares the cores with the hub.
+            assert hub.proc is not None
+            await asyncio.to_thread(cpu_when_idle, hub.proc.pid, IDLE_DEADLINE_S)
             await measure_floor(hub, readers, n, rounds, result)
         finally:
             hub.stop()
