@@ -4,16 +4,18 @@ For each N, a fresh hub (SQLite, pings every 300 s so that only the change is me
 holding a ConfigMap of about 900 bytes and an EdgePlacement sending it to every cluster labelled
 ``env=bench``; N clusters registered through ``POST /placement/v1/clusters``; N raw stream readers (TLS
 connections reading ``/syncer/v1/targets/NAME/stream`` — no simulator, no syncer logic) in this process.
-Each round (after two warm-up rounds) merge-PATCHes the ConfigMap with a fresh marker and records when each
-reader sees it: the time to the last cluster, the hub's CPU per cluster-change (its CPU over the rounds
-divided by rounds * N) and its RSS.
+Once the hub has gone idle after the set-up (its registration's tail: each cluster's Location status and "Placed"
+Event, a few seconds of writes at 1,000 that otherwise overlap the first rounds) and after two warm-up rounds,
+each round merge-PATCHes the ConfigMap with a fresh marker and records when each reader sees it: the time to
+the last cluster, the hub's CPU per cluster-change (its CPU over the rounds divided by rounds * N) and its RSS.
 
-The floor, in the same run: a minimal asyncio TLS server (another process, the hub's certificate, the same
-event loop policy as the hub) holding N connections from the same readers writes one chunk of the same
-size to each of them per round, triggered over a control socket. The ratio hub / floor is what the hub
-adds to writing the bytes. Writes its section of docs/benchmarks.md; ``--chart`` also draws
-docs/fanout.png (needs matplotlib). ``--retain-fields`` measures a variant (printed only): the placement's
-downsync test gives field ownership, so every copy carries the ownership annotations.
+The floor, in the same run (once the hub has gone idle after the readers closed): a minimal asyncio TLS
+server (another process, the hub's certificate, the same event loop policy as the hub) holding N connections
+from the same readers writes one chunk of the same size to each of them per round, triggered over a control
+socket. The ratio hub / floor is what the hub adds to writing the bytes. Writes its section of
+docs/benchmarks.md; ``--chart`` also draws docs/fanout.png (needs matplotlib). ``--retain-fields`` measures a
+variant (printed only): the placement's downsync test gives field ownership, so every copy carries the
+ownership annotations.
 """
 
 from __future__ import annotations
@@ -42,7 +44,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from bench.fleet import raise_open_files_limit  # noqa: E402
-from bench.measure import cpu_seconds, pct, rss_mib  # noqa: E402
+from bench.measure import cpu_seconds, cpu_when_idle, pct, rss_mib  # noqa: E402
 from bench.report import REPORT, write_section  # noqa: E402
 from tests.harness import Hub, free_port, wait_for  # noqa: E402
 
@@ -52,6 +54,7 @@ PAYLOAD_BYTES = 700  # of data, so that an UPSERT line is about 900 bytes
 CONNECT_BATCH = 100  # connections opened at once
 ROUND_DEADLINE = 120.0
 WARM_UP_ROUNDS = 2
+IDLE_DEADLINE_S = 300.0  # how long to wait for the hub to go idle after the set-up
 CHART = ROOT / "docs" / "fanout.png"
 
 
@@ -177,6 +180,13 @@ async def measure_hub(hub: Hub, n: int, rounds: int, result: Result,
     await readers.connect("127.0.0.1", hub.port, hub.ssl_context(), stream_request(hub, n))
     await asyncio.wait_for(readers.all_seen.wait(), ROUND_DEADLINE * 5)
     assert hub.proc is not None
+    # The set-up's own work first: registering N clusters leaves N Location status writes and N "Placed" Events
+    # queued (one-off, about 3 s at 1,000), which would otherwise share the loop with the first rounds. A thread
+    # polls the hub's CPU, so that this loop keeps reading the streams meanwhile.
+    waited, cpu_before = time.perf_counter(), cpu_seconds(hub.proc.pid)
+    idle_cpu = await asyncio.to_thread(cpu_when_idle, hub.proc.pid, IDLE_DEADLINE_S)
+    print(f"N={n}: the hub idle {time.perf_counter() - waited:.1f} s after the streams' snapshot "
+          f"({idle_cpu - cpu_before:.2f} s of its CPU meanwhile)", flush=True)
     async with httpx.AsyncClient(base_url=hub.base_url, verify=hub.ssl_context(), timeout=60,
                                  headers={"Authorization": f"Bearer {hub.token}",
                                           "Content-Type": "application/merge-patch+json"}) as c:
@@ -318,6 +328,10 @@ async def run_one(n: int, rounds: int, profile: Path | None, retain_fields: bool
                 spy.send_signal(2)
                 spy.wait(timeout=60)
             readers.close()
+            # The hub's own teardown of the N streams (and the collection of what they held) must not land in
+            # the floor's rounds either: the floor's process shares the cores with the hub.
+            assert hub.proc is not None
+            await asyncio.to_thread(cpu_when_idle, hub.proc.pid, IDLE_DEADLINE_S)
             await measure_floor(hub, readers, n, rounds, result)
         finally:
             hub.stop()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import resource
+import time
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -38,6 +39,21 @@ def written_bytes(pid: int) -> int:
         if line.startswith("write_bytes:"):
             return int(line.split()[1])
     return 0
+
+
+def cpu_when_idle(pid: int, deadline_s: float) -> float:
+    """The process's CPU seconds once it has gone idle (under 5 % of a core over each of two half-seconds in a row),
+    or when ``deadline_s`` has passed: what it does after the requests returned (its controllers' follow-up work)
+    is done by then."""
+    deadline = time.monotonic() + deadline_s
+    quiet = 0
+    last = cpu_seconds(pid)
+    while quiet < 2 and time.monotonic() < deadline:
+        time.sleep(0.5)  # a sampling interval: the process's CPU is what is polled
+        now = cpu_seconds(pid)
+        quiet = quiet + 1 if now - last < 0.025 else 0
+        last = now
+    return last
 
 
 def children(pid: int) -> list[int]:

@@ -29,6 +29,7 @@ import orjson
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from bench import measure  # noqa: E402
 from bench.measure import cpu_seconds, rss_mib, self_cpu, written_bytes  # noqa: E402
 from bench.report import write_section  # noqa: E402
 from tests.harness import Hub, free_port  # noqa: E402
@@ -128,18 +129,10 @@ def series(hub: Hub, parent: str, names: list[str],
 
 
 def cpu_when_idle(hub: Hub) -> float:
-    """The hub's CPU seconds once it has gone idle (under 5 % of a core over each of two half-seconds in a row):
-    what its controllers do after the creates returned (objects they add to the new spaces) is counted too."""
+    """The hub's CPU seconds once it has gone idle: what its controllers do after the creates returned (objects
+    they add to the new spaces) is counted too."""
     assert hub.proc is not None
-    deadline = time.monotonic() + IDLE_DEADLINE_S
-    quiet = 0
-    last = cpu_seconds(hub.proc.pid)
-    while quiet < 2 and time.monotonic() < deadline:
-        time.sleep(0.5)  # a sampling interval: the hub's CPU is what is polled
-        now = cpu_seconds(hub.proc.pid)
-        quiet = quiet + 1 if now - last < 0.025 else 0
-        last = now
-    return last
+    return measure.cpu_when_idle(hub.proc.pid, IDLE_DEADLINE_S)
 
 
 def settled_rss(hub: Hub) -> float:

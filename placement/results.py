@@ -8,6 +8,7 @@ status written only when it differs, its conditions keeping their transition tim
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 from typing import Any
 
@@ -53,12 +54,16 @@ class ResultWriter:
     async def location_statuses(self) -> None:
         """Location status.instances: how many SyncTargets its instanceSelector selects (written on change)."""
         inv = self.inventory.space
+        changed: dict[str, int] = {}
         for location in self.inventory.locations():
             name = location["metadata"]["name"]
             instances = len(self.engine.location_instances(name))
-            if (location.get("status") or {}).get("instances") == instances:
-                continue
-            await self._set_status(inv, LOCATIONS, name, {"instances": instances}, merge=True)
+            if (location.get("status") or {}).get("instances") != instances:
+                changed[name] = instances
+        # Written together: a fleet registering at once changes every Location, and one at a time each write
+        # waited for a commit of its own (1,000 serial commits, seconds of writes, after 1,000 registrations).
+        await asyncio.gather(*(self._set_status(inv, LOCATIONS, name, {"instances": instances}, merge=True)
+                               for name, instances in changed.items()))
 
     async def _set_status(self, space: str, resource: str, name: str, status: dict[str, Any], *,
                           merge: bool = False) -> None:

@@ -290,8 +290,10 @@ class Summaries(WorkQueue):
     async def _tell_placement(self, ref: ObjectRef, involved: Involved, targets: list[str]) -> None:
         """Events for the clusters the object was placed on and removed from, and its copies' problems."""
         before = self._targets_of.get(ref, frozenset())
-        for target in sorted(set(targets) - before):
-            await self.events.record(involved, "Normal", "Placed", f"placed on cluster {target}", host=target)
+        # Recorded together (each cluster's Event is its own): an object placed on a fleet at once would otherwise
+        # wait for one commit per cluster.
+        await asyncio.gather(*(self.events.record(involved, "Normal", "Placed", f"placed on cluster {target}",
+                                                  host=target) for target in sorted(set(targets) - before)))
         for target in sorted(before - set(targets)):
             await self.events.record(involved, "Normal", "Removed", f"removed from cluster {target}", host=target)
             self._seen.pop((ref, target), None)
