@@ -4,26 +4,12 @@ written since the last round, which must leave the same rows as looking at all o
 
 from __future__ import annotations
 
-import contextlib
 import random
-from collections.abc import Iterator
-from pathlib import Path
 
-import pytest
 from sqlalchemy import text
 
 from apiserver.store import Key, LogRow, LogStore, Write
-from tests.conftest import postgres_schema
 from tests.unit.test_group_commit import commit_one_batch
-
-
-@pytest.fixture(params=["sqlite", "postgresql"])
-def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[LogStore]:
-    url = f"sqlite:///{tmp_path / 'log.db'}"
-    with postgres_schema() if request.param == "postgresql" else contextlib.nullcontext(url) as chosen:
-        s = LogStore(chosen)
-        yield s
-        s.close()
 
 
 def kept_by_definition(history: list[LogRow], horizon: int) -> set[int]:

@@ -8,28 +8,11 @@ from __future__ import annotations
 import asyncio
 import gc
 import tracemalloc
-from collections.abc import Iterator
-from pathlib import Path
 
 import orjson
-import pytest
 
 from apiserver.store import Key, LogRow, LogStore, PreconditionFailed, Write, open_writer
 from apiserver.store.writer import ANY_REVISION, MUST_NOT_EXIST
-from tests.conftest import postgres_schema
-
-
-@pytest.fixture(params=["sqlite", "postgresql"])
-def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[LogStore]:
-    if request.param == "sqlite":
-        s = LogStore(f"sqlite:///{tmp_path / 'log.db'}")
-        yield s
-        s.close()
-        return
-    with postgres_schema() as url:
-        s = LogStore(url)
-        yield s
-        s.close()
 
 
 def key(name: str) -> Key:

@@ -4,10 +4,6 @@ PostgreSQL. And the writer's look-up of a key's newest row, which must read that
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import Iterator
-from pathlib import Path
-
 import orjson
 import pytest
 from sqlalchemy import inspect, text
@@ -17,15 +13,6 @@ from apiserver.store.logstore import OBSOLETE_INDEXES
 from apiserver.store.marked import MarkedRows
 from tests.conftest import postgres_schema
 from tests.unit.test_group_commit import commit_one_batch
-
-
-@pytest.fixture(params=["sqlite", "postgresql"])
-def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[LogStore]:
-    url = f"sqlite:///{tmp_path / 'log.db'}"
-    with postgres_schema() if request.param == "postgresql" else contextlib.nullcontext(url) as chosen:
-        s = LogStore(chosen)
-        yield s
-        s.close()
 
 
 def test_a_scan_for_bytes_returns_the_live_objects_holding_them_in_every_space(store: LogStore) -> None:
