@@ -19,6 +19,7 @@ import orjson
 
 from apimachinery.fieldpath import FieldSet, Path, PathElement, go_json_string
 from apiserver.fieldmanager import Comparison, UntrackableError, compare, shape_of, zero_value
+from apiserver.schemamemo import MISSING, SchemaMemo
 
 MAX_UPDATE_MANAGERS = 10
 _ANCIENT_CHANGES = "ancient-changes"
@@ -182,10 +183,8 @@ def _owned(diff: Comparison, subresource: str, status_subresource: bool) -> tupl
 # (``fieldmanager.shape_of``): the next create of an object of the same shape and kind reuses it,
 # FieldSets and their FieldsV1 encoding included. A create's managedFields were ~12 % of a
 # ConfigMap create's CPU and a quarter of a space create's (its 23 default objects alike in every
-# space). Keyed by (shape, id(schema), id(defs), subresource, status_subresource), holding schema
-# and defs so that their ids cannot be reused; None for an untrackable object. Oldest out first.
-_CREATED: dict[tuple[Any, ...], tuple[Any, Any, tuple[Comparison, FieldSet, FieldSet] | None]] = {}
-_CREATED_LIMIT = 512
+# space). Keyed by (shape, subresource, status_subresource); None for an untrackable object.
+_CREATED: SchemaMemo[tuple[Comparison, FieldSet, FieldSet] | None] = SchemaMemo(512)
 
 
 def _created(new: Mapping[str, Any], schema: Mapping[str, Any] | None, defs: Mapping[str, dict], subresource: str,
@@ -194,23 +193,20 @@ def _created(new: Mapping[str, Any], schema: Mapping[str, Any] | None, defs: Map
     shape = shape_of(new)
     if shape is None:
         return _owned(compare(zero_value(schema, defs), new, schema, defs), subresource, status_subresource)
-    key = (shape, id(schema), id(defs), subresource, status_subresource)
+    key = (shape, subresource, status_subresource)
     try:
-        hit = _CREATED.get(key)
+        hit = _CREATED.get(key, schema, defs)
     except TypeError:  # a list holding a value that is not JSON's and cannot be hashed: not kept
         return _owned(compare(zero_value(schema, defs), new, schema, defs), subresource, status_subresource)
-    if hit is None or hit[0] is not schema or hit[1] is not defs:
+    if hit is MISSING:
         try:
-            owned: tuple[Comparison, FieldSet, FieldSet] | None = _owned(
-                compare(zero_value(schema, defs), new, schema, defs), subresource, status_subresource)
+            hit = _owned(compare(zero_value(schema, defs), new, schema, defs), subresource, status_subresource)
         except UntrackableError:
-            owned = None
-        if len(_CREATED) >= _CREATED_LIMIT:
-            del _CREATED[next(iter(_CREATED))]
-        hit = _CREATED[key] = (schema, defs, owned)
-    if hit[2] is None:
+            hit = None
+        _CREATED.put(key, schema, defs, hit)
+    if hit is None:
         raise UntrackableError("an object of this shape cannot be expressed as field paths")
-    return hit[2]
+    return hit
 
 
 def update_managed_fields(old: Mapping[str, Any] | None, new: dict[str, Any], manager: str, api_version: str,

@@ -290,12 +290,13 @@ class Summaries(WorkQueue):
     async def _tell_placement(self, ref: ObjectRef, involved: Involved, targets: list[str]) -> None:
         """Events for the clusters the object was placed on and removed from, and its copies' problems."""
         before = self._targets_of.get(ref, frozenset())
-        # Recorded together (each cluster's Event is its own): an object placed on a fleet at once would otherwise
-        # wait for one commit per cluster.
-        await asyncio.gather(*(self.events.record(involved, "Normal", "Placed", f"placed on cluster {target}",
-                                                  host=target) for target in sorted(set(targets) - before)))
-        for target in sorted(before - set(targets)):
-            await self.events.record(involved, "Normal", "Removed", f"removed from cluster {target}", host=target)
+        # Recorded together (each cluster's Event is its own): an object placed on or taken off a fleet at once
+        # would otherwise wait for one commit per cluster.
+        placed, removed = sorted(set(targets) - before), sorted(before - set(targets))
+        await asyncio.gather(
+            *(self.events.record(involved, "Normal", "Placed", f"placed on cluster {t}", host=t) for t in placed),
+            *(self.events.record(involved, "Normal", "Removed", f"removed from cluster {t}", host=t) for t in removed))
+        for target in removed:
             self._seen.pop((ref, target), None)
             self._copy_told.pop((ref, target), None)
             if target in self._refused.get(ref, ()):

@@ -14,6 +14,7 @@ import pytest
 from apimachinery.errors import StatusError
 from apiserver import managedfields, strictdecoding
 from apiserver.rbac import bootstrap
+from apiserver.schemamemo import SchemaMemo
 from apiserver.spacepaths import ROOT
 from apiserver.store import Key, LogRow, Write
 from apiserver.store.writer import MAX_BATCH, MUST_NOT_EXIST
@@ -119,8 +120,8 @@ def test_a_second_space_gets_the_defaults_the_first_got(tmp_path: Path, monkeypa
     content); what they record is what the first one's computed."""
     async def body(runtime: SpaceRuntime) -> None:
         space_type = root_type(runtime, SPACES)
-        monkeypatch.setattr(managedfields, "_CREATED", {})
-        monkeypatch.setattr(strictdecoding, "_CLEAN", {})
+        monkeypatch.setattr(managedfields, "_CREATED", SchemaMemo(512))
+        monkeypatch.setattr(strictdecoding, "_CLEAN", SchemaMemo(256))
         await runtime.objects.create(ROOT, space_type, "", {"metadata": {"name": "first"}}, WriteOptions())
         kept = len(managedfields._CREATED), len(strictdecoding._CLEAN)
         await runtime.objects.create(ROOT, space_type, "", {"metadata": {"name": "second"}}, WriteOptions())

@@ -12,6 +12,7 @@ import pytest
 
 from apiserver import managedfields
 from apiserver.fieldmanager import FieldSet, shape_of
+from apiserver.schemamemo import SchemaMemo
 from tests.unit.test_fieldmanager import CONFIGMAP, DEFS, DEPLOYMENT, T0, deployment
 
 # A custom resource's schema with an associative list (keyed by name), a set and an atomic list.
@@ -26,7 +27,7 @@ ROUTE = {"type": "object", "properties": {"spec": {"type": "object", "properties
 @pytest.fixture(autouse=True)
 def comparisons(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[int]]:
     """An empty memo, and the number of comparisons made (one per create the memo did not answer)."""
-    monkeypatch.setattr(managedfields, "_CREATED", {})
+    monkeypatch.setattr(managedfields, "_CREATED", SchemaMemo(512))
     made: list[int] = []
     compare = managedfields.compare
 
@@ -48,14 +49,12 @@ def created(obj: dict[str, Any], schema: dict[str, Any] = DEPLOYMENT, api_versio
 def fresh(obj: dict[str, Any], schema: dict[str, Any] = DEPLOYMENT, api_version: str = "apps/v1",
           manager: str = "m") -> list[dict[str, Any]] | None:
     """What a create records with nothing kept."""
-    kept = dict(managedfields._CREATED)
-    managedfields._CREATED.clear()
+    kept = managedfields._CREATED
+    managedfields._CREATED = SchemaMemo(kept.limit)
     try:
         return created(obj, schema, api_version, manager)
     finally:
-        managedfields._CREATED.clear()
-        managedfields._CREATED.update(kept)
-
+        managedfields._CREATED = kept
 
 def test_an_object_alike_but_for_its_leaves_gets_the_fields_a_fresh_comparison_gives(comparisons: list[int]) -> None:
     first = created(deployment())
@@ -139,11 +138,11 @@ def test_objects_too_large_are_compared_not_kept() -> None:
            "data": {f"k{i}": "v" for i in range(5_000)}}
     assert shape_of(big) is None
     assert created(big, CONFIGMAP, "v1") == fresh(big, CONFIGMAP, "v1")
-    assert managedfields._CREATED == {}
+    assert len(managedfields._CREATED) == 0
 
 
 def test_the_memo_is_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(managedfields, "_CREATED_LIMIT", 3)
+    monkeypatch.setattr(managedfields, "_CREATED", SchemaMemo(3))
     for i in range(5):
         created({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}, "data": {f"k{i}": "v"}},
                 CONFIGMAP, "v1")

@@ -14,6 +14,7 @@ from apimachinery.errors import StatusError
 from apiserver import strictdecoding
 from apiserver.catalog import Catalog
 from apiserver.resourcetypes import ResourceType
+from apiserver.schemamemo import SchemaMemo
 from apiserver.spacepaths import ROOT
 from apiserver.strictdecoding import check_fields
 
@@ -35,7 +36,7 @@ def role() -> dict[str, Any]:
 @pytest.fixture(autouse=True)
 def walks(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[int]]:
     """An empty memo, and the number of bodies walked."""
-    monkeypatch.setattr(strictdecoding, "_CLEAN", {})
+    monkeypatch.setattr(strictdecoding, "_CLEAN", SchemaMemo(256))
     walked: list[int] = []
     check = strictdecoding.check
 
@@ -84,11 +85,11 @@ def test_bodies_that_json_cannot_tell_apart_are_not_kept(walks: list[int]) -> No
     checked("configmaps", cm)
     checked("configmaps", cm)
     assert len(walks) == 2  # orjson writes NaN as null too
-    assert strictdecoding._CLEAN == {}
+    assert len(strictdecoding._CLEAN) == 0
 
 
 def test_the_memo_is_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(strictdecoding, "_CLEAN_LIMIT", 3)
+    monkeypatch.setattr(strictdecoding, "_CLEAN", SchemaMemo(3))
     for i in range(5):
         checked("configmaps", {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": f"c{i}"}})
     assert len(strictdecoding._CLEAN) == 3
