@@ -128,8 +128,10 @@ class Output:
         self.proc = proc
         self.out = bytearray()
         self.err = bytearray()
-        for stream, into in ((proc.stdout, self.out), (proc.stderr, self.err)):
-            threading.Thread(target=self._drain, args=(stream, into), daemon=True).start()
+        self._drains = [threading.Thread(target=self._drain, args=(stream, into), daemon=True)
+                        for stream, into in ((proc.stdout, self.out), (proc.stderr, self.err))]
+        for drain in self._drains:
+            drain.start()
 
     @staticmethod
     def _drain(stream: Any, into: bytearray) -> None:
@@ -143,6 +145,11 @@ class Output:
     @property
     def errors(self) -> str:
         return self.err.decode(errors="replace")
+
+    def ended(self) -> bool:
+        """The process exited and its last output has been read: its exit alone can come before the
+        threads read what it wrote just before."""
+        return self.proc.poll() is not None and not any(drain.is_alive() for drain in self._drains)
 
     def stop(self) -> int:
         return stop_process(self.proc)

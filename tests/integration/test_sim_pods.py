@@ -195,7 +195,7 @@ def test_follow_ends_when_the_pod_goes(sim: Sim) -> None:
     try:
         wait_for(lambda: "node: " in follow.text, message="the followed log")
         sim.kubectl(CLUSTER, "delete", "pod", "brief", "--wait=false")
-        assert wait_for(lambda: follow.proc.poll() is not None, message="kubectl logs -f to end") and \
+        assert wait_for(follow.ended, message="kubectl logs -f to end") and \
             follow.proc.returncode == 0, follow.errors
     finally:
         follow.stop()
@@ -412,7 +412,7 @@ def test_port_forward_to_a_port_nothing_listens_on(sim: Sim) -> None:
     try:
         with pytest.raises(httpx.HTTPError):
             httpx.get(f"http://127.0.0.1:{local}/", timeout=10)
-        wait_for(lambda: forward.proc.poll() is not None, message="port-forward giving up")
+        wait_for(forward.ended, message="port-forward giving up")
         assert "failed to connect to localhost:81" in forward.errors and "lost connection to pod" in forward.errors
         assert forward.proc.returncode == 1
     finally:
