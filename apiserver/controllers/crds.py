@@ -85,7 +85,7 @@ class CRDController(WorkQueue):
         self.when_gate_opens(gate, self._reconcile_all)
 
     async def _reconcile_all(self) -> None:
-        _rev, rows = await self.objects.run_sync(self.objects.store.list_resource_everywhere, CRD_RESOURCE)
+        rows = await self.objects.run_sync(self.objects.store.list_resource_everywhere, CRD_RESOURCE)
         for space in {row.key.space for row in rows}:
             self.add(space)
 
