@@ -337,14 +337,20 @@ class LogStore:
             raise Compacted(at, compacted)
         return current if at is None else at
 
-    def list_resource_everywhere(self, resource: str) -> list[LogRow]:
-        """Live objects of one kind in every space (startup of in-memory indexes)."""
+    def list_resource_everywhere(self, resource: str, name: str | None = None) -> list[LogRow]:
+        """Live objects of one kind in every space (startup of in-memory indexes); ``name``: only those so named
+        (every namespace's ``default`` ServiceAccount)."""
+        params: dict[str, Any] = {"r": resource, "f": False}
+        named = ""
+        if name is not None:
+            named = " AND name = :m"
+            params["m"] = name
         with self.engine.connect() as conn:
-            rev = self.current_revision(conn)
+            params["rev"] = self.current_revision(conn)
             sql = (f"SELECT {', '.join('l.' + c.strip() for c in _COLUMNS.split(','))} FROM kv_log l JOIN "
-                   "(SELECT MAX(id) AS mid FROM kv_log WHERE resource = :r AND id <= :rev "
+                   f"(SELECT MAX(id) AS mid FROM kv_log WHERE resource = :r{named} AND id <= :rev "
                    "GROUP BY space, namespace, name) m ON l.id = m.mid WHERE l.deleted = :f")
-            return [_row(r) for r in conn.execute(text(sql), {"r": resource, "rev": rev, "f": False})]
+            return [_row(r) for r in conn.execute(text(sql), params)]
 
     def list_spaces_rows(self, containing: Sequence[bytes] = ()) -> Iterator[LogRow]:
         """Every live object in every space (startup indexing); not the hub's internal records. ``containing``:
