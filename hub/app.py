@@ -128,7 +128,7 @@ class HubCore:
         # A new space's namespaces get their ServiceAccount and root CA before the space is reported Ready.
         seeder.components.append(SpaceDefaults(NAMESPACE_DEFAULTS_MANAGER,
                                                in_namespace=self.namespace_defaults.in_namespace))
-        await self.namespace_defaults.start(runtime.leadership)
+        self.namespace_defaults.start(runtime.leadership)
         self.inventory = Inventory(self.objects, settings.inventory_space)
         await runtime.run_sync(self.inventory.load)
         self.inventory.start()

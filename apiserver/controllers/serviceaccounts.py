@@ -11,6 +11,7 @@ there is no ConfigMap to publish. Every cluster has its own of both, so they are
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -30,6 +31,8 @@ ROOT_CA_KEY = "ca.crt"
 SERVICE_ACCOUNTS = "serviceaccounts"
 CONFIGMAPS = "configmaps"
 MANAGER = "spacehub-serviceaccounts"
+
+log = logging.getLogger(__name__)
 
 
 def namespace_default(resource: str, name: str) -> bool:
@@ -86,14 +89,22 @@ class NamespaceDefaults(WorkQueue):
             return False
         return deleted or entry.obj().get("data") != {ROOT_CA_KEY: self.ca}
 
-    async def start(self, gate: Gate | None = None) -> None:
-        """Keep every namespace's objects from now on, and look at those lacking them now. The listener is added
-        first: a change after the read's snapshot reaches :meth:`on_commit`."""
+    def start(self, gate: Gate | None = None) -> None:
+        """Keep every namespace's objects from now on, and look at those lacking them now (in the background: the
+        server does not wait for it). The listener is added first: a change after the look's snapshot reaches
+        :meth:`on_commit`."""
         self.objects.bus.add_listener(self.on_commit)
         super().start(gate)
+        self.in_background(self._queue_lacking, "start-up")
+
+    async def _queue_lacking(self) -> None:
         # One read of the defaults that exist, not two point reads per namespace: with 40,000 namespaces those
         # took the hub 18 s of CPU after every start. :meth:`handle` looks again at each namespace queued.
-        kept = await self.objects.run_sync(self._kept_everywhere)
+        try:
+            kept = await self.objects.run_sync(self._kept_everywhere)
+        except Exception:  # each namespace is then looked at alone
+            log.exception("reading the namespaces' defaults failed")
+            kept = set()
         for space, namespace, _phase in self.namespaces.phases.items():
             if (space, namespace) not in kept:
                 self.add((space, namespace))
