@@ -136,6 +136,16 @@ def _row(r: Any) -> LogRow:
     return LogRow(int(r[0]), shared_key(r[1], r[2], r[3], r[4]), bool(r[5]), bool(r[6]), int(r[7]), bytes(r[8]))
 
 
+# SQLite's ``instr`` on a BLOB compares the needle at every offset, one ``memcmp`` call each: looking for two
+# markers in the 250 MB of newest values that 10,000 spaces hold took it 0.5-0.8 s of a start's CPU. Python's
+# bytes search (``in``) skips ahead; called once per row, the same look costs about a tenth of that.
+HOLDS = "spacehub_holds"
+
+
+def _holds(value: bytes, needle: bytes) -> bool:
+    return needle in value
+
+
 def make_engine(url: str) -> Engine:
     if url.startswith("sqlite"):
         engine = create_engine(url, connect_args={"check_same_thread": False, "timeout": 30},
@@ -150,6 +160,7 @@ def make_engine(url: str) -> Engine:
             cur.execute("PRAGMA synchronous=FULL")
             cur.execute("PRAGMA busy_timeout=30000")
             cur.close()
+            dbapi_conn.create_function(HOLDS, 2, _holds, deterministic=True)
 
         return engine
     # Room for every read thread, the writer and the status records at once: a connection beyond the pool
@@ -359,7 +370,7 @@ class LogStore:
         params: dict[str, Any] = {"f": False, "internal": INTERNAL_SPACE}
         where = "l.deleted = :f"
         if containing:
-            found = "position(:needle{i} in l.value) > 0" if self.is_postgres else "instr(l.value, :needle{i}) > 0"
+            found = "position(:needle{i} in l.value) > 0" if self.is_postgres else f"{HOLDS}(l.value, :needle{{i}})"
             where += f" AND ({' OR '.join(found.format(i=i) for i in range(len(containing)))})"
             params.update({f"needle{i}": needle for i, needle in enumerate(containing)})
         with self.engine.connect() as conn:
