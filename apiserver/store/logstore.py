@@ -363,6 +363,15 @@ class LogStore:
                    "GROUP BY space, namespace, name) m ON l.id = m.mid WHERE l.deleted = :f")
             return [_row(r) for r in conn.execute(text(sql), params)]
 
+    def keys_everywhere(self, resource: str) -> list[Key]:
+        """The keys of the live objects of one kind in every space (startup of an index that needs no values)."""
+        with self.engine.connect() as conn:
+            rev = self.current_revision(conn)
+            sql = ("SELECT l.space, l.resource, l.namespace, l.name FROM kv_log l JOIN (SELECT MAX(id) AS mid "
+                   "FROM kv_log WHERE resource = :r AND id <= :rev GROUP BY space, namespace, name) m "
+                   "ON l.id = m.mid WHERE l.deleted = :f")
+            return [shared_key(*r) for r in conn.execute(text(sql), {"r": resource, "rev": rev, "f": False})]
+
     def list_spaces_rows(self, containing: Sequence[bytes] = ()) -> Iterator[LogRow]:
         """Every live object in every space (startup indexing); not the hub's internal records. ``containing``:
         only those whose stored value holds any of these byte strings (the database looks, the other rows are

@@ -104,3 +104,12 @@ def test_a_scan_of_one_kind_everywhere_may_be_of_one_name(store: LogStore) -> No
     assert [r.key for r in store.list_resource_everywhere("serviceaccounts", "default")] == \
         [Key("a", "serviceaccounts", "x", "default")]
     assert len(store.list_resource_everywhere("serviceaccounts")) == 2
+
+
+def test_the_keys_of_one_kind_everywhere_are_those_of_its_live_objects(store: LogStore) -> None:
+    commit_one_batch(store, [Write(Key(space, "namespaces", "", name), b'{"metadata":{}}')
+                             for space in ("a", "b") for name in ("default", "gone")])
+    commit_one_batch(store, [Write(Key("b", "namespaces", "", "gone"), b'{}', deleted=True)])
+    assert sorted(store.keys_everywhere("namespaces")) == [Key("a", "namespaces", "", "default"),
+                                                           Key("a", "namespaces", "", "gone"),
+                                                           Key("b", "namespaces", "", "default")]
