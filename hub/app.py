@@ -128,7 +128,6 @@ class HubCore:
         # A new space's namespaces get their ServiceAccount and root CA before the space is reported Ready.
         seeder.components.append(SpaceDefaults(NAMESPACE_DEFAULTS_MANAGER,
                                                in_namespace=self.namespace_defaults.in_namespace))
-        self.namespace_defaults.start(runtime.leadership)
         self.inventory = Inventory(self.objects, settings.inventory_space)
         await runtime.run_sync(self.inventory.load)
         self.inventory.start()
@@ -161,6 +160,9 @@ class HubCore:
         self.providers = providers
         self.api = SpaceAPI(self.objects, self.catalog, runtime.spaces.phase, version_info(),
                             runtime.authorizer, self.service_accounts)
+        # Last: its start-up read of every namespace's defaults is the hub's first work once ready, not a
+        # competitor of the loads above (a namespace that lacks them now is still found: the read comes after).
+        self.namespace_defaults.start(runtime.leadership)
         self.ready = True
 
     def _place_bound_apis(self, index: BindingIndex) -> None:

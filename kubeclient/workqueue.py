@@ -44,7 +44,7 @@ class WorkQueue:
         self._failing: dict[Hashable, Backoff] = {}
         self._queue: asyncio.Queue[Hashable] = asyncio.Queue()
         self._worker_tasks: list[asyncio.Task[None]] = []
-        self._waiting: list[asyncio.Task[None]] = []  # see when_gate_opens
+        self._waiting: list[asyncio.Task[None]] = []  # beside the workers: see when_gate_opens, in_background
 
     def add(self, key: Hashable) -> None:
         if key in self._handling:
@@ -76,6 +76,10 @@ class WorkQueue:
             await act()
 
         self._waiting.append(asyncio.get_running_loop().create_task(wait_then_act(), name=f"{self.name}-leading"))
+
+    def in_background(self, act: Callable[[], Awaitable[None]], name: str) -> None:
+        """Run ``act`` beside the workers (a start-up look that queues keys); :meth:`stop` cancels it."""
+        self._waiting.append(asyncio.get_running_loop().create_task(act(), name=f"{self.name}-{name}"))
 
     async def stop(self) -> None:
         for waiting in self._waiting:

@@ -32,7 +32,7 @@ from apiserver.admission.webhooks import WebhookIndex
 from apiserver.catalog import Catalog
 from apiserver.controllers.crds import CRDController
 from apiserver.controllers.gc import OWNER_REFERENCES, GarbageCollector
-from apiserver.controllers.namespaces import NamespaceController
+from apiserver.controllers.namespaces import DELETING, NamespaceController
 from apiserver.identity import ADMINS
 from apiserver.rbac import bootstrap
 from apiserver.rbac.authorizer import RBACAuthorizer
@@ -100,6 +100,7 @@ class SpaceRuntime:
         # Rows found by a marker in their JSON, read in one pass at start; the owner may ask for markers too.
         self.marked_rows = MarkedRows()
         self.marked_rows.want(OWNER_REFERENCES)
+        self.marked_rows.want(DELETING)
         self.gc = GarbageCollector(self.objects, self.catalog)
         self.crds = CRDController(self.objects, self.catalog)
         self.admission = AdmissionEngine(self.store)
@@ -115,7 +116,7 @@ class SpaceRuntime:
         ``marked_rows`` are read first, for every marker asked for since :meth:`open`."""
         policy_load = [] if self.policy is None else [lambda: self.policy.load(self.store.list_resource_everywhere)]
         await self.run_sync(self.marked_rows.read, self.store)
-        for load in (self.namespaces.load, self.spaces.load,
+        for load in (lambda: self.namespaces.load(self.marked_rows.take(DELETING)), self.spaces.load,
                      lambda: self.gc.load(self.marked_rows.take(OWNER_REFERENCES)), self.crds.load,
                      self.admission.load, self.webhook_index.load, *policy_load, *loads):
             await self.run_sync(load)

@@ -20,6 +20,7 @@ import orjson
 
 from apimachinery.errors import StatusError
 from apiserver.catalog import Catalog
+from apiserver.controllers.namespaces import DELETING
 from apiserver.service import Objects
 from apiserver.store import Key, LogRow
 from apiserver.watch import Entry
@@ -32,7 +33,7 @@ ORPHAN = "orphan"
 
 
 def _interesting(row: LogRow) -> bool:
-    return row.deleted or OWNER_REFERENCES in row.value or b'"deletionTimestamp"' in row.value
+    return row.deleted or OWNER_REFERENCES in row.value or DELETING in row.value
 
 
 class GarbageCollector(WorkQueue):

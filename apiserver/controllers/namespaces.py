@@ -11,7 +11,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 import orjson
@@ -20,7 +20,7 @@ from apimachinery.errors import StatusError
 from apiserver.catalog import Catalog
 from apiserver.service import Objects
 from apiserver.sharedtables import SharedTables
-from apiserver.store import Key, PreconditionFailed, Write
+from apiserver.store import Key, LogRow, PreconditionFailed, Write
 from apiserver.watch import Entry, decode_object
 from apiserver.writeoptions import DeleteOptions
 from kubeclient.workqueue import Gate, WorkQueue
@@ -28,6 +28,10 @@ from kubeclient.workqueue import Gate, WorkQueue
 NAMESPACES = "namespaces"
 DEFAULT_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
 IMMORTAL_NAMESPACES = frozenset({"default", "kube-system", "kube-public"})
+
+
+# In the stored JSON of every object being deleted (the runtime's start-up read finds them by it).
+DELETING = b'"deletionTimestamp"'
 
 
 def phase_of(obj: dict[str, Any]) -> str:
@@ -57,10 +61,15 @@ class NamespaceController:
         self.phases: SharedTables[str, str] = SharedTables()
         self.worker = _NamespaceWorker(self)
 
-    def load(self) -> None:
-        """Read current namespaces from the store (blocking; call at startup)."""
-        for row in self.objects.store.list_resource_everywhere(NAMESPACES):
-            self.phases.set(row.key.space, row.key.name, phase_of(orjson.loads(row.value)))
+    def load(self, deleting: Iterable[LogRow]) -> None:
+        """Read current namespaces from the store (blocking; call at startup): their names, all Active but those
+        among ``deleting`` (the start-up read's rows holding :data:`DELETING`) that are Terminating. Only those
+        few are decoded, not 40,000 namespaces of 10,000 spaces."""
+        for key in self.objects.store.keys_everywhere(NAMESPACES):
+            self.phases.set(key.space, key.name, "Active")
+        for row in deleting:
+            if row.key.resource == NAMESPACES and phase_of(orjson.loads(row.value)) == "Terminating":
+                self.phases.set(row.key.space, row.key.name, "Terminating")
 
     def phase(self, space: str, namespace: str) -> str | None:
         return self.phases.get(space, namespace)

@@ -136,6 +136,16 @@ def _row(r: Any) -> LogRow:
     return LogRow(int(r[0]), shared_key(r[1], r[2], r[3], r[4]), bool(r[5]), bool(r[6]), int(r[7]), bytes(r[8]))
 
 
+# SQLite's ``instr`` on a BLOB compares the needle at every offset, one ``memcmp`` call each: looking for the start-up
+# markers in the 250 MB of values that 10,000 spaces hold took it 0.5-0.8 s of a start's CPU. Python's bytes search
+# (``in``) skips ahead; called once per row, the same look costs about a tenth of that.
+HOLDS = "spacehub_holds"
+
+
+def _holds(value: bytes, needle: bytes) -> bool:
+    return needle in value
+
+
 def make_engine(url: str) -> Engine:
     if url.startswith("sqlite"):
         engine = create_engine(url, connect_args={"check_same_thread": False, "timeout": 30},
@@ -150,6 +160,7 @@ def make_engine(url: str) -> Engine:
             cur.execute("PRAGMA synchronous=FULL")
             cur.execute("PRAGMA busy_timeout=30000")
             cur.close()
+            dbapi_conn.create_function(HOLDS, 2, _holds, deterministic=True)
 
         return engine
     # Room for every read thread, the writer and the status records at once: a connection beyond the pool
@@ -337,30 +348,53 @@ class LogStore:
             raise Compacted(at, compacted)
         return current if at is None else at
 
-    def list_resource_everywhere(self, resource: str) -> list[LogRow]:
-        """Live objects of one kind in every space (startup of in-memory indexes)."""
+    def list_resource_everywhere(self, resource: str, name: str | None = None) -> list[LogRow]:
+        """Live objects of one kind in every space (startup of in-memory indexes); ``name``: only those so named
+        (every namespace's ``default`` ServiceAccount)."""
+        params: dict[str, Any] = {"r": resource, "f": False}
+        named = ""
+        if name is not None:
+            named = " AND name = :m"
+            params["m"] = name
+        with self.engine.connect() as conn:
+            params["rev"] = self.current_revision(conn)
+            sql = (f"SELECT {', '.join('l.' + c.strip() for c in _COLUMNS.split(','))} FROM kv_log l JOIN "
+                   f"(SELECT MAX(id) AS mid FROM kv_log WHERE resource = :r{named} AND id <= :rev "
+                   "GROUP BY space, namespace, name) m ON l.id = m.mid WHERE l.deleted = :f")
+            return [_row(r) for r in conn.execute(text(sql), params)]
+
+    def keys_everywhere(self, resource: str) -> list[Key]:
+        """The keys of the live objects of one kind in every space (startup of an index that needs no values)."""
         with self.engine.connect() as conn:
             rev = self.current_revision(conn)
-            sql = (f"SELECT {', '.join('l.' + c.strip() for c in _COLUMNS.split(','))} FROM kv_log l JOIN "
-                   "(SELECT MAX(id) AS mid FROM kv_log WHERE resource = :r AND id <= :rev "
-                   "GROUP BY space, namespace, name) m ON l.id = m.mid WHERE l.deleted = :f")
-            return [_row(r) for r in conn.execute(text(sql), {"r": resource, "rev": rev, "f": False})]
+            sql = ("SELECT l.space, l.resource, l.namespace, l.name FROM kv_log l JOIN (SELECT MAX(id) AS mid "
+                   "FROM kv_log WHERE resource = :r AND id <= :rev GROUP BY space, namespace, name) m "
+                   "ON l.id = m.mid WHERE l.deleted = :f")
+            return [shared_key(*r) for r in conn.execute(text(sql), {"r": resource, "rev": rev, "f": False})]
 
     def list_spaces_rows(self, containing: Sequence[bytes] = ()) -> Iterator[LogRow]:
         """Every live object in every space (startup indexing); not the hub's internal records. ``containing``:
         only those whose stored value holds any of these byte strings (the database looks, the other rows are
         never read)."""
+        columns = ', '.join('l.' + c.strip() for c in _COLUMNS.split(','))
         params: dict[str, Any] = {"f": False, "internal": INTERNAL_SPACE}
-        where = "l.deleted = :f"
         if containing:
-            found = "position(:needle{i} in l.value) > 0" if self.is_postgres else "instr(l.value, :needle{i}) > 0"
-            where += f" AND ({' OR '.join(found.format(i=i) for i in range(len(containing)))})"
+            found = "position(:needle{i} in l.value) > 0" if self.is_postgres else f"{HOLDS}(l.value, :needle{{i}})"
             params.update({f"needle{i}": needle for i, needle in enumerate(containing)})
+            # The rows holding a marker first, then whether each is its key's newest: few rows hold one, and
+            # finding every key's newest row first (below) costs a pass over every key and a look-up per row
+            # (measured with 10,000 spaces: 0.65 s of CPU against 1.2 s; only when nearly every row holds a
+            # marker is this way slower, by a fifth).
+            sql = (f"SELECT {columns} FROM kv_log l WHERE l.id <= :rev AND l.space != :internal AND l.deleted = :f "
+                   f"AND ({' OR '.join(found.format(i=i) for i in range(len(containing)))}) AND NOT EXISTS "
+                   "(SELECT 1 FROM kv_log n WHERE n.space = l.space AND n.resource = l.resource AND "
+                   "n.namespace = l.namespace AND n.name = l.name AND n.id > l.id AND n.id <= :rev)")
+        else:
+            sql = (f"SELECT {columns} FROM kv_log l JOIN (SELECT MAX(id) AS mid FROM kv_log WHERE id <= :rev "
+                   "AND space != :internal GROUP BY space, resource, namespace, name) m ON l.id = m.mid "
+                   "WHERE l.deleted = :f")
         with self.engine.connect() as conn:
             params["rev"] = self.current_revision(conn)
-            sql = (f"SELECT {', '.join('l.' + c.strip() for c in _COLUMNS.split(','))} FROM kv_log l JOIN "
-                   "(SELECT MAX(id) AS mid FROM kv_log WHERE id <= :rev AND space != :internal "
-                   f"GROUP BY space, resource, namespace, name) m ON l.id = m.mid WHERE {where}")
             for r in conn.execute(text(sql), params):
                 yield _row(r)
 

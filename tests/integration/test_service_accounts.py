@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import shutil
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -219,3 +220,30 @@ def test_token_review_answers_for_service_account_and_user_tokens(hub: Hub, tmp_
                             input=json.dumps({"apiVersion": "authentication.k8s.io/v1", "kind": "TokenReview",
                                               "spec": {"token": token}}))
     assert denied.returncode != 0 and 'cannot create resource "tokenreviews"' in denied.stderr, denied.stderr
+
+
+def test_a_start_puts_a_new_ca_in_every_namespace_and_keeps_the_service_accounts(fresh_hub: Hub) -> None:
+    """At start the hub reads which namespaces hold their defaults as it would leave them, and sees to the others:
+    here every namespace's, the CA having been replaced while the hub was down."""
+    hub = fresh_hub
+    hub.create_space("rotated")
+    hub.kubectl("create", "namespace", "team", space="rotated")
+    wait_for(lambda: hub.kubectl("get", "sa/default", "cm/kube-root-ca.crt", "-n", "team", space="rotated",
+                                 check=False).returncode == 0, timeout=30)
+    accounts = json.loads(hub.kubectl("get", "serviceaccounts", "-A", "-o", "json", space="rotated").stdout)
+    old_ca = hub.ca_file.read_text()
+    hub.stop()
+    shutil.rmtree(hub.data_dir / "pki")
+    hub.start()
+    new_ca = hub.ca_file.read_text()
+    assert new_ca != old_ca
+
+    def cas() -> set[str]:
+        found = json.loads(hub.kubectl("get", "configmaps", "-A", "--field-selector",
+                                       "metadata.name=kube-root-ca.crt", "-o", "json", space="rotated").stdout)
+        return {item["data"]["ca.crt"] for item in found["items"]}
+
+    wait_for(lambda: cas() == {new_ca}, timeout=30, message="the new CA in every namespace")
+    after = json.loads(hub.kubectl("get", "serviceaccounts", "-A", "-o", "json", space="rotated").stdout)
+    assert {(sa["metadata"]["namespace"], sa["metadata"]["uid"]) for sa in after["items"]} == \
+        {(sa["metadata"]["namespace"], sa["metadata"]["uid"]) for sa in accounts["items"]}

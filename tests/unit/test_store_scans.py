@@ -90,3 +90,26 @@ def test_keys_read_share_their_strings_with_every_key_naming_the_same(store: Log
     a, b = (row.key for row in store.list_resource_everywhere("namespaces"))
     assert a.space == "space-a" and b.space == "space-b"
     assert a.resource is b.resource and a.name is b.name and a.namespace is b.namespace
+
+
+def test_a_scan_of_one_kind_everywhere_may_be_of_one_name(store: LogStore) -> None:
+    """Every namespace's ``default`` ServiceAccount in one read (the namespace defaults' start-up look)."""
+    commit_one_batch(store, [
+        Write(Key("a", "serviceaccounts", "x", "default"), b'{"metadata":{}}'),
+        Write(Key("a", "serviceaccounts", "x", "robot"), b'{"metadata":{}}'),
+        Write(Key("b", "serviceaccounts", "y", "default"), b'{"metadata":{}}'),
+        Write(Key("b", "configmaps", "y", "default"), b'{"metadata":{}}'),
+    ])
+    commit_one_batch(store, [Write(Key("b", "serviceaccounts", "y", "default"), b'{}', deleted=True)])
+    assert [r.key for r in store.list_resource_everywhere("serviceaccounts", "default")] == \
+        [Key("a", "serviceaccounts", "x", "default")]
+    assert len(store.list_resource_everywhere("serviceaccounts")) == 2
+
+
+def test_the_keys_of_one_kind_everywhere_are_those_of_its_live_objects(store: LogStore) -> None:
+    commit_one_batch(store, [Write(Key(space, "namespaces", "", name), b'{"metadata":{}}')
+                             for space in ("a", "b") for name in ("default", "gone")])
+    commit_one_batch(store, [Write(Key("b", "namespaces", "", "gone"), b'{}', deleted=True)])
+    assert sorted(store.keys_everywhere("namespaces")) == [Key("a", "namespaces", "", "default"),
+                                                           Key("a", "namespaces", "", "gone"),
+                                                           Key("b", "namespaces", "", "default")]
