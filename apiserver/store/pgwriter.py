@@ -44,6 +44,10 @@ _LOCK = "SELECT pg_advisory_xact_lock(%s, %s)"
 _NEWEST = "SELECT COALESCE(MAX(id), 0) FROM kv_log"
 # Under the lock no other writer appends, so the log's newest id is the batch's last revision, the notice's payload.
 _NOTIFY = "SELECT pg_notify(%s, (SELECT MAX(id) FROM kv_log)::text)"
+# The same, only if the transaction wrote: it is given an id when it first writes, and nothing before the optimistic
+# append writes, so only if the append inserted. A stale read's transaction then writes nothing at all and its commit
+# flushes nothing to the WAL, where a notice alone would give it an id and a commit record to flush, under the lock.
+_NOTIFY_IF_APPENDED = f"{_NOTIFY} WHERE pg_current_xact_id_if_assigned() IS NOT NULL"
 
 
 class PostgresWriter(Writer):
@@ -129,9 +133,7 @@ class PostgresWriter(Writer):
         await conn.cursor().execute(_LOCK, (self.store.lock_namespace, WRITER_LOCK))
         await newest.execute(_NEWEST)
         await cur.execute(PG_APPEND_UNLESS_CHANGED, [*self._columns(rows), *self._columns(keys), seen])
-        # Sent whether or not the append inserted: nothing inserted, its payload is what the log already held,
-        # which the other processes have read or will read anyway (and this one's listener skips its own).
-        await conn.cursor().execute(_NOTIFY, (self.store.channel,))
+        await conn.cursor().execute(_NOTIFY_IF_APPENDED, (self.store.channel,))
         await conn.commit()
         revisions = await self._appended_ids(cur)
         if not revisions:  # the read went stale; nothing was written or acknowledged

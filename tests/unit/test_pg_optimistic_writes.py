@@ -8,16 +8,19 @@ Runs on the local PostgreSQL in a fresh schema (skipped, saying why, without one
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
 import threading
 from collections.abc import Callable, Coroutine, Generator, Iterator
-from typing import Any
+from typing import Any, NamedTuple
 
+import psycopg
 import pytest
 
 from apiserver.store import Key, LogRow, LogStore, PreconditionFailed, Write, open_writer, pgwriter
 from apiserver.store.pgwriter import PostgresWriter
 from apiserver.store.writer import ANY_REVISION, MUST_NOT_EXIST, Outcome, Request, plan
+from tests.conftest import PG_DSN
 
 
 def key(name: str) -> Key:
@@ -82,27 +85,48 @@ def read_then(meanwhile: Callable[[], None]) -> Callable[..., Generator[Request,
     return planned
 
 
+class Committed(NamedTuple):
+    prior: int  # the revision before the batch, as the feed is told it
+    results: list[LogRow | BaseException]
+    redone: int  # how many times the batch was planned again under the lock
+    session: int | None  # the writer's server process, which sent its notices
+
+
 def commit_with(store: LogStore, writes: list[Write], meanwhile: Callable[[], None],
-                monkeypatch: pytest.MonkeyPatch) -> tuple[int, list[LogRow | BaseException], int]:
-    """Commit ``writes`` as one batch while another process commits ``meanwhile`` after the batch's read: the
-    revision before the batch as the feed is told it, each write's outcome, and how many times it was planned again
-    under the lock."""
+                monkeypatch: pytest.MonkeyPatch) -> Committed:
+    """Commit ``writes`` as one batch while another process commits ``meanwhile`` after the batch's read."""
     monkeypatch.setattr(pgwriter, "plan", read_then(meanwhile))
 
-    async def run() -> tuple[int, list[LogRow | BaseException], int]:
-        told: list[int] = []
-
-        def on_commit(prior: int, _rows: object, then: Callable[[], None]) -> None:
-            told.append(prior)
-            then()
-
-        writer = open_writer(store, asyncio.get_running_loop(), on_commit)
+    async def run() -> Committed:
+        told: list[tuple[int, int | None]] = []
+        writer = open_writer(store, asyncio.get_running_loop(),
+                             lambda prior, _rows, then: (told.append((prior, writer.session)), then()))
         assert isinstance(writer, PostgresWriter)
         results = await writer.write_many(writes)
         await writer.close()
-        return told[0], results, writer.redone
+        return Committed(told[0][0], results, writer.redone, told[0][1])
 
     return asyncio.run(run())
+
+
+@contextlib.contextmanager
+def notices(store: LogStore, other: OtherProcess) -> Iterator[Callable[[int | None], list[str]]]:
+    """Listens to the log's notices; the function it gives says which ``session`` sent until then (a write of the other
+    process marks the end: notices arrive in commit order)."""
+    with psycopg.connect(PG_DSN, autocommit=True) as listening:
+        listening.execute(f'LISTEN "{store.channel}"')
+
+        def sent_by(session: int | None) -> list[str]:
+            marker = other.write(Write(key("marker"), b"{}"))
+            found: list[str] = []
+            for notice in listening.notifies(timeout=30):
+                if notice.payload == str(marker.revision):
+                    return found
+                if notice.pid == session:
+                    found.append(notice.payload)
+            raise AssertionError("the marker's notice never came")
+
+        yield sent_by
 
 
 def test_a_key_updated_by_another_process_after_the_read_fails_the_write_that_expected_the_old_revision(
@@ -111,10 +135,13 @@ def test_a_key_updated_by_another_process_after_the_read_fails_the_write_that_ex
     try:
         first = other.write(Write(key("a"), b'{"v":1}', expect=MUST_NOT_EXIST))
         moved: list[LogRow] = []
-        _prior, (outcome,), redone = commit_with(
-            store, [Write(key("a"), b'{"v":"mine"}', expect=first.revision)],
-            lambda: moved.append(other.write(Write(key("a"), b'{"v":2}', expect=first.revision))), monkeypatch)
-        assert redone == 1
+        with notices(store, other) as sent_by:
+            done = commit_with(
+                store, [Write(key("a"), b'{"v":"mine"}', expect=first.revision)],
+                lambda: moved.append(other.write(Write(key("a"), b'{"v":2}', expect=first.revision))), monkeypatch)
+            assert sent_by(done.session) == []  # the stale append wrote nothing, so it told no one
+        (outcome,) = done.results
+        assert done.redone == 1
         assert isinstance(outcome, PreconditionFailed) and outcome.current == moved[0].revision  # no lost update
         assert store.get(key("a")) == moved[0]
     finally:
@@ -132,10 +159,12 @@ def test_a_write_planned_again_under_the_lock_sees_what_another_process_committe
         else:
             change = Write(key("a"), b'{"v":1}', expect=MUST_NOT_EXIST)
         theirs: list[LogRow] = []
-        prior, (create, update), redone = commit_with(store, [
-            Write(key("b"), b'{"v":"b"}', expect=MUST_NOT_EXIST),
-            Write(key("a"), b'{"v":"mine"}', expect=ANY_REVISION),
-        ], lambda: theirs.append(other.write(change)), monkeypatch)
+        with notices(store, other) as sent_by:
+            prior, (create, update), redone, session = commit_with(store, [
+                Write(key("b"), b'{"v":"b"}', expect=MUST_NOT_EXIST),
+                Write(key("a"), b'{"v":"mine"}', expect=ANY_REVISION),
+            ], lambda: theirs.append(other.write(change)), monkeypatch)
+            assert sent_by(session) == [str(prior + 2)]  # once, from the batch planned again: its last revision
         assert redone == 1
         assert prior == theirs[0].revision  # the newest revision before the batch, read under the lock
         assert isinstance(create, LogRow) and isinstance(update, LogRow)
@@ -143,7 +172,8 @@ def test_a_write_planned_again_under_the_lock_sees_what_another_process_committe
         # The row says what it replaced as of its commit, not as of the stale read.
         assert update.created == (meanwhile == "delete")
         assert update.prev_revision == (0 if meanwhile == "delete" else theirs[0].revision)
-        assert [r.revision for r in store.history(0)][-3:] == [theirs[0].revision, create.revision, update.revision]
+        logged = [r.revision for r in store.history(0) if r.key != key("marker")]
+        assert logged[-3:] == [theirs[0].revision, create.revision, update.revision]
     finally:
         store.close()
 
@@ -153,7 +183,7 @@ def test_a_write_refused_as_of_the_read_is_refused_again_when_another_key_of_its
     store = LogStore(pg_url)
     try:
         first = other.write(Write(key("a"), b'{"v":1}', expect=MUST_NOT_EXIST))
-        _prior, (refused, created), redone = commit_with(store, [
+        _prior, (refused, created), redone, _session = commit_with(store, [
             Write(key("a"), b'{"v":"again"}', expect=MUST_NOT_EXIST),
             Write(key("c"), b'{"v":"c"}', expect=MUST_NOT_EXIST),
         ], lambda: other.write(Write(key("a"), b'{"v":2}', expect=first.revision)), monkeypatch)
@@ -170,9 +200,11 @@ def test_a_commit_of_other_keys_after_the_read_leaves_the_batch_on_its_single_ro
     try:
         current = other.write(Write(key("a"), b'{"v":1}', expect=MUST_NOT_EXIST))
         theirs: list[LogRow] = []
-        prior, (update,), redone = commit_with(
-            store, [Write(key("a"), b'{"v":2}', expect=current.revision)],
-            lambda: theirs.append(other.write(Write(key("elsewhere"), b"{}", expect=MUST_NOT_EXIST))), monkeypatch)
+        with notices(store, other) as sent_by:
+            prior, (update,), redone, session = commit_with(
+                store, [Write(key("a"), b'{"v":2}', expect=current.revision)],
+                lambda: theirs.append(other.write(Write(key("elsewhere"), b"{}", expect=MUST_NOT_EXIST))), monkeypatch)
+            assert sent_by(session) == [str(prior + 1)]
         assert redone == 0
         assert prior == theirs[0].revision  # another process's commit between the read and the lock counts
         assert isinstance(update, LogRow) and update.revision == prior + 1
