@@ -151,13 +151,19 @@ PG_APPEND = (
 # log's newest id. Revisions are assigned and committed in order under the writers' lock, so every row that read
 # did not see has a greater id.
 PG_LATEST_AND_NEWEST = PG_LATEST.format(also=", (SELECT COALESCE(MAX(id), 0) FROM kv_log)")
-# The optimistic writer's append: nothing at all if any of these keys has a row newer than that read, each key's
-# rows found through kv_log_key. It says only whether the read is still current; the preconditions were checked
-# against it.
-PG_APPEND_UNLESS_CHANGED = PG_APPEND.format(
-    unless="WHERE NOT EXISTS (SELECT 1 FROM unnest(%s::text[], %s::text[], %s::text[], %s::text[]) AS g(s, r, n, m) "
-           "JOIN kv_log l ON l.space = g.s AND l.resource = g.r AND l.namespace = g.n AND l.name = g.m "
-           "AND l.id > %s::bigint) ")
+# The optimistic writer's append, run once the writers' lock is held. It appends nothing at all if any of these keys
+# has a row newer than that read (each key's rows found through kv_log_key): whether the read is still current, the
+# preconditions having been checked against it. Each appended id comes with the newest revision before them (the
+# statement's snapshot does not see its own rows), and one notice, its payload the last of them; nothing appended,
+# nothing is returned and no one is told, so the transaction writes nothing and its commit flushes nothing.
+PG_APPEND_UNLESS_CHANGED = (
+    "WITH appended AS (" + PG_APPEND.format(
+        unless="WHERE NOT EXISTS (SELECT 1 FROM unnest(%s::text[], %s::text[], %s::text[], %s::text[]) "
+               "AS g(s, r, n, m) JOIN kv_log l ON l.space = g.s AND l.resource = g.r AND l.namespace = g.n "
+               "AND l.name = g.m AND l.id > %s::bigint) ")
+    + ") SELECT a.id, p.prior FROM appended a, (SELECT COALESCE(MAX(id), 0) AS prior FROM kv_log) p, "
+    "(SELECT pg_notify(%s, MAX(id)::text) FROM appended HAVING COUNT(*) > 0) n"
+)
 
 
 def _row(r: Any) -> LogRow:

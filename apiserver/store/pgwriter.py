@@ -44,10 +44,6 @@ _LOCK = "SELECT pg_advisory_xact_lock(%s, %s)"
 _NEWEST = "SELECT COALESCE(MAX(id), 0) FROM kv_log"
 # Under the lock no other writer appends, so the log's newest id is the batch's last revision, the notice's payload.
 _NOTIFY = "SELECT pg_notify(%s, (SELECT MAX(id) FROM kv_log)::text)"
-# The same, only if the transaction wrote: it is given an id when it first writes, and nothing before the optimistic
-# append writes, so only if the append inserted. A stale read's transaction then writes nothing at all and its commit
-# flushes nothing to the WAL, where a notice alone would give it an id and a commit record to flush, under the lock.
-_NOTIFY_IF_APPENDED = f"{_NOTIFY} WHERE pg_current_xact_id_if_assigned() IS NOT NULL"
 
 
 class PostgresWriter(Writer):
@@ -129,19 +125,19 @@ class PostgresWriter(Writer):
             return refused.value, 0
         if kind != "last append":
             return None  # the read's transaction goes on under the lock
-        newest = conn.cursor()
+        # Everything the server runs under the lock goes as two statements: each one sent is Python work of this
+        # process between the lock and the commit, while the server waits for the next.
+        params = [*self._columns(rows), *self._columns(keys), seen, self.store.channel]
         await conn.cursor().execute(_LOCK, (self.store.lock_namespace, WRITER_LOCK))
-        await newest.execute(_NEWEST)
-        await cur.execute(PG_APPEND_UNLESS_CHANGED, [*self._columns(rows), *self._columns(keys), seen])
-        await conn.cursor().execute(_NOTIFY_IF_APPENDED, (self.store.channel,))
+        await cur.execute(PG_APPEND_UNLESS_CHANGED, params)
         await conn.commit()
-        revisions = await self._appended_ids(cur)
-        if not revisions:  # the read went stale; nothing was written or acknowledged
+        appended = await cur.fetchall()
+        if not appended:  # the read went stale; nothing was written or acknowledged
             self.redone += 1
             return None
-        prior = int((await newest.fetchone())[0])  # type: ignore[index]
+        prior = int(appended[0][1])
         try:
-            steps.send(revisions)
+            steps.send(sorted(int(row[0]) for row in appended))
         except StopIteration as done:
             return done.value, prior
         raise AssertionError("the plan asked for more after its last append")
