@@ -127,7 +127,7 @@ class PostgresWriter(Writer):
             return None  # the read's transaction goes on under the lock
         # Everything the server runs under the lock goes as two statements: each one sent is Python work of this
         # process between the lock and the commit, while the server waits for the next.
-        params = [*self._columns(rows), *self._columns(keys), seen, self.store.channel]
+        params = [*self._columns(rows), seen, *self._columns(keys), seen, self.store.channel]
         await conn.cursor().execute(_LOCK, (self.store.lock_namespace, WRITER_LOCK))
         await cur.execute(PG_APPEND_UNLESS_CHANGED, params)
         await conn.commit()
