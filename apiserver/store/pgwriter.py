@@ -4,8 +4,14 @@ A thread that talks to a database server gives the GIL up at every round trip an
 loop's thread to hand it back, up to the 5 ms switch interval each time; measured, batches of ~35 creates
 took 60-80 ms, nearly all of it that wait. On the event loop a round trip is an ``await``: while one batch
 is with the server, requests go on being served and the next batch gathers. The batch itself is the same
-plan as on SQLite (:func:`apiserver.store.writer.plan`), under the writers' advisory lock, and its commit
-notifies the other hub processes.
+plan as on SQLite (:func:`apiserver.store.writer.plan`), and its commit notifies the other hub processes.
+
+Several hub processes' writers take turns under the writers' advisory lock, so whatever a batch does while it holds
+the lock, the others wait for. A batch that appends once (the common case: no key written twice) is planned before
+taking it, against its keys' latest rows read without it, and then sends the lock, the append, the notice and the
+commit together: the append inserts nothing if any of its keys changed since that read, and the batch is then
+planned again under the lock, as a batch that appends more than once always is. So the lock is held for the
+server's work and the commit's flush, not across a wake-up of this process's busy event loop.
 """
 
 from __future__ import annotations
@@ -19,12 +25,25 @@ from collections.abc import Callable, Generator
 from typing import Any
 
 import psycopg
+from psycopg import IsolationLevel
 from psycopg.pq import TransactionStatus
 
-from apiserver.store.logstore import WRITER_LOCK, Key, LogRow, LogStore
+from apiserver.store.logstore import (
+    PG_APPEND_UNLESS_CHANGED,
+    PG_LATEST_AND_NEWEST,
+    WRITER_LOCK,
+    Key,
+    LogRow,
+    LogStore,
+)
 from apiserver.store.writer import MAX_BATCH, OnCommit, Outcome, Request, Write, Writer, plan
 
 log = logging.getLogger(__name__)
+
+_LOCK = "SELECT pg_advisory_xact_lock(%s, %s)"
+_NEWEST = "SELECT COALESCE(MAX(id), 0) FROM kv_log"
+# Under the lock no other writer appends, so the log's newest id is the batch's last revision, the notice's payload.
+_NOTIFY = "SELECT pg_notify(%s, (SELECT MAX(id) FROM kv_log)::text)"
 
 
 class PostgresWriter(Writer):
@@ -37,6 +56,7 @@ class PostgresWriter(Writer):
         self._queued: deque[Write] = deque()
         self._wake = asyncio.Event()
         self._task = loop.create_task(self._run(), name="store-writer")
+        self.redone = 0  # batches planned again under the lock because a key changed after their optimistic read
 
     def _enqueue(self, w: Write) -> None:
         self._queued.append(w)
@@ -67,24 +87,13 @@ class PostgresWriter(Writer):
         started = time.perf_counter()
         try:
             conn = await self._connect()
-            # Pipeline mode: statements go out without waiting for each answer, so a batch costs two round trips
-            # (lock, newest revision and the keys' latest rows; the append, the notice and the commit) where one
-            # at a time it cost seven, each an await and a wake-up of the event loop. The lock is held from the
-            # first answer to the commit: one wake-up of this process's busy loop, not two, during which the
-            # other processes' writers wait.
+            # Pipeline mode: statements go out without waiting for each answer, so a batch costs a round trip for
+            # its read and one for its append, notice and commit, where one at a time it cost seven, each an await
+            # and a wake-up of the event loop.
             async with conn.pipeline():
-                cur, newest = conn.cursor(), conn.cursor()
-                # Serialise writers across hub processes so revision order equals commit order; the statements
-                # after it run once it is held (the server runs a pipeline's statements in order).
-                await cur.execute("SELECT pg_advisory_xact_lock(%s, %s)", (self.store.lock_namespace, WRITER_LOCK))
-                await newest.execute("SELECT COALESCE(MAX(id), 0) FROM kv_log")
-                results = await self._drive(conn, cur, plan(batch))
-                prior = int((await newest.fetchone())[0])  # type: ignore[index]
-                committed = [r for r in results if isinstance(r, LogRow)]
-                if conn.info.transaction_status != TransactionStatus.IDLE:  # the plan ended without a last append
-                    if committed:
-                        await cur.execute("SELECT pg_notify(%s, %s)", (self.store.channel, str(committed[-1].revision)))
-                    await conn.commit()
+                done = await self._optimistic(conn, batch)
+                results, prior = done if done is not None else await self._locked(conn, batch)
+            committed = [r for r in results if isinstance(r, LogRow)]
         except Exception as exc:  # the whole batch failed to commit: nothing was acknowledged
             failure = self.failed_batch(batch, exc)
             results, committed, prior = [failure for _ in batch], [], 0
@@ -97,6 +106,60 @@ class PostgresWriter(Writer):
         # stop this writer.
         self.loop.call_soon(self._deliver, batch, results, committed, prior)
 
+    async def _optimistic(self, conn: psycopg.AsyncConnection[Any], batch: list[Write]) \
+            -> tuple[list[Outcome], int] | None:
+        """The batch planned against its keys' latest rows read without the lock, and, if it appends once, that
+        append sent with the lock, the newest revision before it, the notice and the commit in one round trip:
+        each write's outcome and that revision. None, with nothing written, when the batch must be planned under
+        the lock: it appends more than once, or one of its keys changed after the read."""
+        steps = plan(batch)
+        _latest, keys = next(steps)
+        cur = conn.cursor()
+        await cur.execute(PG_LATEST_AND_NEWEST, self._columns(keys))
+        found = await cur.fetchall()
+        seen = int(found[0][2])  # the log's newest id when the keys' rows were read
+        try:
+            kind, rows = steps.send(self._found(found))
+        except StopIteration as refused:  # every precondition failed as of that read, made after each write came
+            await conn.commit()  # ends the read's transaction: nothing to write, no lock to take
+            return refused.value, 0
+        if kind != "last append":
+            return None  # the read's transaction goes on under the lock
+        # Everything the server runs under the lock goes as two statements: each one sent is Python work of this
+        # process between the lock and the commit, while the server waits for the next.
+        params = [*self._columns(rows), seen, *self._columns(keys), seen, self.store.channel]
+        await conn.cursor().execute(_LOCK, (self.store.lock_namespace, WRITER_LOCK))
+        await cur.execute(PG_APPEND_UNLESS_CHANGED, params)
+        await conn.commit()
+        appended = await cur.fetchall()
+        if not appended:  # the read went stale; nothing was written or acknowledged
+            self.redone += 1
+            return None
+        prior = int(appended[0][1])
+        try:
+            steps.send(sorted(int(row[0]) for row in appended))
+        except StopIteration as done:
+            return done.value, prior
+        raise AssertionError("the plan asked for more after its last append")
+
+    async def _locked(self, conn: psycopg.AsyncConnection[Any], batch: list[Write]) -> tuple[list[Outcome], int]:
+        """The batch planned under the writers' lock, its rows read once the lock is held: each write's outcome,
+        and the newest revision before the batch. The lock is held from the first answer to the commit: one
+        wake-up of this process's busy loop, during which the other processes' writers wait."""
+        cur, newest = conn.cursor(), conn.cursor()
+        # Serialise writers across hub processes so revision order equals commit order; the statements after it
+        # run once it is held (the server runs a pipeline's statements in order).
+        await cur.execute(_LOCK, (self.store.lock_namespace, WRITER_LOCK))
+        await newest.execute(_NEWEST)
+        results = await self._drive(conn, cur, plan(batch))
+        prior = int((await newest.fetchone())[0])  # type: ignore[index]
+        if conn.info.transaction_status != TransactionStatus.IDLE:  # the plan ended without a last append
+            committed = [r for r in results if isinstance(r, LogRow)]
+            if committed:
+                await cur.execute("SELECT pg_notify(%s, %s)", (self.store.channel, str(committed[-1].revision)))
+            await conn.commit()
+        return results, prior
+
     async def _drive(self, conn: psycopg.AsyncConnection[Any], cur: Any,
                      steps: Generator[Request, Any, list[Outcome]]) -> list[Outcome]:
         request = next(steps)
@@ -108,10 +171,7 @@ class PostgresWriter(Writer):
                 answer = await self._append(cur, arg)
             else:  # the last append: sent with the notice and the commit, its ids read after
                 await cur.execute(self.store.batch_statements[1], self._columns(arg))
-                # Under the lock no other writer appends, so the log's newest id is this batch's last revision,
-                # the notice's payload.
-                await conn.cursor().execute("SELECT pg_notify(%s, (SELECT MAX(id) FROM kv_log)::text)",
-                                            (self.store.channel,))
+                await conn.cursor().execute(_NOTIFY, (self.store.channel,))
                 await conn.commit()
                 answer = await self._appended_ids(cur)
             try:
@@ -121,7 +181,12 @@ class PostgresWriter(Writer):
 
     async def _latest(self, cur: Any, keys: list[Key]) -> list[tuple[int, bool]]:
         await cur.execute(self.store.batch_statements[0], self._columns(keys))
-        return [(0, True) if row[0] is None else (int(row[0]), bool(row[1])) for row in await cur.fetchall()]
+        return self._found(await cur.fetchall())
+
+    @staticmethod
+    def _found(rows: list[Any]) -> list[tuple[int, bool]]:
+        """The (revision, deleted) of each key's newest row, (0, True) for a key without one."""
+        return [(0, True) if row[0] is None else (int(row[0]), bool(row[1])) for row in rows]
 
     async def _append(self, cur: Any, rows: list[tuple[Any, ...]]) -> list[int]:
         await cur.execute(self.store.batch_statements[1], self._columns(rows))
@@ -146,7 +211,12 @@ class PostgresWriter(Writer):
     async def _connect(self) -> psycopg.AsyncConnection[Any]:
         if self._connection is None or self._connection.closed:
             # Prepared at first use: the writer runs the same few statements all its life.
-            self._connection = await psycopg.AsyncConnection.connect(**self._connect_params, prepare_threshold=0)
+            conn = await psycopg.AsyncConnection.connect(**self._connect_params, prepare_threshold=0)
+            # Each statement sees what was committed before it started: the rows read after the lock is taken are
+            # the last holder's, and the optimistic append's check sees what committed since the read. A server
+            # or role set to a stricter default would read the whole transaction from its first snapshot.
+            await conn.set_isolation_level(IsolationLevel.READ_COMMITTED)
+            self._connection = conn
         return self._connection
 
     async def _disconnect(self) -> None:
