@@ -64,6 +64,7 @@ class PodsHTTP:
                 return await self._stream_without_upgrade(space, namespace, name, sub)
             if sub:
                 raise not_found("pods", "", name)
+            # Not a stored Pod's name when it was looked up above: a cluster's pod shown so.
             if verb == "get":
                 return await self._get(request, space, namespace, name)
             return await self._delete(request, space, namespace, name)
@@ -119,19 +120,19 @@ class PodsHTTP:
             return Found([p for p in found.pods if p["metadata"]["name"] == value], warnings + found.warnings)
         return await self.fleet.list(space, namespace, labels, fields, stored)
 
-    async def _locate(self, space: str, namespace: str, name: str, *, fresh: bool = False) -> \
-            tuple[Located, dict[str, str]]:
+    async def _locate(self, space: str, namespace: str, name: str, *, fresh: bool = False,
+                      stored: bool | None = None) -> tuple[Located, dict[str, str]]:
         """Where the cluster's pod shown as ``name`` is (for a stored Pod, its copy); ``fresh``: its current
-        content too (asked anew)."""
+        content too (asked anew); ``stored``: as :meth:`StoredPods.target`."""
         find = self.fleet.find if fresh else self.fleet.locate
-        shown, stored = await self.stored.target(space, namespace, name)
-        located, warnings = await find(space, namespace, shown, stored)
+        shown, stored_names = await self.stored.target(space, namespace, name, stored=stored)
+        located, warnings = await find(space, namespace, shown, stored_names)
         if located is None:
             raise _Refused(not_found("pods", "", name), warning_header(warnings))
         return located, warning_header(warnings)
 
     async def _get(self, request: Request, space: str, namespace: str, name: str) -> Response:
-        located, headers = await self._locate(space, namespace, name, fresh=True)
+        located, headers = await self._locate(space, namespace, name, fresh=True, stored=False)
         pod = labelled(located.cluster, located.pod, name)
         tv = table_version(request.headers.get("accept"))
         if tv is not None:
@@ -142,7 +143,7 @@ class PodsHTTP:
         return json_response(pod, headers=headers)
 
     async def _delete(self, request: Request, space: str, namespace: str, name: str) -> Response:
-        located, headers = await self._locate(space, namespace, name)
+        located, headers = await self._locate(space, namespace, name, stored=False)
         response = await self.fleet.tunnels().request(
             located.cluster, "DELETE", located.path, request.url.query,
             _forwarded(request), await request.body())

@@ -57,10 +57,16 @@ class StoredPods:
         listed = await self.list(space, namespace)
         return {(str(p["metadata"].get("namespace") or ""), str(p["metadata"]["name"])) for p in listed.items}
 
-    async def target(self, space: str, namespace: str, shown: str) -> tuple[str, set[str]]:
+    async def target(self, space: str, namespace: str, shown: str, *, stored: bool | None = None) \
+            -> tuple[str, set[str]]:
         """What a request reaching the pod shown as ``shown`` looks for in the clusters: the shown name (for a
-        stored Pod, its copy's, :meth:`copy_name`) and the stored Pods' names it may be a copy of."""
-        if await self.get(space, namespace, shown) is not None:
+        stored Pod, its copy's, :meth:`copy_name`) and the stored Pods' names it may be a copy of. ``stored``:
+        whether ``shown`` is a stored Pod's name, when the request already looked (None: look now). A request
+        that found no such Pod goes on as for a cluster's pod, even if the Pod is created meanwhile: asked
+        again, its copy could be on several clusters, a 400 for a name the request never meant as a copy."""
+        if stored is None:
+            stored = await self.get(space, namespace, shown) is not None
+        if stored:
             return self.copy_name(space, namespace, shown), {shown}
         base = shown.rpartition(".")[0]
         return shown, {base} if base and await self.get(space, namespace, base) is not None else set()
