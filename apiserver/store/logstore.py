@@ -168,6 +168,10 @@ PG_APPEND_UNLESS_CHANGED = (
 )
 
 
+_L_COLUMNS = ", ".join("l." + c.strip() for c in _COLUMNS.split(","))  # a row's columns, of the row named l
+_KEY_COLUMNS = "space, resource, namespace, name"
+
+
 def _row(r: Any) -> LogRow:
     return LogRow(int(r[0]), shared_key(r[1], r[2], r[3], r[4]), bool(r[5]), bool(r[6]), int(r[7]), bytes(r[8]))
 
@@ -348,8 +352,7 @@ class LogStore:
         with self.engine.connect() as conn:
             rev = self._snapshot(conn, at)
             live, params = _live_rows(space, resource, namespace, rev, after, name)
-            sql = (f"SELECT {', '.join('l.' + c.strip() for c in _COLUMNS.split(','))} {live} "
-                   "ORDER BY l.namespace, l.name, l.resource")
+            sql = f"SELECT {_L_COLUMNS} {live} ORDER BY l.namespace, l.name, l.resource"
             if limit is not None:
                 sql += " LIMIT :lim"
                 params["lim"] = limit
@@ -378,32 +381,28 @@ class LogStore:
     def list_resource_everywhere(self, resource: str, name: str | None = None) -> list[LogRow]:
         """Live objects of one kind in every space (startup of in-memory indexes); ``name``: only those so named
         (every namespace's ``default`` ServiceAccount)."""
-        params: dict[str, Any] = {"r": resource, "f": False}
-        named = ""
-        if name is not None:
-            named = " AND name = :m"
-            params["m"] = name
-        with self.engine.connect() as conn:
-            params["rev"] = self.current_revision(conn)
-            sql = (f"SELECT {', '.join('l.' + c.strip() for c in _COLUMNS.split(','))} FROM kv_log l JOIN "
-                   f"(SELECT MAX(id) AS mid FROM kv_log WHERE resource = :r{named} AND id <= :rev "
-                   "GROUP BY space, namespace, name) m ON l.id = m.mid WHERE l.deleted = :f")
-            return [_row(r) for r in conn.execute(text(sql), params)]
+        return [_row(r) for r in self._of_resource_everywhere(_L_COLUMNS, resource, name)]
 
     def keys_everywhere(self, resource: str) -> list[Key]:
         """The keys of the live objects of one kind in every space (startup of an index that needs no values)."""
+        return [shared_key(*r) for r in self._of_resource_everywhere("l.space, l.resource, l.namespace, l.name",
+                                                                     resource)]
+
+    def _of_resource_everywhere(self, columns: str, resource: str, name: str | None = None) -> list[Any]:
+        params: dict[str, Any] = {"r": resource, "f": False}
+        where = "resource = :r AND id <= :rev"
+        if name is not None:
+            where += " AND name = :m"
+            params["m"] = name
         with self.engine.connect() as conn:
-            rev = self.current_revision(conn)
-            sql = ("SELECT l.space, l.resource, l.namespace, l.name FROM kv_log l JOIN (SELECT MAX(id) AS mid "
-                   "FROM kv_log WHERE resource = :r AND id <= :rev GROUP BY space, namespace, name) m "
-                   "ON l.id = m.mid WHERE l.deleted = :f")
-            return [shared_key(*r) for r in conn.execute(text(sql), {"r": resource, "rev": rev, "f": False})]
+            params["rev"] = self.current_revision(conn)
+            sql = f"SELECT {columns} {_newest_live(where, 'space, namespace, name')}"
+            return list(conn.execute(text(sql), params))
 
     def list_spaces_rows(self, containing: Sequence[bytes] = ()) -> Iterator[LogRow]:
         """Every live object in every space (startup indexing); not the hub's internal records. ``containing``:
         only those whose stored value holds any of these byte strings (the database looks, the other rows are
         never read)."""
-        columns = ', '.join('l.' + c.strip() for c in _COLUMNS.split(','))
         params: dict[str, Any] = {"f": False, "internal": INTERNAL_SPACE}
         if containing:
             found = "position(:needle{i} in l.value) > 0" if self.is_postgres else f"{HOLDS}(l.value, :needle{{i}})"
@@ -412,14 +411,12 @@ class LogStore:
             # finding every key's newest row first (below) costs a pass over every key and a look-up per row
             # (measured with 10,000 spaces: 0.65 s of CPU against 1.2 s; only when nearly every row holds a
             # marker is this way slower, by a fifth).
-            sql = (f"SELECT {columns} FROM kv_log l WHERE l.id <= :rev AND l.space != :internal AND l.deleted = :f "
+            sql = (f"SELECT {_L_COLUMNS} FROM kv_log l WHERE l.id <= :rev AND l.space != :internal AND l.deleted = :f "
                    f"AND ({' OR '.join(found.format(i=i) for i in range(len(containing)))}) AND NOT EXISTS "
                    "(SELECT 1 FROM kv_log n WHERE n.space = l.space AND n.resource = l.resource AND "
                    "n.namespace = l.namespace AND n.name = l.name AND n.id > l.id AND n.id <= :rev)")
         else:
-            sql = (f"SELECT {columns} FROM kv_log l JOIN (SELECT MAX(id) AS mid FROM kv_log WHERE id <= :rev "
-                   "AND space != :internal GROUP BY space, resource, namespace, name) m ON l.id = m.mid "
-                   "WHERE l.deleted = :f")
+            sql = f"SELECT {_L_COLUMNS} {_newest_live('id <= :rev AND space != :internal', _KEY_COLUMNS)}"
         with self.engine.connect() as conn:
             params["rev"] = self.current_revision(conn)
             for r in conn.execute(text(sql), params):
@@ -428,9 +425,7 @@ class LogStore:
     def count_by_resource(self) -> dict[str, int]:
         """Live objects of every space by resource (``deployments.apps``), the hub's internal records excepted:
         one pass over the key index, for metrics (callers keep the answer a while; it reads every key)."""
-        sql = ("SELECT l.resource, COUNT(*) FROM kv_log l JOIN (SELECT MAX(id) AS mid FROM kv_log "
-               "WHERE space != :internal GROUP BY space, resource, namespace, name) m ON l.id = m.mid "
-               "WHERE l.deleted = :f GROUP BY l.resource")
+        sql = f"SELECT l.resource, COUNT(*) {_newest_live('space != :internal', _KEY_COLUMNS)} GROUP BY l.resource"
         with self.engine.connect() as conn:
             return {str(resource): int(count) for resource, count in
                     conn.execute(text(sql), {"internal": INTERNAL_SPACE, "f": False})}
@@ -532,5 +527,11 @@ def _live_rows(space: str, resource: str | None, namespace: str | None, rev: int
     if after is not None:
         where.append("(namespace > :an OR (namespace = :an AND name > :am))")
         params["an"], params["am"] = after
-    return (f"FROM kv_log l JOIN (SELECT MAX(id) AS mid FROM kv_log WHERE {' AND '.join(where)} "
-            f"GROUP BY {group}) m ON l.id = m.mid WHERE l.deleted = :f"), params
+    return _newest_live(" AND ".join(where), group), params
+
+
+def _newest_live(where: str, group: str) -> str:
+    """``FROM … WHERE …`` selecting, as ``l``, the newest row of every key among the rows ``where`` selects
+    (``group``: the key's columns those rows do not all share), unless it is a tombstone (``:f`` is False)."""
+    return (f"FROM kv_log l JOIN (SELECT MAX(id) AS mid FROM kv_log WHERE {where} GROUP BY {group}) m "
+            "ON l.id = m.mid WHERE l.deleted = :f")
