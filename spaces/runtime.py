@@ -42,8 +42,8 @@ from apiserver.server.admission import AdmissionChain, AdmissionHook
 from apiserver.server.webhooks import Webhooks
 from apiserver.service import Objects
 from apiserver.spacepaths import ROOT
-from apiserver.store import LogStore, open_writer, storage_failure
-from apiserver.store.feed import LogFeed, LogNotices
+from apiserver.store import LogRow, LogStore, open_writer, storage_failure
+from apiserver.store.feed import LogFeed, LogNotices, LogTail
 from apiserver.store.lease import Leadership, PostgresLease
 from apiserver.store.marked import MarkedRows
 from apiserver.watch import WatchBus
@@ -87,7 +87,8 @@ class SpaceRuntime:
         self.store = await loop.run_in_executor(self.executor, LogStore, self.settings.db_url)
         start_revision = await loop.run_in_executor(self.executor, self.store.current_revision)
         self.bus = WatchBus(start_revision)
-        self.feed = LogFeed(self.store, self.bus.publish, start_revision, self.run_sync, self.fatal)
+        self.tail: LogTail | None = LogTail(self.store) if self.store.is_postgres else None
+        self.feed = LogFeed(self._read_tail, self.bus.publish, start_revision, self.fatal)
         self.writer = open_writer(self.store, loop, self.feed.committed, self._observe_batch)
         self.notices: LogNotices | None = None
         self.leadership: Leadership = Leadership(held=True)
@@ -164,6 +165,8 @@ class SpaceRuntime:
         await self.writer.close()
         if self.notices is not None:
             await self.run_sync(self.notices.stop)
+        if self.tail is not None:
+            await self.tail.close()
         await self.run_sync(self.leadership.stop)
         self.store.close()
         self.executor.shutdown(wait=False)
@@ -174,6 +177,13 @@ class SpaceRuntime:
         if self.writer.failing is None and not self.store.is_postgres:
             return None
         return await self.run_sync(self.writer.probe)
+
+    async def _read_tail(self, after: int, upto: int) -> list[LogRow]:
+        """The log's rows in (after, upto]: on PostgreSQL what other processes committed; on SQLite, where this
+        process is the only writer, only ever its own (the feed has them from the writer and never asks)."""
+        if self.tail is not None:
+            return await self.tail.read(after, upto)
+        return await self.run_sync(self.store.rows_between, after, upto)
 
     async def run_sync(self, fn: Callable[..., T], *args: Any) -> T:
         """Run blocking work (store reads, loads) on the runtime's read threads."""

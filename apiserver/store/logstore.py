@@ -12,7 +12,7 @@ import hashlib
 import os
 import sys
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
@@ -171,6 +171,15 @@ PG_APPEND_UNLESS_CHANGED = (
 _L_COLUMNS = ", ".join("l." + c.strip() for c in _COLUMNS.split(","))  # a row's columns, of the row named l
 _KEY_COLUMNS = "space, resource, namespace, name"
 
+# A follower's read of the rows after a revision, up to another: each comes with the revision the log was compacted
+# to, from the same snapshot, so a compaction that removed rows this read needs cannot go unseen (read apart, one
+# could commit between the two reads). No row found, the answer is that revision alone. ``after`` and ``upto``: the
+# driver's placeholders.
+TAIL = (
+    f"SELECT c.v, {_L_COLUMNS} FROM (SELECT COALESCE((SELECT value FROM kv_state WHERE key = 'compact_revision'), "
+    "0) AS v) c LEFT JOIN kv_log l ON l.id > {after} AND l.id <= {upto} ORDER BY l.id"
+)
+
 
 def _row(r: Any) -> LogRow:
     return LogRow(int(r[0]), shared_key(r[1], r[2], r[3], r[4]), bool(r[5]), bool(r[6]), int(r[7]), bytes(r[8]))
@@ -272,6 +281,13 @@ class LogStore:
 
     def close(self) -> None:
         self.engine.dispose()
+
+    @property
+    def psycopg_params(self) -> dict[str, Any]:
+        """psycopg's connect arguments for this store's PostgreSQL database, for the connections held outside the
+        pool, each for one task (the writer's, the feed's)."""
+        _args, params = self.engine.dialect.create_connect_args(self.engine.url)
+        return {k: v for k, v in params.items() if k != "context"}  # psycopg's own adapters
 
     # --- state -----------------------------------------------------------------------------
 
@@ -461,12 +477,23 @@ class LogStore:
         Compacted when rows above ``after`` may already have been removed: a process that fell that far
         behind cannot follow the log any more and must start afresh.
         """
-        if after < self.refresh_compacted_revision():
-            raise Compacted(after, self.compacted_revision)
         with self.engine.connect() as conn:
-            rows = conn.execute(text(f"SELECT {_COLUMNS} FROM kv_log WHERE id > :a AND id <= :u ORDER BY id"),
-                                {"a": after, "u": upto})
-            return [_row(r) for r in rows]
+            return self.tail_rows(after, conn.execute(text(TAIL.format(after=":a", upto=":u")),
+                                                      {"a": after, "u": upto}))
+
+    def tail_rows(self, after: int, found: Iterable[Any]) -> list[LogRow]:
+        """The rows a ``TAIL`` read after ``after`` found, oldest first; Compacted if the revision the log was
+        compacted to (each answer's first column) is above ``after``: rows the read needs may be gone."""
+        rows, compacted = [], 0
+        for r in found:
+            compacted = int(r[0])
+            if r[1] is not None:  # None: the one answer of a read that found no row
+                rows.append(_row(r[1:]))
+        with self._compacted_lock:
+            self._compacted = max(self._compacted, compacted)
+        if after < compacted:
+            raise Compacted(after, compacted)
+        return rows
 
     # --- compaction --------------------------------------------------------------------------
 

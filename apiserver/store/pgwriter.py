@@ -50,8 +50,7 @@ class PostgresWriter(Writer):
     def __init__(self, store: LogStore, loop: asyncio.AbstractEventLoop, on_commit: OnCommit,
                  observe_batch: Callable[[int, float], None] | None = None) -> None:
         super().__init__(store, loop, on_commit, observe_batch)
-        _args, params = store.engine.dialect.create_connect_args(store.engine.url)
-        self._connect_params = {k: v for k, v in params.items() if k != "context"}  # psycopg's own adapters
+        self._connect_params = store.psycopg_params
         self._connection: psycopg.AsyncConnection[Any] | None = None
         self._queued: deque[Write] = deque()
         self._wake = asyncio.Event()
