@@ -132,7 +132,9 @@ class LogTail:
                 # Autocommit: the one statement is its own transaction, with no BEGIN or ROLLBACK to send.
                 self._connection = await psycopg.AsyncConnection.connect(
                     **self.store.psycopg_params, autocommit=True, prepare_threshold=0)
-            cur = await self._connection.execute(self._statement, (after, upto))
+            # Binary results: the values (bytea) come as they are, not as hex for the server to write and this
+            # process to parse (about a sixth of a 50-row read's CPU here).
+            cur = await self._connection.cursor(binary=True).execute(self._statement, (after, upto))
             return self.store.tail_rows(after, await cur.fetchall())
         except psycopg.Error:
             await self.close()  # a fresh connection for the next read, once the database answers again
