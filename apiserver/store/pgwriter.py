@@ -11,7 +11,8 @@ the lock, the others wait for. A batch that appends once (the common case: no ke
 taking it, against its keys' latest rows read without it, and then sends the lock, the append, the notice and the
 commit together: the append inserts nothing if any of its keys changed since that read, and the batch is then
 planned again under the lock, as a batch that appends more than once always is. So the lock is held for the
-server's work and the commit's flush, not across a wake-up of this process's busy event loop.
+server's work and the commit's flush, not across a wake-up of this process's busy event loop, and a batch costs two
+round trips: its read, a statement of its own, and its transaction (begin, lock, append and notice, commit).
 """
 
 from __future__ import annotations
@@ -25,8 +26,6 @@ from collections.abc import Callable, Generator
 from typing import Any
 
 import psycopg
-from psycopg import IsolationLevel
-from psycopg.pq import TransactionStatus
 
 from apiserver.store.logstore import (
     PG_APPEND_UNLESS_CHANGED,
@@ -40,6 +39,13 @@ from apiserver.store.writer import MAX_BATCH, OnCommit, Outcome, Request, Write,
 
 log = logging.getLogger(__name__)
 
+# The connection is in autocommit mode and each transaction is begun and ended by statements sent in the pipeline,
+# with the others: psycopg begins one itself with a round trip of its own, before the batch's first statement. READ
+# COMMITTED: each statement sees what was committed before it started, so the rows read after the lock is taken are
+# the last holder's, and the optimistic append's check sees what committed since the read (a server or role set to a
+# stricter default would read the whole transaction from its first snapshot).
+_BEGIN = "BEGIN ISOLATION LEVEL READ COMMITTED"
+_COMMIT = "COMMIT"
 _LOCK = "SELECT pg_advisory_xact_lock(%s, %s)"
 _NEWEST = "SELECT COALESCE(MAX(id), 0) FROM kv_log"
 # Under the lock no other writer appends, so the log's newest id is the batch's last revision, the notice's payload.
@@ -86,12 +92,8 @@ class PostgresWriter(Writer):
         started = time.perf_counter()
         try:
             conn = await self._connect()
-            # Pipeline mode: statements go out without waiting for each answer, so a batch costs a round trip for
-            # its read and one for its append, notice and commit, where one at a time it cost seven, each an await
-            # and a wake-up of the event loop.
-            async with conn.pipeline():
-                done = await self._optimistic(conn, batch)
-                results, prior = done if done is not None else await self._locked(conn, batch)
+            done = await self._optimistic(conn, batch)
+            results, prior = done if done is not None else await self._locked(conn, batch)
             committed = [r for r in results if isinstance(r, LogRow)]
         except Exception as exc:  # the whole batch failed to commit: nothing was acknowledged
             failure = self.failed_batch(batch, exc)
@@ -114,22 +116,25 @@ class PostgresWriter(Writer):
         steps = plan(batch)
         _latest, keys = next(steps)
         cur = conn.cursor()
+        # A statement of its own (autocommit): one round trip, its snapshot the statement's as in any transaction.
         await cur.execute(PG_LATEST_AND_NEWEST, self._columns(keys))
         found = await cur.fetchall()
         seen = int(found[0][2])  # the log's newest id when the keys' rows were read
         try:
             kind, rows = steps.send(self._found(found))
         except StopIteration as refused:  # every precondition failed as of that read, made after each write came
-            await conn.commit()  # ends the read's transaction: nothing to write, no lock to take
-            return refused.value, 0
+            return refused.value, 0  # nothing to write, no lock to take
         if kind != "last append":
-            return None  # the read's transaction goes on under the lock
+            return None  # planned again under the lock
         # Everything the server runs under the lock goes as two statements: each one sent is Python work of this
-        # process between the lock and the commit, while the server waits for the next.
+        # process between the lock and the commit, while the server waits for the next. Pipeline mode: the
+        # transaction's statements go out together, one round trip.
         params = [*self._columns(rows), seen, *self._columns(keys), seen, self.store.channel]
-        await conn.cursor().execute(_LOCK, (self.store.lock_namespace, WRITER_LOCK))
-        await cur.execute(PG_APPEND_UNLESS_CHANGED, params)
-        await conn.commit()
+        async with conn.pipeline():
+            await conn.execute(_BEGIN)
+            await conn.cursor().execute(_LOCK, (self.store.lock_namespace, WRITER_LOCK))
+            await cur.execute(PG_APPEND_UNLESS_CHANGED, params)
+            await conn.execute(_COMMIT)
         appended = await cur.fetchall()
         if not appended:  # the read went stale; nothing was written or acknowledged
             self.redone += 1
@@ -146,22 +151,26 @@ class PostgresWriter(Writer):
         and the newest revision before the batch. The lock is held from the first answer to the commit: one
         wake-up of this process's busy loop, during which the other processes' writers wait."""
         cur, newest = conn.cursor(), conn.cursor()
-        # Serialise writers across hub processes so revision order equals commit order; the statements after it
-        # run once it is held (the server runs a pipeline's statements in order).
-        await cur.execute(_LOCK, (self.store.lock_namespace, WRITER_LOCK))
-        await newest.execute(_NEWEST)
-        results = await self._drive(conn, cur, plan(batch))
-        prior = int((await newest.fetchone())[0])  # type: ignore[index]
-        if conn.info.transaction_status != TransactionStatus.IDLE:  # the plan ended without a last append
-            committed = [r for r in results if isinstance(r, LogRow)]
-            if committed:
-                await cur.execute("SELECT pg_notify(%s, %s)", (self.store.channel, str(committed[-1].revision)))
-            await conn.commit()
+        async with conn.pipeline():
+            await conn.execute(_BEGIN)
+            # Serialise writers across hub processes so revision order equals commit order; the statements after
+            # it run once it is held (the server runs a pipeline's statements in order).
+            await cur.execute(_LOCK, (self.store.lock_namespace, WRITER_LOCK))
+            await newest.execute(_NEWEST)
+            results, ended = await self._drive(conn, cur, plan(batch))
+            prior = int((await newest.fetchone())[0])  # type: ignore[index]
+            if not ended:  # the plan ended without a last append
+                committed = [r for r in results if isinstance(r, LogRow)]
+                if committed:
+                    await cur.execute("SELECT pg_notify(%s, %s)", (self.store.channel, str(committed[-1].revision)))
+                await conn.execute(_COMMIT)
         return results, prior
 
     async def _drive(self, conn: psycopg.AsyncConnection[Any], cur: Any,
-                     steps: Generator[Request, Any, list[Outcome]]) -> list[Outcome]:
+                     steps: Generator[Request, Any, list[Outcome]]) -> tuple[list[Outcome], bool]:
+        """Each write's outcome, and whether the transaction was committed (with the plan's last append)."""
         request = next(steps)
+        ended = False
         while True:
             kind, arg = request
             if kind == "latest":
@@ -171,12 +180,13 @@ class PostgresWriter(Writer):
             else:  # the last append: sent with the notice and the commit, its ids read after
                 await cur.execute(self.store.batch_statements[1], self._columns(arg))
                 await conn.cursor().execute(_NOTIFY, (self.store.channel,))
-                await conn.commit()
+                await conn.execute(_COMMIT)
+                ended = True
                 answer = await self._appended_ids(cur)
             try:
                 request = steps.send(answer)
             except StopIteration as done:
-                return done.value
+                return done.value, ended
 
     async def _latest(self, cur: Any, keys: list[Key]) -> list[tuple[int, bool]]:
         await cur.execute(self.store.batch_statements[0], self._columns(keys))
@@ -210,11 +220,7 @@ class PostgresWriter(Writer):
     async def _connect(self) -> psycopg.AsyncConnection[Any]:
         if self._connection is None or self._connection.closed:
             # Prepared at first use: the writer runs the same few statements all its life.
-            conn = await psycopg.AsyncConnection.connect(**self._connect_params, prepare_threshold=0)
-            # Each statement sees what was committed before it started: the rows read after the lock is taken are
-            # the last holder's, and the optimistic append's check sees what committed since the read. A server
-            # or role set to a stricter default would read the whole transaction from its first snapshot.
-            await conn.set_isolation_level(IsolationLevel.READ_COMMITTED)
+            conn = await psycopg.AsyncConnection.connect(**self._connect_params, prepare_threshold=0, autocommit=True)
             self._connection = conn
         return self._connection
 
