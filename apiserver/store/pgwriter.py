@@ -39,8 +39,8 @@ from apiserver.store.writer import MAX_BATCH, OnCommit, Outcome, Request, Write,
 
 log = logging.getLogger(__name__)
 
-# The connection is in autocommit mode and each transaction is begun and ended by statements sent in the pipeline,
-# with the others: psycopg begins one itself with a round trip of its own, before the batch's first statement. READ
+# The connection is in autocommit mode, and each transaction is begun and ended by statements sent in the pipeline with
+# the others: a transaction psycopg begins itself costs a round trip of its own before the batch's first statement. READ
 # COMMITTED: each statement sees what was committed before it started, so the rows read after the lock is taken are
 # the last holder's, and the optimistic append's check sees what committed since the read (a server or role set to a
 # stricter default would read the whole transaction from its first snapshot).

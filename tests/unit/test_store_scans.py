@@ -8,7 +8,7 @@ import orjson
 import pytest
 from sqlalchemy import inspect, text
 
-from apiserver.store import INTERNAL_SPACE, Key, LogStore, Write
+from apiserver.store import INTERNAL_SPACE, Compacted, Key, LogRow, LogStore, Write
 from apiserver.store.logstore import OBSOLETE_INDEXES
 from apiserver.store.marked import MarkedRows
 from tests.conftest import postgres_schema
@@ -113,3 +113,17 @@ def test_the_keys_of_one_kind_everywhere_are_those_of_its_live_objects(store: Lo
     assert sorted(store.keys_everywhere("namespaces")) == [Key("a", "namespaces", "", "default"),
                                                            Key("a", "namespaces", "", "gone"),
                                                            Key("b", "namespaces", "", "default")]
+
+
+def test_the_rows_between_two_revisions_come_oldest_first_until_compaction_took_some(store: LogStore) -> None:
+    """What a process that follows the log reads (SQLite has no other writer to follow, but reads the same)."""
+    _prior, first = commit_one_batch(store, [Write(Key("a", "configmaps", "x", f"cm-{i}"), b"{}") for i in range(3)])
+    _prior, second = commit_one_batch(store, [Write(Key("a", "configmaps", "x", "cm-0"), b'{"v":2}')])
+    revisions = [row.revision for row in first + second if isinstance(row, LogRow)]
+    assert [row.revision for row in store.rows_between(0, revisions[-1])] == revisions
+    assert [row.value for row in store.rows_between(revisions[2], revisions[3])] == [b'{"v":2}']
+    assert store.rows_between(revisions[-1], revisions[-1]) == []
+    assert store.compact(0) == revisions[-1]  # cm-0's first row goes
+    with pytest.raises(Compacted):
+        store.rows_between(0, revisions[-1])
+    assert store.rows_between(revisions[-1], revisions[-1]) == []
