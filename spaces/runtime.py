@@ -92,6 +92,8 @@ class SpaceRuntime:
         self.writer = open_writer(self.store, loop, self.feed.committed, self._observe_batch)
         self.notices: LogNotices | None = None
         self.leadership: Leadership = Leadership(held=True)
+        if self.tail is not None:
+            await self.tail.open()
         if self.store.is_postgres:  # other processes may write this log and hold the lease
             self.notices = LogNotices(self.store, loop, self.feed.notified, lambda: self.writer.session)
             self.leadership = PostgresLease(self.store, loop, self.fatal)

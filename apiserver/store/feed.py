@@ -122,23 +122,32 @@ class LogTail:
     def __init__(self, store: LogStore) -> None:
         self.store = store
         self._statement = TAIL.format(after="%s", upto="%s")
-        self._connection: Any = None  # psycopg.AsyncConnection, opened at the first read
+        self._connection: Any = None  # psycopg.AsyncConnection, opened by open() and again after a failed read
+
+    async def open(self) -> None:
+        """Connect now: the first read, another process's first commit, then waits for no new server process."""
+        await self._connected()
 
     async def read(self, after: int, upto: int) -> list[LogRow]:
         import psycopg  # only processes on PostgreSQL have a tail to read
 
         try:
-            if self._connection is None or self._connection.closed:
-                # Autocommit: the one statement is its own transaction, with no BEGIN or ROLLBACK to send.
-                self._connection = await psycopg.AsyncConnection.connect(
-                    **self.store.psycopg_params, autocommit=True, prepare_threshold=0)
             # Binary results: the values (bytea) come as they are, not as hex for the server to write and this
             # process to parse (about a sixth of a 50-row read's CPU here).
-            cur = await self._connection.cursor(binary=True).execute(self._statement, (after, upto))
+            cur = await (await self._connected()).cursor(binary=True).execute(self._statement, (after, upto))
             return self.store.tail_rows(after, await cur.fetchall())
         except psycopg.Error:
             await self.close()  # a fresh connection for the next read, once the database answers again
             raise
+
+    async def _connected(self) -> Any:
+        import psycopg
+
+        if self._connection is None or self._connection.closed:
+            # Autocommit: the one statement is its own transaction, with no BEGIN or ROLLBACK to send.
+            self._connection = await psycopg.AsyncConnection.connect(
+                **self.store.psycopg_params, autocommit=True, prepare_threshold=0)
+        return self._connection
 
     async def close(self) -> None:
         if self._connection is not None:

@@ -70,7 +70,10 @@ def test_a_rotation_through_one_hub_process_expires_the_old_credential_in_the_ot
         r = c.post("/placement/v1/clusters", json={"name": "edge2", "labels": {}})
         assert r.status_code == 201, r.text
         first = r.json()["bootstrap"]["token"]
-        assert heartbeat(other, "edge2", first) == 200  # the other process now has it cached
+        # The other process learns of the cluster from the shared log, a moment after the first answered; then it
+        # has the credential cached.
+        wait_for(lambda: heartbeat(other, "edge2", first) == 200, timeout=20,
+                 message="the other process accepting the new cluster's credential")
         r = c.post("/placement/v1/clusters/edge2:rotate-credentials", json={"graceSeconds": GRACE_SECONDS})
         assert r.status_code == 200, r.text
         second = r.json()["bootstrap"]["token"]
