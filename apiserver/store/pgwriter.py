@@ -50,6 +50,12 @@ _LOCK = "SELECT pg_advisory_xact_lock(%s, %s)"
 _NEWEST = "SELECT COALESCE(MAX(id), 0) FROM kv_log"
 # Under the lock no other writer appends, so the log's newest id is the batch's last revision, the notice's payload.
 _NOTIFY = "SELECT pg_notify(%s, (SELECT MAX(id) FROM kv_log)::text)"
+# The keys' newest rows are looked up through kv_log_key whatever the plan (``_NEWEST_OF_KEY`` orders them so), but
+# PostgreSQL planned that read anew for every batch of fewer than about 50 keys: its generic plan's estimate assumes
+# ten elements an array, so a custom plan for the actual few looked cheaper each time. Measured alone, a read of 15
+# keys cost the server 113 µs with a plan each time and 40 µs with the generic one (1 key: 93 and 27 µs). The other
+# statements' generic plans were chosen after five executions anyway.
+_GENERIC_PLANS = "SET plan_cache_mode = force_generic_plan"
 
 
 class PostgresWriter(Writer):
@@ -221,6 +227,7 @@ class PostgresWriter(Writer):
         if self._connection is None or self._connection.closed:
             # Prepared at first use: the writer runs the same few statements all its life.
             conn = await psycopg.AsyncConnection.connect(**self._connect_params, prepare_threshold=0, autocommit=True)
+            await conn.execute(_GENERIC_PLANS)
             self._connection = conn
         return self._connection
 

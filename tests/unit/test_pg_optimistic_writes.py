@@ -248,3 +248,26 @@ def test_two_processes_updating_the_same_keys_from_the_same_revision_never_both_
             assert all(b.prev_revision == a.revision for a, b in itertools.pairwise(chain))
     finally:
         store.close()
+
+
+def test_the_writers_read_of_its_keys_is_planned_once(pg_url: str) -> None:
+    """PostgreSQL planned the read of a few keys' newest rows anew for every batch (a custom plan looked cheaper than
+    the generic one, whose estimate assumes ten elements an array); the writer's session asks for the generic plan."""
+    store = LogStore(pg_url)
+
+    async def run() -> list[tuple[int, int]]:
+        writer = open_writer(store, asyncio.get_running_loop(), lambda _prior, _rows, then: then())
+        assert isinstance(writer, PostgresWriter)
+        for i in range(12):  # one key a batch: left to choose, the server plans each one
+            await writer.write(Write(key(f"k{i}"), b"{}", expect=MUST_NOT_EXIST))
+        conn = writer._connection
+        assert conn is not None
+        cur = await conn.execute("SELECT statement, generic_plans, custom_plans FROM pg_prepared_statements")
+        plans = [(generic, custom) for sql, generic, custom in await cur.fetchall() if "LATERAL" in sql]
+        await writer.close()
+        return plans
+
+    try:
+        assert asyncio.run(run()) == [(12, 0)]
+    finally:
+        store.close()
