@@ -17,7 +17,6 @@ the newest revision. Those rows are read by ``LogTail``: one statement on a conn
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import threading
 from collections import deque
@@ -120,40 +119,30 @@ class LogTail:
     three processes every process reads like this for each batch the others commit."""
 
     def __init__(self, store: LogStore) -> None:
+        from apiserver.store.pgsession import HeldSession  # psycopg: only processes on PostgreSQL have a tail
+
         self.store = store
         self._statement = TAIL.format(after="%s", upto="%s")
-        self._connection: Any = None  # psycopg.AsyncConnection, opened by open() and again after a failed read
+        self._session = HeldSession(store)
 
     async def open(self) -> None:
         """Connect now: the first read, another process's first commit, then waits for no new server process."""
-        await self._connected()
+        await self._session.connection()
 
     async def read(self, after: int, upto: int) -> list[LogRow]:
-        import psycopg  # only processes on PostgreSQL have a tail to read
-
+        conn = await self._session.connection()
         try:
             # Binary results: the values (bytea) come as they are, not as hex for the server to write and this
             # process to parse (about a sixth of a 50-row read's CPU here).
-            cur = await (await self._connected()).cursor(binary=True).execute(self._statement, (after, upto))
-            return self.store.tail_rows(after, await cur.fetchall())
-        except psycopg.Error:
+            cur = await conn.cursor(binary=True).execute(self._statement, (after, upto))
+            found = await cur.fetchall()
+        except Exception:
             await self.close()  # a fresh connection for the next read, once the database answers again
             raise
-
-    async def _connected(self) -> Any:
-        import psycopg
-
-        if self._connection is None or self._connection.closed:
-            # Autocommit: the one statement is its own transaction, with no BEGIN or ROLLBACK to send.
-            self._connection = await psycopg.AsyncConnection.connect(
-                **self.store.psycopg_params, autocommit=True, prepare_threshold=0)
-        return self._connection
+        return self.store.tail_rows(after, found)
 
     async def close(self) -> None:
-        if self._connection is not None:
-            with contextlib.suppress(Exception):
-                await self._connection.close()
-            self._connection = None
+        await self._session.close()
 
 
 class LogNotices:

@@ -18,7 +18,6 @@ round trips: its read, a statement of its own, and its transaction (begin, lock,
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import time
 from collections import deque
@@ -35,12 +34,13 @@ from apiserver.store.logstore import (
     LogRow,
     LogStore,
 )
+from apiserver.store.pgsession import HeldSession
 from apiserver.store.writer import MAX_BATCH, OnCommit, Outcome, Request, Write, Writer, plan
 
 log = logging.getLogger(__name__)
 
-# The connection is in autocommit mode, and each transaction is begun and ended by statements sent in the pipeline with
-# the others: a transaction psycopg begins itself costs a round trip of its own before the batch's first statement. READ
+# Each transaction is begun and ended by statements sent in the pipeline with the others (the connection is in
+# autocommit mode: a transaction psycopg began itself cost a round trip of its own before the batch's first one). READ
 # COMMITTED: each statement sees what was committed before it started, so the rows read after the lock is taken are
 # the last holder's, and the optimistic append's check sees what committed since the read (a server or role set to a
 # stricter default would read the whole transaction from its first snapshot).
@@ -62,8 +62,7 @@ class PostgresWriter(Writer):
     def __init__(self, store: LogStore, loop: asyncio.AbstractEventLoop, on_commit: OnCommit,
                  observe_batch: Callable[[int, float], None] | None = None) -> None:
         super().__init__(store, loop, on_commit, observe_batch)
-        self._connect_params = store.psycopg_params
-        self._connection: psycopg.AsyncConnection[Any] | None = None
+        self._session = HeldSession(store, setup=(_GENERIC_PLANS,))
         self._queued: deque[Write] = deque()
         self._wake = asyncio.Event()
         self._task = loop.create_task(self._run(), name="store-writer")
@@ -82,7 +81,7 @@ class PostgresWriter(Writer):
         try:
             await asyncio.wait_for(self._task, 30)
         finally:
-            await self._disconnect()
+            await self._session.close()
 
     async def _run(self) -> None:
         while True:
@@ -97,14 +96,14 @@ class PostgresWriter(Writer):
     async def _commit(self, batch: list[Write]) -> None:
         started = time.perf_counter()
         try:
-            conn = await self._connect()
+            conn = await self._session.connection()
             done = await self._optimistic(conn, batch)
             results, prior = done if done is not None else await self._locked(conn, batch)
             committed = [r for r in results if isinstance(r, LogRow)]
         except Exception as exc:  # the whole batch failed to commit: nothing was acknowledged
             failure = self.failed_batch(batch, exc)
             results, committed, prior = [failure for _ in batch], [], 0
-            await self._disconnect()  # a fresh connection for the next batch
+            await self._session.close()  # a fresh connection for the next batch
         else:
             self.committed_batch()
         if self.observe_batch is not None:
@@ -220,19 +219,4 @@ class PostgresWriter(Writer):
 
     @property
     def session(self) -> int | None:
-        conn = self._connection
-        return None if conn is None or conn.closed else conn.info.backend_pid
-
-    async def _connect(self) -> psycopg.AsyncConnection[Any]:
-        if self._connection is None or self._connection.closed:
-            # Prepared at first use: the writer runs the same few statements all its life.
-            conn = await psycopg.AsyncConnection.connect(**self._connect_params, prepare_threshold=0, autocommit=True)
-            await conn.execute(_GENERIC_PLANS)
-            self._connection = conn
-        return self._connection
-
-    async def _disconnect(self) -> None:
-        if self._connection is not None:
-            with contextlib.suppress(Exception):
-                await self._connection.close()
-            self._connection = None
+        return self._session.backend_pid

@@ -107,7 +107,7 @@ def test_the_tail_reads_again_on_a_new_connection_after_its_own_was_cut(pg_url: 
             tail = LogTail(following)
             try:
                 first = await tail.read(0, revisions[0])
-                backend = tail._connection.info.backend_pid
+                backend = tail._session.backend_pid
                 with psycopg.connect(**following.psycopg_params, autocommit=True) as admin:
                     admin.execute("SELECT pg_terminate_backend(%s)", (backend,))
                 with pytest.raises(psycopg.OperationalError):

@@ -260,8 +260,7 @@ def test_the_writers_read_of_its_keys_is_planned_once(pg_url: str) -> None:
         assert isinstance(writer, PostgresWriter)
         for i in range(12):  # one key a batch: left to choose, the server plans each one
             await writer.write(Write(key(f"k{i}"), b"{}", expect=MUST_NOT_EXIST))
-        conn = writer._connection
-        assert conn is not None
+        conn = await writer._session.connection()  # the one its batches went through
         cur = await conn.execute("SELECT statement, generic_plans, custom_plans FROM pg_prepared_statements")
         plans = [(generic, custom) for sql, generic, custom in await cur.fetchall() if "LATERAL" in sql]
         await writer.close()
