@@ -18,16 +18,23 @@ from apiserver.store.writer import MUST_NOT_EXIST
 from tests.polling import eventually
 
 
+def _commit_configmaps(store: LogStore, count: int) -> list[int]:
+    """``count`` single-write batches, as another process commits them: their revisions."""
+
+    async def run() -> list[int]:
+        writer = open_writer(store, asyncio.get_running_loop(), lambda _prior, _rows, then: then())
+        rows = [await writer.write(Write(Key("s", "configmaps", "default", f"cm-{i}"), b"{}",
+                                         expect=MUST_NOT_EXIST)) for i in range(count)]
+        await writer.close()
+        return [row.revision for row in rows]
+
+    return asyncio.run(run())
+
+
 def test_notices_that_arrive_during_a_read_are_one_read_and_each_row_is_published_once(pg_url: str) -> None:
     writing, following = LogStore(pg_url), LogStore(pg_url)  # two processes' stores on one schema
 
-    async def run() -> tuple[list[int], list[tuple[int, int]], list[int]]:
-        loop = asyncio.get_running_loop()
-        writer = open_writer(writing, loop, lambda _prior, _rows, then: then())
-        # Another process commits 30 batches of one write each.
-        committed = [await writer.write(Write(Key("s", "configmaps", "default", f"cm-{i}"), b"{}",
-                                              expect=MUST_NOT_EXIST)) for i in range(30)]
-        await writer.close()
+    async def run(revisions: list[int]) -> tuple[list[tuple[int, int]], list[int]]:
         published: list[int] = []
         reads: list[tuple[int, int]] = []
 
@@ -41,34 +48,21 @@ def test_notices_that_arrive_during_a_read_are_one_read_and_each_row_is_publishe
             published.extend(row.revision for row in rows)
 
         feed = LogFeed(read, publish, 0, fatal=lambda why: None)
-        for row in committed:  # the notices of each commit, heard in a burst
-            feed.notified(row.revision)
-        await eventually(lambda: feed.delivered == committed[-1].revision, timeout=10,
-                         message="the followed rows published")
+        for revision in revisions:  # the notices of each commit, heard in a burst
+            feed.notified(revision)
+        await eventually(lambda: feed.delivered == revisions[-1], timeout=10, message="the followed rows published")
         await tail.close()
-        return [row.revision for row in committed], reads, published
+        return reads, published
 
     try:
-        revisions, reads, published = asyncio.run(run())
+        revisions = _commit_configmaps(writing, 30)  # another process's, each a batch of its own
+        reads, published = asyncio.run(run(revisions))
     finally:
         writing.close()
         following.close()
     assert published == revisions  # each once, in order
     # The first notice starts a read; the 29 that come while it is under way wait as one.
     assert reads == [(0, revisions[0]), (revisions[0], revisions[-1])]
-
-
-def _commit_configmaps(store: LogStore, count: int, prefix: str = "cm") -> list[int]:
-    """``count`` single-write batches, as another process commits them: their revisions."""
-
-    async def run() -> list[int]:
-        writer = open_writer(store, asyncio.get_running_loop(), lambda _prior, _rows, then: then())
-        rows = [await writer.write(Write(Key("s", "configmaps", "default", f"{prefix}-{i}"), b"{}",
-                                         expect=MUST_NOT_EXIST)) for i in range(count)]
-        await writer.close()
-        return [row.revision for row in rows]
-
-    return asyncio.run(run())
 
 
 def test_the_tail_reads_what_was_committed_and_refuses_to_read_past_a_compaction(pg_url: str) -> None:
