@@ -56,6 +56,13 @@ def cpu_when_idle(pid: int, deadline_s: float) -> float:
     return last
 
 
+def machine_idle() -> tuple[int, int]:
+    """The machine's idle and total CPU time so far (clock ticks of /proc/stat's ``cpu`` line, iowait counted
+    as idle): the difference of two readings gives the share of the cores nothing used in between."""
+    ticks = [int(x) for x in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+    return ticks[3] + ticks[4], sum(ticks)
+
+
 def children(pid: int) -> list[int]:
     try:
         return [int(c) for c in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]

@@ -24,8 +24,11 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from statistics import mean
 
 import httpx
 import orjson
@@ -34,7 +37,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from bench.api_bench import WRK, creates_per_second  # noqa: E402
-from bench.measure import cpu_seconds, ms, pct  # noqa: E402
+from bench.measure import cpu_seconds, machine_idle, ms, pct  # noqa: E402
 from bench.report import write_section  # noqa: E402
 from tests.harness import Hub, free_port, wait_for  # noqa: E402
 
@@ -135,17 +138,35 @@ def postgres_cpu_seconds() -> float:
     return total
 
 
-def costs_per_create(hubs: list[Hub], space: str) -> tuple[float, float, float, float]:
-    """Creates/s through the first process, and the CPU milliseconds each create cost in that process, in each
-    other process (the mean) and in PostgreSQL."""
+@dataclass
+class Load:
+    """One load's creates/s and what each create cost: CPU milliseconds in each hub process and in PostgreSQL,
+    and the share of the machine's cores left idle meanwhile."""
+    rate: float
+    hubs_ms: list[float]
+    postgres_ms: float
+    idle: float
+
+    @property
+    def total_ms(self) -> float:
+        return sum(self.hubs_ms) + self.postgres_ms
+
+
+def measured(hubs: list[Hub], load: Callable[[], float]) -> Load:
+    """Run ``load`` (it returns creates/s over ``CREATE_SECONDS``) and read every process's CPU around it."""
     pids = [h.proc.pid for h in hubs if h.proc is not None]
-    before = [cpu_seconds(pid) for pid in pids], postgres_cpu_seconds()
-    rate, _failed, _p99 = creates_per_second(hubs[0], space, CLIENTS, CREATE_SECONDS)
-    after = [cpu_seconds(pid) for pid in pids], postgres_cpu_seconds()
+    before = [cpu_seconds(pid) for pid in pids], postgres_cpu_seconds(), machine_idle()
+    rate = load()
+    after = [cpu_seconds(pid) for pid in pids], postgres_cpu_seconds(), machine_idle()
     creates = rate * CREATE_SECONDS
-    used = [a - b for a, b in zip(after[0], before[0], strict=True)]
-    return (rate, used[0] / creates * 1000, sum(used[1:]) / len(used[1:]) / creates * 1000,
-            (after[1] - before[1]) / creates * 1000)
+    idle = (after[2][0] - before[2][0]) / max(after[2][1] - before[2][1], 1)
+    return Load(rate, [(a - b) / creates * 1000 for a, b in zip(after[0], before[0], strict=True)],
+                (after[1] - before[1]) / creates * 1000, idle)
+
+
+def on_first(hubs: list[Hub], space: str, clients: int) -> Load:
+    """``clients`` on the first process alone; the others follow the log."""
+    return measured(hubs, lambda: creates_per_second(hubs[0], space, clients, CREATE_SECONDS)[0])
 
 
 def sqlite_creates(tmp: Path) -> float:
@@ -187,13 +208,16 @@ def main() -> None:
                   f"p50 {ms(pct(other, 50))} p99 {ms(pct(other, 99))}", flush=True)
             failovers = failover_times(hubs)
             print(f"failover: {', '.join(f'{t:.2f} s' for t in failovers)}", flush=True)
-            writer.create_space("one")
-            one, served_ms, follower_ms, postgres_ms = costs_per_create(hubs, "one")
-            writer.create_space("spread")
-            spread = spread_creates(hubs, "spread")
-            print(f"creates/s at {CLIENTS} clients: one process {one:.0f} (CPU per create: serving {served_ms:.2f} ms, "
-                  f"each other process {follower_ms:.2f} ms, PostgreSQL {postgres_ms:.2f} ms); three processes "
-                  f"{spread:.0f}", flush=True)
+            loads: dict[str, Load] = {}
+            for label, run in (("one", lambda s: on_first(hubs, s, CLIENTS)),
+                               ("a third", lambda s: on_first(hubs, s, CLIENTS // len(hubs))),
+                               ("three", lambda s: measured(hubs, lambda: spread_creates(hubs, s)))):
+                space = label.replace(" ", "-")
+                writer.create_space(space)
+                loads[label] = load = run(space)
+                print(f"{label}: {load.rate:.0f} creates/s; CPU per create: hubs "
+                      f"{' '.join(f'{x:.3f}' for x in load.hubs_ms)} ms, PostgreSQL {load.postgres_ms:.3f} ms; "
+                      f"{load.idle:.0%} of the cores idle", flush=True)
             for hub in hubs:
                 hub.stop()
             sqlite = sqlite_creates(Path(tmp))
@@ -203,6 +227,9 @@ def main() -> None:
             hub.stop()
         admin.execute(f'DROP SCHEMA "{schema}" CASCADE')
         admin.close()
+    one, third, three = loads["one"], loads["a third"], loads["three"]
+    third_clients = CLIENTS // len(hubs)
+    predicted = third.hubs_ms[0] + (len(hubs) - 1) * mean(third.hubs_ms[1:]) + third.postgres_ms
     write_section([
         "## Several hub processes on PostgreSQL (`bench/multihub_bench.py`)",
         "",
@@ -223,17 +250,31 @@ def main() -> None:
         f"times: {', '.join(f'{t:.2f} s' for t in failovers)} (aim ≤ 10 s; standbys try every second).",
         "",
         f"ConfigMap creates/s at {CLIENTS} clients (`wrk`, {CREATE_SECONDS} s), in this one run: one process on "
-        f"PostgreSQL **{one:.0f}/s**, one process on SQLite **{sqlite:.0f}/s** (PostgreSQL / SQLite "
-        f"**{one / sqlite:.2f}x**), the PostgreSQL clients spread over three processes **{spread:.0f}/s** "
-        f"({spread / one:.2f}x of one).",
+        f"PostgreSQL **{one.rate:.0f}/s**, one process on SQLite **{sqlite:.0f}/s** (PostgreSQL / SQLite "
+        f"**{one.rate / sqlite:.2f}x**), the PostgreSQL clients spread over three processes **{three.rate:.0f}/s** "
+        f"(**{three.rate / one.rate:.2f}x** of one).",
         "",
-        f"CPU per create with the clients on one process: **{served_ms:.2f} ms** in the process that serves it "
-        f"(the request, the commit, publishing it), **{follower_ms:.2f} ms** in each other process (reading the "
-        f"row from the log, decoding and indexing it, its watches) and **{postgres_ms:.2f} ms** in PostgreSQL. "
-        "As a model: with C cores and N processes all CPU-bound, creates/s ≈ C / (serve + (N - 1) * follow + "
-        "postgres), whichever process serves them; more processes add a follower's cost to every create and "
-        "raise the limit only while serving is what a core runs out of first (the event loop of one process "
-        "uses at most one core, so with C ≥ 2 one process leaves cores idle that the others can take).",
+        "| clients | creates/s | CPU per create in the serving process | in each other process | in PostgreSQL "
+        "| in all | cores idle |",
+        "|---|---:|---:|---:|---:|---:|---:|",
+        *[f"| {label} | {load.rate:.0f} | {load.hubs_ms[0]:.3f} ms | {mean(load.hubs_ms[1:]):.3f} ms | "
+          f"{load.postgres_ms:.3f} ms | {load.total_ms:.3f} ms | {load.idle:.0%} |"
+          for label, load in ((f"{CLIENTS} on one process", one),
+                              (f"{third_clients} on one process (what each of three serves)", third))],
+        f"| {CLIENTS} spread over three | {three.rate:.0f} | {mean(three.hubs_ms):.3f} ms each, serving a third "
+        f"and following the rest | | {three.postgres_ms:.3f} ms | {three.total_ms:.3f} ms | {three.idle:.0%} |",
+        "",
+        "What a create costs depends on how many clients a process serves at once: at a third of the clients one "
+        f"process spends {third.hubs_ms[0]:.3f} ms of its CPU per create against {one.hubs_ms[0]:.3f} ms at all of "
+        "them (fewer requests for each wake-up of its event loop, smaller commit batches), and PostgreSQL "
+        f"{third.postgres_ms:.3f} ms against {one.postgres_ms:.3f} ms (a commit's fixed cost over fewer creates). "
+        "As a model: with N processes sharing the clients, CPU per create ≈ serve(clients / N) + (N - 1) * follow + "
+        f"postgres(clients / N), here {predicted:.3f} ms from the second row against {three.total_ms:.3f} ms measured "
+        "with three; creates/s ≈ the cores' busy time / that cost. One process leaves "
+        f"{one.idle:.0%} of this machine's cores idle (its event loop uses at most one core), three use nearly all "
+        f"of them ({three.idle:.0%} idle), and on 2 cores the dearer create takes back what the idle share gives. "
+        "With more cores the three processes' bound rises with the cores, one process's stays at its event loop's "
+        "core.",
         "",
     ])
 
