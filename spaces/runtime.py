@@ -95,7 +95,7 @@ class SpaceRuntime:
         if self.tail is not None:
             await self.tail.open()
         if self.store.is_postgres:  # other processes may write this log and hold the lease
-            self.notices = LogNotices(self.store, loop, self.feed.notified, lambda: self.writer.session)
+            self.notices = LogNotices(self.store, self.feed.notified, lambda: self.writer.session)
             self.leadership = PostgresLease(self.store, loop, self.fatal)
         self.objects = Objects(self.store, self.writer, self.bus, self.catalog, self.executor)
         self.namespaces = NamespaceController(self.objects, self.catalog)
@@ -166,7 +166,7 @@ class SpaceRuntime:
         await self.objects.webhook_client.close()
         await self.writer.close()
         if self.notices is not None:
-            await self.run_sync(self.notices.stop)
+            await self.notices.stop()
         if self.tail is not None:
             await self.tail.close()
         await self.run_sync(self.leadership.stop)

@@ -17,14 +17,10 @@ the newest revision. Those rows are read by ``LogTail``: one statement on a conn
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
-import threading
 from collections import deque
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Any
-
-from sqlalchemy import create_engine
-from sqlalchemy.pool import NullPool
 
 from apiserver.store.logstore import TAIL, Compacted, LogRow, LogStore
 
@@ -149,51 +145,50 @@ class LogNotices:
     """Tells the feed of other processes' commits: PostgreSQL LISTEN, and a look at the newest revision
     whenever the channel was quiet for ``POLL_INTERVAL`` (a notification lost while reconnecting).
 
+    Listens on the event loop, on a connection of its own: a notice is read when the loop sees its socket
+    readable and goes to the feed in the same step. A thread listening instead woke for each notice, waited for
+    the interpreter lock and woke the loop through its self-pipe, a cost every follower paid for every batch
+    another process committed.
+
     ``own_session`` is the server process id of this process's writer connection (None when it has none):
     notices of its own commits are skipped, the writer hands those over itself, and hearing them too would
     read the log for rows on their way already."""
 
-    def __init__(self, store: LogStore, loop: asyncio.AbstractEventLoop, notified: Callable[[int], None],
+    def __init__(self, store: LogStore, notified: Callable[[int], None],
                  own_session: Callable[[], int | None] = lambda: None) -> None:
-        self.loop = loop
+        from apiserver.store.pgsession import HeldSession  # psycopg: only processes on PostgreSQL listen
+
         self.notified = notified
         self.own_session = own_session
         self.channel = store.channel  # each commit's payload is its newest revision
-        # Its own engine without a pool: this connection is held for the life of the process.
-        self._engine = create_engine(store.url, poolclass=NullPool)
-        self._stopping = threading.Event()
-        self._thread = threading.Thread(target=self._run, name="spacehub-log-notices", daemon=True)
-        self._thread.start()
+        self._session = HeldSession(store)
+        self._task = asyncio.get_running_loop().create_task(self._run(), name="log-notices")
 
-    def stop(self) -> None:
-        self._stopping.set()
-        self._thread.join(timeout=5)
-        self._engine.dispose()
+    async def stop(self) -> None:
+        self._task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await self._task
+        await self._session.close()
 
-    def _run(self) -> None:
-        while not self._stopping.is_set():
+    async def _run(self) -> None:
+        while True:
             try:
-                self._listen()
+                await self._listen()
             except Exception as exc:
-                if not self._stopping.is_set():
-                    log.warning("log notifications interrupted (%s); reconnecting", exc)
-                    self._stopping.wait(RETRY_INTERVAL)
+                log.warning("log notifications interrupted (%s); reconnecting", exc)
+                await self._session.close()
+                await asyncio.sleep(RETRY_INTERVAL)
 
-    def _listen(self) -> None:
-        raw = self._engine.raw_connection()
-        try:
-            conn: Any = raw.driver_connection
-            conn.autocommit = True
-            conn.execute(f"LISTEN {self.channel}")
-            while not self._stopping.is_set():
-                newest = 0
-                for notice in conn.notifies(timeout=POLL_INTERVAL):
-                    if notice.pid == self.own_session():
-                        continue
-                    newest = max(newest, int(notice.payload))
-                    self.loop.call_soon_threadsafe(self.notified, newest)
-                if newest == 0:  # no other process was heard: make sure nothing was missed
-                    row = conn.execute("SELECT COALESCE(MAX(id), 0) FROM kv_log").fetchone()
-                    self.loop.call_soon_threadsafe(self.notified, int(row[0]))
-        finally:
-            raw.close()
+    async def _listen(self) -> None:
+        conn = await self._session.connection()
+        await conn.execute(f"LISTEN {self.channel}")
+        while True:
+            newest = 0
+            async for notice in conn.notifies(timeout=POLL_INTERVAL):
+                if notice.pid == self.own_session():
+                    continue
+                newest = max(newest, int(notice.payload))
+                self.notified(newest)
+            if newest == 0:  # no other process was heard: make sure nothing was missed
+                row = await (await conn.execute("SELECT COALESCE(MAX(id), 0) FROM kv_log")).fetchone()
+                self.notified(int(row[0]) if row is not None else 0)
