@@ -143,7 +143,7 @@ class LogTail:
 
 class LogNotices:
     """Tells the feed of other processes' commits: PostgreSQL LISTEN, and a look at the newest revision
-    whenever the channel was quiet for ``POLL_INTERVAL`` (a notification lost while reconnecting).
+    whenever the channel was quiet for ``poll_interval`` seconds (a notification lost while reconnecting).
 
     Listens on the event loop, on a connection of its own: a notice is read when the loop sees its socket
     readable and goes to the feed in the same step. A thread listening instead woke for each notice, waited for
@@ -155,11 +155,12 @@ class LogNotices:
     read the log for rows on their way already."""
 
     def __init__(self, store: LogStore, notified: Callable[[int], None],
-                 own_session: Callable[[], int | None] = lambda: None) -> None:
+                 own_session: Callable[[], int | None] = lambda: None, poll_interval: float = POLL_INTERVAL) -> None:
         from apiserver.store.pgsession import HeldSession  # psycopg: only processes on PostgreSQL listen
 
         self.notified = notified
         self.own_session = own_session
+        self.poll_interval = poll_interval
         self.channel = store.channel  # each commit's payload is its newest revision
         self._session = HeldSession(store)
         self._task = asyncio.get_running_loop().create_task(self._run(), name="log-notices")
@@ -184,7 +185,7 @@ class LogNotices:
         await conn.execute(f"LISTEN {self.channel}")
         while True:
             newest = 0
-            async for notice in conn.notifies(timeout=POLL_INTERVAL):
+            async for notice in conn.notifies(timeout=self.poll_interval):
                 if notice.pid == self.own_session():
                     continue
                 newest = max(newest, int(notice.payload))

@@ -1,5 +1,6 @@
 """The log feed of a process that follows other processes' commits on PostgreSQL: a burst of notices is read from
-the log in one read, and every row is published once, in revision order.
+the log in one read, and every row is published once, in revision order; the tail's reads; the notices themselves
+(another process's commits heard, this process's own skipped, listening again after the connection was cut).
 
 Runs on the local PostgreSQL in a fresh schema (skipped, saying why, without one).
 """
@@ -13,8 +14,8 @@ import psycopg
 import pytest
 
 from apiserver.store import Compacted, Key, LogRow, LogStore, Write, open_writer
-from apiserver.store.feed import LogFeed, LogTail
-from apiserver.store.writer import MUST_NOT_EXIST
+from apiserver.store.feed import LogFeed, LogNotices, LogTail
+from apiserver.store.writer import MUST_NOT_EXIST, Writer
 from tests.polling import eventually
 
 
@@ -115,3 +116,82 @@ def test_the_tail_reads_again_on_a_new_connection_after_its_own_was_cut(pg_url: 
     finally:
         writing.close()
         following.close()
+
+
+async def _listening(store: LogStore, notices: LogNotices, not_backend: int | None = None) -> int:
+    """The server process of ``notices``' connection once it listens (and is not ``not_backend``)."""
+
+    def listening() -> bool:
+        backend = notices._session.backend_pid
+        if backend is None or backend == not_backend:
+            return False
+        with psycopg.connect(**store.psycopg_params, autocommit=True) as admin:
+            row = admin.execute("SELECT query FROM pg_stat_activity WHERE pid = %s", (backend,)).fetchone()
+        return row is not None and row[0].startswith("LISTEN")
+
+    await eventually(listening, timeout=10, message="the notices' connection listening")
+    backend = notices._session.backend_pid
+    assert backend is not None
+    return backend
+
+
+async def _write(writer: Writer, name: str) -> int:
+    row = await writer.write(Write(Key("s", "configmaps", "default", name), b"{}", expect=MUST_NOT_EXIST))
+    return row.revision
+
+
+def test_notices_tell_of_other_processes_commits_and_skip_this_process_own(pg_url: str) -> None:
+    ours, theirs, following = LogStore(pg_url), LogStore(pg_url), LogStore(pg_url)
+
+    async def run() -> tuple[list[int], int, int]:
+        loop = asyncio.get_running_loop()
+        our_writer = open_writer(ours, loop, lambda _prior, _rows, then: then())
+        their_writer = open_writer(theirs, loop, lambda _prior, _rows, then: then())
+        heard: list[int] = []
+        # No look at the newest revision in the test's time: what is heard came as a notice.
+        notices = LogNotices(following, heard.append, lambda: our_writer.session, poll_interval=3600)
+        try:
+            await _listening(following, notices)
+            our_revision = await _write(our_writer, "ours")
+            their_revision = await _write(their_writer, "theirs")
+            await eventually(lambda: their_revision in heard, timeout=10, message="the other process's notice")
+            return heard, our_revision, their_revision
+        finally:
+            await notices.stop()
+            await our_writer.close()
+            await their_writer.close()
+
+    try:
+        heard, our_revision, their_revision = asyncio.run(run())
+    finally:
+        for store in (ours, theirs, following):
+            store.close()
+    assert our_revision < their_revision
+    assert heard == [their_revision]  # this process's own commit is handed over by its writer, not heard
+
+
+def test_notices_listen_again_on_a_new_connection_after_theirs_was_cut(pg_url: str) -> None:
+    writing, following = LogStore(pg_url), LogStore(pg_url)
+
+    async def run() -> tuple[list[int], int]:
+        writer = open_writer(writing, asyncio.get_running_loop(), lambda _prior, _rows, then: then())
+        heard: list[int] = []
+        notices = LogNotices(following, heard.append, poll_interval=3600)
+        try:
+            backend = await _listening(following, notices)
+            with psycopg.connect(**following.psycopg_params, autocommit=True) as admin:
+                admin.execute("SELECT pg_terminate_backend(%s)", (backend,))
+            await _listening(following, notices, not_backend=backend)
+            revision = await _write(writer, "after")
+            await eventually(lambda: revision in heard, timeout=10, message="the notice after reconnecting")
+            return heard, revision
+        finally:
+            await notices.stop()
+            await writer.close()
+
+    try:
+        heard, revision = asyncio.run(run())
+    finally:
+        writing.close()
+        following.close()
+    assert heard == [revision]
