@@ -223,9 +223,9 @@ def main() -> None:
                 "a third": lambda s: on_first(hubs, s, CLIENTS // len(hubs)),
                 "three": lambda s: measured(hubs, lambda: spread_creates(hubs, s)),
             }
-            # Every process's watch ring and recent rows filled first, as in hubs that have run a while: the first load
-            # measured would otherwise make its creates without the evictions the later ones pay (about a tenth of a
-            # create's CPU: "Spaces at scale" in docs/benchmarks.md), which favoured one process, measured first.
+            # Every process's watch ring and recent rows filled first, as in hubs that have run a while: a create costs
+            # about a tenth more once they are full ("Spaces at scale" in docs/benchmarks.md), and the first load
+            # measured would otherwise make its creates before (one process, measured first, was favoured so).
             writer.create_space("warm-up")
             spread_creates(hubs, "warm-up", WARM_UP_SECONDS)
             rounds: list[dict[str, Load]] = []
