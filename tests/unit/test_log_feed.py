@@ -19,15 +19,20 @@ from apiserver.store.writer import MUST_NOT_EXIST, Writer
 from tests.polling import eventually
 
 
+async def _write(writer: Writer, name: str) -> int:
+    """A new ConfigMap ``name``, a batch of its own: its revision."""
+    row = await writer.write(Write(Key("s", "configmaps", "default", name), b"{}", expect=MUST_NOT_EXIST))
+    return row.revision
+
+
 def _commit_configmaps(store: LogStore, count: int) -> list[int]:
     """``count`` single-write batches, as another process commits them: their revisions."""
 
     async def run() -> list[int]:
         writer = open_writer(store, asyncio.get_running_loop(), lambda _prior, _rows, then: then())
-        rows = [await writer.write(Write(Key("s", "configmaps", "default", f"cm-{i}"), b"{}",
-                                         expect=MUST_NOT_EXIST)) for i in range(count)]
+        revisions = [await _write(writer, f"cm-{i}") for i in range(count)]
         await writer.close()
-        return [row.revision for row in rows]
+        return revisions
 
     return asyncio.run(run())
 
@@ -133,11 +138,6 @@ async def _listening(store: LogStore, notices: LogNotices, not_backend: int | No
     backend = notices._session.backend_pid
     assert backend is not None
     return backend
-
-
-async def _write(writer: Writer, name: str) -> int:
-    row = await writer.write(Write(Key("s", "configmaps", "default", name), b"{}", expect=MUST_NOT_EXIST))
-    return row.revision
 
 
 def test_notices_tell_of_other_processes_commits_and_skip_this_process_own(pg_url: str) -> None:
